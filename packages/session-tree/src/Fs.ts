@@ -1,0 +1,158 @@
+/**
+ * The one filesystem service every step of the store goes through.
+ *
+ * `@effect/platform`'s FileSystem has no lstat, no O_NOFOLLOW and blocks on a
+ * FIFO, so the store uses this small wrapper of `node:fs` instead. Because every
+ * step is a named operation of one injectable service, tests can fail, delay,
+ * shorten or record any single step (see `intercept`).
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as NFS from "node:fs"
+
+export class FsError extends Schema.TaggedError<FsError>("@session-tree/FsError")("FsError", {
+  op: Schema.String,
+  path: Schema.String,
+  /** The errno code (`EIO`, `ENOENT`, …) or `SHORT_WRITE`. */
+  errno: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message(): string {
+    return `${this.op} ${this.path}: ${this.errno}`
+  }
+}
+
+/** The identity of a file: device and inode, compared as a pair. */
+export interface FileId {
+  readonly dev: bigint
+  readonly ino: bigint
+}
+
+export interface Stat extends FileId {
+  readonly size: number
+  readonly nlink: number
+  /** Permission bits only. */
+  readonly mode: number
+  readonly kind: "file" | "directory" | "symlink" | "other"
+}
+
+/** An open descriptor, remembering the path it was opened by so every step can be named. */
+export interface Handle {
+  readonly fd: number
+  readonly path: string
+}
+
+export const sameFile = (a: FileId, b: FileId): boolean => a.dev === b.dev && a.ino === b.ino
+
+export const Flags = {
+  readNoFollow: NFS.constants.O_RDONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK,
+  createExclusive: NFS.constants.O_WRONLY | NFS.constants.O_CREAT | NFS.constants.O_EXCL | NFS.constants.O_NOFOLLOW,
+  directory: NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW
+} as const
+
+export interface FsService {
+  readonly lstat: (path: string) => Effect.Effect<Stat, FsError>
+  readonly open: (path: string, flags: number, mode?: number) => Effect.Effect<Handle, FsError>
+  readonly fstat: (handle: Handle) => Effect.Effect<Stat, FsError>
+  /** Reads up to `length` bytes at `position`; returns the count read (0 at end of file). */
+  readonly read: (handle: Handle, buffer: Uint8Array, offset: number, length: number, position: number) => Effect.Effect<number, FsError>
+  /** Writes once; returns the count written, which may be short. */
+  readonly write: (handle: Handle, buffer: Uint8Array, offset: number, length: number, position: number) => Effect.Effect<number, FsError>
+  readonly fsync: (handle: Handle) => Effect.Effect<void, FsError>
+  readonly close: (handle: Handle) => Effect.Effect<void, FsError>
+  readonly link: (existing: string, newPath: string) => Effect.Effect<void, FsError>
+  readonly rename: (from: string, to: string) => Effect.Effect<void, FsError>
+  readonly unlink: (path: string) => Effect.Effect<void, FsError>
+  readonly readdir: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
+  /** Kernel copy (reflink where the filesystem can, copy_file_range elsewhere); fails if `to` exists. */
+  readonly copyFile: (from: string, to: string) => Effect.Effect<void, FsError>
+}
+
+export class Fs extends Context.Tag("@session-tree/Fs")<Fs, FsService>() {}
+
+const toStat = (s: NFS.BigIntStats): Stat => ({
+  dev: s.dev,
+  ino: s.ino,
+  size: Number(s.size),
+  nlink: Number(s.nlink),
+  mode: Number(s.mode) & 0o7777,
+  kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : s.isSymbolicLink() ? "symlink" : "other"
+})
+
+const fail = (op: string, path: string) => (err: NodeJS.ErrnoException) =>
+  new FsError({ op, path, errno: err.code ?? "EUNKNOWN", cause: err })
+
+/** Wraps one callback-style `node:fs` call; errors become `FsError`s named after the step. */
+const call = <A>(
+  op: string,
+  path: string,
+  run: (cb: (err: NodeJS.ErrnoException | null, value?: A) => void) => void
+): Effect.Effect<A, FsError> =>
+  Effect.async<A, FsError>((resume) => {
+    try {
+      run((err, value) => resume(err ? Effect.fail(fail(op, path)(err)) : Effect.succeed(value as A)))
+    } catch (err) {
+      // Synchronous throws are argument errors: still a typed failure of the step.
+      resume(Effect.fail(fail(op, path)(err as NodeJS.ErrnoException)))
+    }
+  })
+
+export const make: FsService = {
+  lstat: (path) => Effect.map(call<NFS.BigIntStats>("lstat", path, (cb) => NFS.lstat(path, { bigint: true }, cb)), toStat),
+  open: (path, flags, mode = 0o644) =>
+    Effect.map(call<number>("open", path, (cb) => NFS.open(path, flags, mode, cb)), (fd) => ({ fd, path })),
+  fstat: (h) => Effect.map(call<NFS.BigIntStats>("fstat", h.path, (cb) => NFS.fstat(h.fd, { bigint: true }, cb)), toStat),
+  read: (h, buffer, offset, length, position) =>
+    call<number>("read", h.path, (cb) => NFS.read(h.fd, buffer, offset, length, position, cb)),
+  write: (h, buffer, offset, length, position) =>
+    call<number>("write", h.path, (cb) => NFS.write(h.fd, buffer, offset, length, position, cb)),
+  fsync: (h) => call<void>("fsync", h.path, (cb) => NFS.fsync(h.fd, cb)),
+  close: (h) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
+  link: (existing, newPath) => call<void>("link", newPath, (cb) => NFS.link(existing, newPath, cb)),
+  rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
+  unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
+  readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
+  copyFile: (from, to) =>
+    call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, NFS.constants.COPYFILE_EXCL | NFS.constants.COPYFILE_FICLONE, cb))
+}
+
+export const layer: Layer.Layer<Fs> = Layer.succeed(Fs, make)
+
+/** One step as seen by an interceptor: its name and the path(s) it touches. */
+export interface Step {
+  readonly op: keyof FsService
+  readonly path: string
+  /** The second path of `link` (new name), `rename` (target) and `copyFile` (target). */
+  readonly target?: string
+  /** Bytes requested, for `write`. */
+  readonly length?: number
+}
+
+/**
+ * Wraps every operation of `fs` with `around`, which receives the step and the
+ * real effect and may run it, replace it, fail it or record it.
+ */
+export const intercept = (
+  fs: FsService,
+  around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
+): FsService => ({
+  lstat: (path) => around({ op: "lstat", path }, fs.lstat(path)),
+  open: (path, flags, mode) => around({ op: "open", path }, fs.open(path, flags, mode)),
+  fstat: (h) => around({ op: "fstat", path: h.path }, fs.fstat(h)),
+  read: (h, b, o, l, p) => around({ op: "read", path: h.path, length: l }, fs.read(h, b, o, l, p)),
+  write: (h, b, o, l, p) => around({ op: "write", path: h.path, length: l }, fs.write(h, b, o, l, p)),
+  fsync: (h) => around({ op: "fsync", path: h.path }, fs.fsync(h)),
+  close: (h) => around({ op: "close", path: h.path }, fs.close(h)),
+  link: (existing, newPath) => around({ op: "link", path: existing, target: newPath }, fs.link(existing, newPath)),
+  rename: (from, to) => around({ op: "rename", path: from, target: to }, fs.rename(from, to)),
+  unlink: (path) => around({ op: "unlink", path }, fs.unlink(path)),
+  readdir: (path) => around({ op: "readdir", path }, fs.readdir(path)),
+  copyFile: (from, to) => around({ op: "copyFile", path: from, target: to }, fs.copyFile(from, to))
+})
+
+/** A layer of the real filesystem seen through `around`. */
+export const layerIntercepted = (
+  around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
+): Layer.Layer<Fs> => Layer.succeed(Fs, intercept(make, around))

@@ -1,0 +1,141 @@
+/**
+ * History: the entries of one session in commit order, with the indexes that
+ * check IDs, parents and tool links (SPEC B2) in time independent of the size
+ * of the history for the usual shapes. Used by the loader (one entry at a time)
+ * and by appends, which check a candidate, commit, then `add` it; `truncate`
+ * undoes tentative additions exactly because history only grows.
+ */
+import type { SessionEntry } from "./Record.js"
+import { type SessionError, sessionError } from "./SessionError.js"
+
+const NONE = -1
+
+export class History {
+  readonly entries: Array<SessionEntry> = []
+  private readonly indexById = new Map<string, number>()
+  private readonly parents: Array<number> = []
+  private readonly depths: Array<number> = []
+  /** Tool-call ID → indexes of the assistant entries that make that call. */
+  private readonly calls = new Map<string, Array<number>>()
+  /** Tool-call ID → indexes of the tool entries that answer it. */
+  private readonly answers = new Map<string, Array<number>>()
+
+  get size(): number {
+    return this.entries.length
+  }
+
+  has(id: string): boolean {
+    return this.indexById.has(id)
+  }
+
+  get(id: string): SessionEntry | undefined {
+    const i = this.indexById.get(id)
+    return i === undefined ? undefined : this.entries[i]
+  }
+
+  /** Whether entry `a` is `b` or one of its ancestors (both indexes). */
+  private isAncestorOrSelf(a: number, b: number): boolean {
+    const target = this.depths[a]!
+    let cur = b
+    while (cur !== NONE && this.depths[cur]! > target) cur = this.parents[cur]!
+    return cur === a
+  }
+
+  /** The index among `indexes` that lies on the branch ending at `leaf` (inclusive), or NONE. */
+  private onBranch(indexes: ReadonlyArray<number> | undefined, leaf: number): number {
+    if (indexes === undefined || leaf === NONE) return NONE
+    for (const i of indexes) if (this.isAncestorOrSelf(i, leaf)) return i
+    return NONE
+  }
+
+  /** Checks that `entry` may follow the current history; returns the error, or undefined. */
+  check(entry: SessionEntry, line?: number): SessionError | undefined {
+    if (this.indexById.has(entry.id)) {
+      return sessionError("SESSION_DUPLICATE_ID", `entry ID "${entry.id}" is already used`, { line })
+    }
+    let parent = NONE
+    if (entry.parentId !== null) {
+      const p = this.indexById.get(entry.parentId)
+      if (p === undefined) {
+        return sessionError("SESSION_UNKNOWN_PARENT", `parent "${entry.parentId}" is not an earlier entry`, { line })
+      }
+      parent = p
+    }
+    const message = entry.message
+    if (message.role === "assistant") {
+      for (const call of message.toolCalls) {
+        if (this.onBranch(this.calls.get(call.id), parent) !== NONE) {
+          return sessionError("SESSION_TOOL_LINK", `tool call ID "${call.id}" is already used on this branch`, { line })
+        }
+      }
+    } else if (message.role === "tool") {
+      const callIndex = this.onBranch(this.calls.get(message.toolCallId), parent)
+      if (callIndex === NONE) {
+        return sessionError(
+          "SESSION_TOOL_LINK",
+          `tool result answers call "${message.toolCallId}", which no ancestor makes`,
+          { line }
+        )
+      }
+      const caller = this.entries[callIndex]!.message
+      const call = caller.role === "assistant" ? caller.toolCalls.find((c) => c.id === message.toolCallId) : undefined
+      if (call === undefined || call.name !== message.toolName) {
+        return sessionError(
+          "SESSION_TOOL_LINK",
+          `tool result names "${message.toolName}" but call "${message.toolCallId}" is to "${call?.name}"`,
+          { line }
+        )
+      }
+      if (this.onBranch(this.answers.get(message.toolCallId), parent) !== NONE) {
+        return sessionError("SESSION_TOOL_LINK", `call "${message.toolCallId}" is already answered on this branch`, { line })
+      }
+    }
+    return undefined
+  }
+
+  /** Adds an entry that `check` accepted. */
+  add(entry: SessionEntry): void {
+    const index = this.entries.length
+    const parent = entry.parentId === null ? NONE : this.indexById.get(entry.parentId)!
+    this.entries.push(entry)
+    this.indexById.set(entry.id, index)
+    this.parents.push(parent)
+    this.depths.push(parent === NONE ? 0 : this.depths[parent]! + 1)
+    const message = entry.message
+    if (message.role === "assistant") {
+      for (const call of message.toolCalls) push(this.calls, call.id, index)
+    } else if (message.role === "tool") {
+      push(this.answers, message.toolCallId, index)
+    }
+  }
+
+  /** Removes every entry from index `size` on: the exact undo of the `add`s since then. */
+  truncate(size: number): void {
+    while (this.entries.length > size) {
+      const entry = this.entries.pop()!
+      const index = this.entries.length
+      this.indexById.delete(entry.id)
+      this.parents.pop()
+      this.depths.pop()
+      const message = entry.message
+      if (message.role === "assistant") {
+        for (const call of message.toolCalls) pop(this.calls, call.id, index)
+      } else if (message.role === "tool") {
+        pop(this.answers, message.toolCallId, index)
+      }
+    }
+  }
+}
+
+const push = (map: Map<string, Array<number>>, key: string, index: number): void => {
+  const list = map.get(key)
+  if (list === undefined) map.set(key, [index])
+  else list.push(index)
+}
+
+const pop = (map: Map<string, Array<number>>, key: string, index: number): void => {
+  const list = map.get(key)
+  if (list === undefined) return
+  if (list[list.length - 1] === index) list.pop()
+  if (list.length === 0) map.delete(key)
+}

@@ -1,0 +1,400 @@
+/**
+ * SessionStore: one session file, its accepted history in memory, and durable
+ * appends (SPEC Part A "Mechanism", B5).
+ *
+ * Every append is validated before it is queued and again, against the history
+ * it will follow, inside the store's queue and a lock shared by every store of
+ * the same file in this process. Appends that queue up behind a commit in flight
+ * share the next generation (group commit); each resolves only once the commit
+ * that holds it is durable, and a failed commit fails exactly those appends and
+ * changes neither memory nor disk.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { decodeSession, encodeLine, MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES } from "./Codec.js"
+import { Fs, type Handle } from "./Fs.js"
+import { History } from "./History.js"
+import { Ids } from "./Ids.js"
+import * as Generation from "./internal/generation.js"
+import { closeQuietly } from "./internal/io.js"
+import { lockFor } from "./internal/locks.js"
+import * as Paths from "./internal/paths.js"
+import { snapshotJson } from "./internal/snapshot.js"
+import { decodeMessage, deepFreeze, isCanonicalTimestamp, type CourseMessage, type SessionEntry, type SessionHeader } from "./Record.js"
+import { SessionError, sessionError } from "./SessionError.js"
+
+export interface SessionStore {
+  /** The absolute path of the session file. */
+  readonly path: string
+  readonly header: SessionHeader
+  /** Every accepted entry in commit order; a frozen array, replaced (never mutated) by each commit. */
+  readonly entries: ReadonlyArray<SessionEntry>
+  /** Whether the loaded generation ended in a skipped incomplete tail that no commit has removed yet. */
+  readonly tail: "none" | "incomplete"
+  readonly get: (id: string) => SessionEntry | undefined
+  /**
+   * Appends one entry. The message is snapshot (own data properties only, no
+   * caller code runs) before anything is queued; the entry resolves once durable.
+   */
+  readonly append: (parentId: string | null, message: unknown) => Effect.Effect<SessionEntry, SessionError>
+  /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
+  readonly flush: Effect.Effect<void, SessionError>
+}
+
+export const SessionStore: Context.Tag<SessionStore, SessionStore> = Context.GenericTag<SessionStore>(
+  "@session-tree/SessionStore"
+)
+
+/** What a read-only load finds. */
+export interface Loaded {
+  readonly path: string
+  readonly header: SessionHeader
+  readonly entries: ReadonlyArray<SessionEntry>
+  readonly tail: "none" | "incomplete"
+  readonly size: number
+}
+
+
+/** Commits at or above this size copy the current generation in the kernel (reflink/copy_file_range). */
+export const KERNEL_COPY_MIN_BYTES = 256 * 1024
+
+/** Loads a session read-only: it never writes, and holds nothing open afterwards. */
+export const read = (path: string): Effect.Effect<Loaded, SessionError, Fs> => {
+  const paths = Paths.make(path)
+  return Effect.flatMap(Generation.open(paths), (opened) =>
+    Effect.ensuring(
+      Effect.suspend(() => {
+        const decoded = decodeSession(opened.bytes)
+        return decoded instanceof SessionError
+          ? Effect.fail(decoded)
+          : Effect.succeed({
+            path: paths.path,
+            header: decoded.header,
+            entries: Object.freeze(decoded.history.entries.slice()),
+            tail: decoded.tail,
+            size: opened.bytes.length
+          })
+      }),
+      closeQuietly(opened.held.handle)
+    ))
+}
+
+const timestampNow = (clock: Clock.Clock): Effect.Effect<string, SessionError> =>
+  clock.currentTimeMillis.pipe(
+    Effect.catchAllDefect((defect) => Effect.fail(defect)),
+    Effect.flatMap((ms) => {
+      const text = Number.isSafeInteger(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : ""
+      return isCanonicalTimestamp(text)
+        ? Effect.succeed(text)
+        : Effect.fail(sessionError("SESSION_INVALID_OPTIONS", `the clock returned ${String(ms)}, not a time in years 0000-9999`))
+    }),
+    Effect.mapError((e) =>
+      e instanceof SessionError ? e : sessionError("SESSION_INVALID_OPTIONS", "the clock failed", { cause: e })
+    )
+  )
+
+const validId = (what: string, id: unknown): Effect.Effect<string, SessionError> =>
+  typeof id === "string" && id.length > 0
+    ? Effect.succeed(id)
+    : Effect.fail(sessionError("SESSION_INVALID_OPTIONS", `the ID factory returned ${JSON.stringify(id) ?? String(id)} for a ${what}`))
+
+const catchDefects = <A>(what: string, effect: Effect.Effect<A, SessionError>): Effect.Effect<A, SessionError> =>
+  Effect.catchAllDefect(effect, (cause) => Effect.fail(sessionError("SESSION_INVALID_OPTIONS", `${what} threw`, { cause })))
+
+interface Request {
+  readonly parentId: string | null
+  readonly message: CourseMessage
+  readonly done: Deferred.Deferred<SessionEntry, SessionError>
+}
+
+/** Growable bytes of the canonical generation, so the next one is the previous plus its new lines. */
+class GenerationBuffer {
+  private buffer: Buffer
+  length: number
+  constructor(initial: Buffer) {
+    this.buffer = Buffer.allocUnsafe(Math.max(initial.length * 2, 4096))
+    initial.copy(this.buffer)
+    this.length = initial.length
+  }
+  /** Writes `lines` after the current bytes without committing them; returns the whole candidate. */
+  stage(lines: ReadonlyArray<Buffer>, extra: number): Buffer {
+    const needed = this.length + extra
+    if (needed > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2))
+      this.buffer.copy(grown, 0, 0, this.length)
+      this.buffer = grown
+    }
+    let at = this.length
+    for (const line of lines) at += line.copy(this.buffer, at)
+    return this.buffer.subarray(0, needed)
+  }
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length)
+  }
+}
+
+interface State {
+  view: ReadonlyArray<SessionEntry>
+  base: Generation.Held
+  /** The canonical generation; built on the first commit of a loaded file. */
+  generation: GenerationBuffer | undefined
+  /** Bytes read at load, kept until the first commit decides whether they are canonical. */
+  loadedBytes: Uint8Array | undefined
+  /** Whether the file holds exactly `generation`. */
+  diskCanonical: boolean
+  tail: "none" | "incomplete"
+  locked: SessionError | undefined
+  leftover: Array<string>
+}
+
+const make = (
+  paths: Paths.SessionPaths,
+  header: SessionHeader,
+  history: History,
+  state: State,
+  dir: { readonly handle: Handle; readonly id: Generation.Held["id"] }
+): Effect.Effect<SessionStore, never, Fs | Ids | Scope.Scope> =>
+  Effect.gen(function*() {
+    const fs = yield* Fs
+    const ids = yield* Ids
+    const clock = yield* Effect.clock
+    const queue = yield* Effect.makeSemaphore(1)
+    const pathLock = lockFor(paths.lockKey(dir.id.dev, dir.id.ino))
+    const pending: Array<Request> = []
+    const provide = <A, E>(effect: Effect.Effect<A, E, Fs>) => Effect.provideService(effect, Fs, fs)
+
+    // Waits for a commit in flight, then releases the generation this store holds.
+    yield* Effect.addFinalizer(() => queue.withPermits(1)(provide(closeQuietly(state.base.handle))))
+
+    const ensureGeneration = (): GenerationBuffer => {
+      if (state.generation === undefined) {
+        const lines = [encodeLine(header), ...history.entries.map(encodeLine)]
+        const canonical = Buffer.from(lines.join(""), "utf8")
+        state.diskCanonical = state.loadedBytes !== undefined && canonical.equals(state.loadedBytes)
+        state.generation = new GenerationBuffer(canonical)
+        state.loadedBytes = undefined
+      }
+      return state.generation
+    }
+
+    /** Commits `bytes` (the current generation plus `added` new bytes) and makes it the base on success. */
+    const commitBytes = (bytes: Buffer, added: number): Effect.Effect<void, SessionError> =>
+      Effect.gen(function*() {
+        for (const name of state.leftover.splice(0)) {
+          const gone = yield* provide(Effect.either(fs.unlink(name)))
+          if (gone._tag === "Left" && gone.left.errno !== "ENOENT") state.leftover.push(name)
+        }
+        const copyPrefix = state.diskCanonical && bytes.length >= KERNEL_COPY_MIN_BYTES ? bytes.length - added : 0
+        const result = yield* provide(Generation.commit({
+          paths,
+          dirHandle: dir.handle,
+          dirId: dir.id,
+          base: state.base,
+          bytes,
+          copyPrefix
+        }))
+        switch (result._tag) {
+          case "Committed": {
+            const old = state.base
+            state.base = result.held
+            state.diskCanonical = true
+            state.tail = "none"
+            state.leftover.push(...result.leftover)
+            yield* provide(closeQuietly(old.handle))
+            return
+          }
+          case "Failed":
+            state.leftover.push(...result.leftover)
+            return yield* result.error
+          case "Locked":
+            state.locked = result.error
+            return yield* result.error
+        }
+      })
+
+    const guarded = <A>(effect: Effect.Effect<A, SessionError>): Effect.Effect<A, SessionError> =>
+      queue.withPermits(1)(pathLock.withPermits(1)(
+        Effect.suspend(() => (state.locked !== undefined ? Effect.fail(state.locked) : effect))
+      ))
+
+    /** Validates every pending request in order against the growing history, then commits the accepted ones. */
+    const drain: Effect.Effect<void> = Effect.gen(function*() {
+      const batch = pending.splice(0)
+      if (batch.length === 0) return
+      if (state.locked !== undefined) {
+        for (const request of batch) yield* Deferred.fail(request.done, state.locked)
+        return
+      }
+      const generation = ensureGeneration()
+      const before = history.size
+      const accepted: Array<{ readonly request: Request; readonly entry: SessionEntry }> = []
+      const lines: Array<Buffer> = []
+      let added = 0
+      for (const request of batch) {
+        const built = yield* Effect.either(Effect.gen(function*() {
+          const id = yield* catchDefects("the ID factory", Effect.flatMap(ids.entryId, (id) => validId("entry", id)))
+          if (history.has(id)) {
+            return yield* sessionError("SESSION_INVALID_OPTIONS", `the ID factory returned "${id}" twice`)
+          }
+          const timestamp = yield* timestampNow(clock)
+          const entry: SessionEntry = deepFreeze({
+            type: "entry",
+            version: 1,
+            id,
+            parentId: request.parentId,
+            timestamp,
+            message: request.message
+          })
+          const problem = history.check(entry)
+          if (problem !== undefined) return yield* problem
+          const line = Buffer.from(encodeLine(entry), "utf8")
+          if (line.length - 1 > MAX_LINE_BYTES) {
+            return yield* sessionError("SESSION_LINE_TOO_LONG", `the entry line would hold ${line.length - 1} bytes, more than ${MAX_LINE_BYTES}`)
+          }
+          if (history.size >= MAX_ENTRIES) {
+            return yield* sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`)
+          }
+          if (generation.length + added + line.length > MAX_FILE_BYTES) {
+            return yield* sessionError("SESSION_FILE_TOO_LARGE", `the file would exceed ${MAX_FILE_BYTES} bytes`)
+          }
+          return { entry, line }
+        }))
+        if (built._tag === "Left") {
+          yield* Deferred.fail(request.done, built.left)
+          continue
+        }
+        history.add(built.right.entry)
+        accepted.push({ request, entry: built.right.entry })
+        lines.push(built.right.line)
+        added += built.right.line.length
+      }
+      if (accepted.length === 0) return
+      const committed = yield* Effect.exit(commitBytes(generation.stage(lines, added), added))
+      if (Exit.isSuccess(committed)) {
+        generation.length += added
+        state.view = Object.freeze(history.entries.slice())
+        for (const { entry, request } of accepted) yield* Deferred.succeed(request.done, entry)
+      } else {
+        history.truncate(before)
+        for (const { request } of accepted) yield* Deferred.failCause(request.done, committed.cause)
+      }
+    })
+
+    const store: SessionStore = {
+      path: paths.path,
+      header,
+      get entries() {
+        return state.view
+      },
+      get tail() {
+        return state.tail
+      },
+      get: (id) => history.get(id),
+      append: (parentId, message) =>
+        Effect.suspend(() => {
+          if (state.locked !== undefined) return Effect.fail(state.locked)
+          if (parentId !== null && (typeof parentId !== "string" || parentId === "")) {
+            return Effect.fail(sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID"))
+          }
+          const snapshot = snapshotJson(message, 2)
+          if (!snapshot.ok) {
+            return Effect.fail(sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason))
+          }
+          const decoded = decodeMessage(snapshot.value)
+          if (decoded instanceof SessionError) return Effect.fail(decoded)
+          const request: Request = { parentId, message: deepFreeze(decoded), done: Deferred.unsafeMake(FiberId.none) }
+          pending.push(request)
+          // Whoever gets the permit commits everything pending, this request included or already done.
+          return Effect.zipRight(
+            Effect.uninterruptible(queue.withPermits(1)(pathLock.withPermits(1)(drain))),
+            Deferred.await(request.done)
+          )
+        }),
+      flush: Effect.uninterruptible(guarded(Effect.suspend(() => {
+        const generation = ensureGeneration()
+        return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
+      })))
+    }
+    return store
+  })
+
+/**
+ * Creates a new session file holding one header: exclusive, fsynced, linked into
+ * place, directory fsynced. The ID comes from `Ids` (or `options.id`), the time from `Clock`.
+ */
+export const create = (
+  path: string,
+  options?: { readonly id?: string }
+): Effect.Effect<SessionStore, SessionError, Fs | Ids | Scope.Scope> =>
+  Effect.gen(function*() {
+    const paths = Paths.make(path)
+    const ids = yield* Ids
+    const clock = yield* Effect.clock
+    const id = yield* (options?.id !== undefined
+      ? validId("session", options.id).pipe(
+        Effect.mapError(() => sessionError("SESSION_INVALID_HEADER", "the session ID must be a non-empty string"))
+      )
+      : catchDefects("the ID factory", Effect.flatMap(ids.sessionId, (id) => validId("session", id))))
+    const timestamp = yield* timestampNow(clock)
+    const header: SessionHeader = Object.freeze({ type: "session", version: 1, id, timestamp })
+    const line = Buffer.from(encodeLine(header), "utf8")
+    if (line.length - 1 > MAX_LINE_BYTES) {
+      return yield* sessionError("SESSION_LINE_TOO_LONG", "the header line would be too long")
+    }
+    const dirStat = yield* Generation.statDirectory(paths)
+    const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)
+    const lock = lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+    const held = yield* lock.withPermits(1)(Generation.create(paths, line, dirHandle, dirStat))
+    return yield* make(paths, header, new History(), {
+      view: Object.freeze([]),
+      base: held,
+      generation: new GenerationBuffer(line),
+      loadedBytes: undefined,
+      diskCanonical: true,
+      tail: "none",
+      locked: undefined,
+      leftover: []
+    }, { handle: dirHandle, id: dirStat })
+  })
+
+/** Loads a session for appending; the store holds the file and its directory open until its scope closes. */
+export const load = (path: string): Effect.Effect<SessionStore, SessionError, Fs | Ids | Scope.Scope> =>
+  Effect.gen(function*() {
+    const paths = Paths.make(path)
+    const opened = yield* Generation.open(paths)
+    return yield* Effect.gen(function*() {
+    const decoded = decodeSession(opened.bytes)
+    if (decoded instanceof SessionError) return yield* decoded
+    const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(paths, opened.dir), closeQuietly)
+    return yield* make(paths, decoded.header, decoded.history, {
+      view: Object.freeze(decoded.history.entries.slice()),
+      base: opened.held,
+      generation: undefined,
+      loadedBytes: opened.bytes,
+      diskCanonical: false,
+      tail: decoded.tail,
+      locked: undefined,
+      leftover: []
+    }, { handle: dirHandle, id: opened.dir })
+    }).pipe(Effect.onError(() => closeQuietly(opened.held.handle)))
+  })
+
+/** Loads the session at `path`, creating it first when nothing is there. */
+export const open = (path: string): Effect.Effect<SessionStore, SessionError, Fs | Ids | Scope.Scope> =>
+  load(path).pipe(
+    Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND", () =>
+      create(path).pipe(Effect.catchIf((e) => e.code === "SESSION_EXISTS", () => load(path))))
+  )
+
+export const layerLoad = (path: string): Layer.Layer<SessionStore, SessionError, Fs | Ids> =>
+  Layer.scoped(SessionStore, load(path))
+export const layerCreate = (path: string, options?: { readonly id?: string }): Layer.Layer<SessionStore, SessionError, Fs | Ids> =>
+  Layer.scoped(SessionStore, create(path, options))
+export const layerOpen = (path: string): Layer.Layer<SessionStore, SessionError, Fs | Ids> =>
+  Layer.scoped(SessionStore, open(path))

@@ -1,0 +1,8 @@
+export * as Codec from "./Codec.js"
+export * as Fs from "./Fs.js"
+export * as History from "./History.js"
+export * as Ids from "./Ids.js"
+export * as Record from "./Record.js"
+export * from "./SessionError.js"
+export * as SessionStore from "./SessionStore.js"
+export * as Recovery from "./Recovery.js"

@@ -1,0 +1,277 @@
+/**
+ * The file mechanics of one session: opening a generation read-only without
+ * following links or blocking, creating the first generation, and the atomic,
+ * durable commit of the next one with its marker protocol and rollback.
+ */
+import * as Effect from "effect/Effect"
+import { type FileId, Flags, Fs, type Handle, sameFile, type Stat } from "../Fs.js"
+import { MAX_FILE_BYTES } from "./lines.js"
+import { type SessionError, sessionError } from "../SessionError.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll } from "./io.js"
+import * as Paths from "./paths.js"
+
+/** A generation this process holds open: the descriptor pins the inode, so its (dev, ino) cannot be reused. */
+export interface Held {
+  readonly handle: Handle
+  readonly id: FileId
+  readonly size: number
+  readonly mode: number
+}
+
+export interface Opened {
+  readonly bytes: Uint8Array
+  readonly held: Held
+  readonly dir: FileId
+}
+
+const notRegular = (path: string, kind: string) =>
+  sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${kind}, not a regular file`, { path })
+
+const tooLarge = (path: string, size: number) =>
+  sessionError("SESSION_FILE_TOO_LARGE", `the file holds ${size} bytes, more than ${MAX_FILE_BYTES}`, { path })
+
+export const statDirectory = (paths: Paths.SessionPaths): Effect.Effect<Stat, SessionError, Fs> =>
+  Effect.flatMap(step("lstat directory", lstatOrMissing(paths.dir)), (dir) =>
+    dir === undefined
+      ? Effect.fail(sessionError("SESSION_NOT_FOUND", "the directory does not exist", { path: paths.dir }))
+      : dir.kind !== "directory"
+      ? Effect.fail(sessionError("SESSION_NOT_REGULAR_FILE", "the parent path is not a directory", { path: paths.dir }))
+      : Effect.succeed(dir)
+  )
+
+/**
+ * Opens the generation at `paths.path` for reading: lstat first (refuse links,
+ * directories, FIFOs, devices and oversize files before opening), then open with
+ * O_NOFOLLOW | O_NONBLOCK and check through the handle that it is the same file.
+ * The handle stays open for the caller; on failure it is closed.
+ */
+export const open = (paths: Paths.SessionPaths): Effect.Effect<Opened, SessionError, Fs> =>
+  Effect.gen(function*() {
+    const fs = yield* Fs
+    const dir = yield* statDirectory(paths)
+    const before = yield* step("lstat", lstatOrMissing(paths.path))
+    if (before === undefined) return yield* sessionError("SESSION_NOT_FOUND", "no session file at this path", { path: paths.path })
+    if (before.kind !== "file") return yield* notRegular(paths.path, before.kind)
+    if (before.size > MAX_FILE_BYTES) return yield* tooLarge(paths.path, before.size)
+    const handle = yield* step("open", fs.open(paths.path, Flags.readNoFollow), {
+      ELOOP: "SESSION_NOT_REGULAR_FILE",
+      ENOENT: "SESSION_REPLACED"
+    })
+    return yield* Effect.gen(function*() {
+      const stat = yield* step("fstat", fs.fstat(handle))
+      if (stat.kind !== "file" || !sameFile(stat, before)) {
+        return yield* sessionError("SESSION_REPLACED", "the file changed between lstat and open", { path: paths.path })
+      }
+      if (stat.size > MAX_FILE_BYTES) return yield* tooLarge(paths.path, stat.size)
+      // One byte of room past the cap tells a file that grew after fstat from one that did not.
+      const buffer = Buffer.allocUnsafe(Math.min(stat.size, MAX_FILE_BYTES) + 1)
+      let length = 0
+      while (true) {
+        const n = yield* step("read", fs.read(handle, buffer, length, buffer.length - length, length))
+        if (n === 0) break
+        length += n
+        if (length === buffer.length) {
+          if (length > MAX_FILE_BYTES) return yield* tooLarge(paths.path, length)
+          return yield* sessionError("SESSION_REPLACED", "the file grew while it was read", { path: paths.path })
+        }
+      }
+      return {
+        bytes: buffer.subarray(0, length),
+        held: { handle, id: stat, size: length, mode: stat.mode },
+        dir
+      }
+    }).pipe(Effect.tapError(() => closeQuietly(handle)))
+  })
+
+/** Opens the directory so commits can fsync it; the descriptor also pins its identity. */
+export const openDirectory = (paths: Paths.SessionPaths, id: FileId): Effect.Effect<Handle, SessionError, Fs> =>
+  Effect.gen(function*() {
+    const fs = yield* Fs
+    const handle = yield* step("open directory", fs.open(paths.dir, Flags.directory), { ELOOP: "SESSION_REPLACED" })
+    const stat = yield* step("fstat directory", fs.fstat(handle)).pipe(Effect.tapError(() => closeQuietly(handle)))
+    if (!sameFile(stat, id)) {
+      yield* closeQuietly(handle)
+      return yield* sessionError("SESSION_REPLACED", "the directory changed while it was opened", { path: paths.dir })
+    }
+    return handle
+  })
+
+/**
+ * Creates the first generation: the bytes go to an exclusive temp file that is
+ * fsynced and then hard-linked into place, so the path either does not exist or
+ * holds the whole header; an existing path fails with SESSION_EXISTS.
+ */
+export const create = (
+  paths: Paths.SessionPaths,
+  bytes: Uint8Array,
+  dirHandle: Handle,
+  dirId: FileId
+): Effect.Effect<Held, SessionError, Fs> =>
+  Effect.gen(function*() {
+    const fs = yield* Fs
+    const existing = yield* step("lstat", lstatOrMissing(paths.path))
+    if (existing !== undefined) return yield* sessionError("SESSION_EXISTS", "the path already exists", { path: paths.path })
+    const tmp = Paths.ownName(paths, "tmp", Paths.nextSeq())
+    const handle = yield* step("create temp", fs.open(tmp, Flags.createExclusive, 0o600))
+    let linked = false
+    return yield* Effect.gen(function*() {
+      yield* writeAll(handle, bytes, 0, 0)
+      yield* step("fsync temp", fs.fsync(handle))
+      const stat = yield* step("fstat temp", fs.fstat(handle))
+      yield* expectIdentity("temp file", tmp, "file", stat)
+      yield* step("link into place", fs.link(tmp, paths.path), { EEXIST: "SESSION_EXISTS" })
+      linked = true
+      yield* expectIdentity("new file", paths.path, "file", stat)
+      yield* expectIdentity("directory", paths.dir, "directory", dirId)
+      yield* step("fsync directory", fs.fsync(dirHandle))
+      yield* removeOwn(tmp)
+      return { handle, id: stat, size: bytes.length, mode: stat.mode }
+    }).pipe(
+      Effect.tapError(() =>
+        Effect.gen(function*() {
+          // Undo only what this call made: the temp name, and the path if it is still our file.
+          if (linked) {
+            const now = yield* Effect.orElseSucceed(fs.fstat(handle), () => undefined)
+            const atPath = yield* Effect.orElseSucceed(lstatOrMissing(paths.path), () => undefined)
+            if (now !== undefined && atPath !== undefined && sameFile(now, atPath)) {
+              yield* removeOwn(paths.path)
+              yield* Effect.ignore(fs.fsync(dirHandle))
+            }
+          }
+          yield* removeOwn(tmp)
+          yield* closeQuietly(handle)
+        })
+      )
+    )
+  })
+
+export interface CommitInput {
+  readonly paths: Paths.SessionPaths
+  readonly dirHandle: Handle
+  readonly dirId: FileId
+  readonly base: Held
+  /** The whole next generation. */
+  readonly bytes: Uint8Array
+  /** When > 0, the first `copyPrefix` bytes equal the current file: copy them in the kernel. */
+  readonly copyPrefix: number
+}
+
+export type CommitResult =
+  | { readonly _tag: "Committed"; readonly held: Held; readonly leftover: ReadonlyArray<string> }
+  | { readonly _tag: "Failed"; readonly error: SessionError; readonly leftover: ReadonlyArray<string> }
+  | { readonly _tag: "Locked"; readonly error: SessionError }
+
+/**
+ * The atomic commit (SPEC Part A "atomic commit", B5). Never fails: it reports
+ * whether the new generation is installed, the old one is intact, or neither can
+ * be proven (Locked, marker kept). `leftover` lists own names that could not be
+ * removed, for the next commit to retry.
+ */
+export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, Fs> =>
+  Effect.gen(function*() {
+    const fs = yield* Fs
+    const { base, bytes, copyPrefix, dirHandle, dirId, paths } = input
+    const n = Paths.nextSeq()
+    const tmp = Paths.ownName(paths, "tmp", n)
+    const next = Paths.ownName(paths, "next", n)
+    let handle: Handle | undefined
+    let tmpId: Stat | undefined
+    let markerLinked = false
+    let markerId: Stat | undefined
+    let renameTried = false
+
+    const attempt = Effect.gen(function*() {
+      yield* expectIdentity("directory", paths.dir, "directory", dirId)
+      yield* expectIdentity("file", paths.path, "file", base.id)
+      // The temp file exists before the marker and after the install: it names the writer for `recover`.
+      handle = yield* step("create temp", fs.open(tmp, Flags.createExclusive, base.mode))
+      tmpId = yield* step("fstat temp", fs.fstat(handle))
+      yield* step("lock (link marker)", fs.link(paths.path, paths.marker), { EEXIST: "SESSION_BUSY", ENOENT: "SESSION_BUSY" })
+      markerLinked = true
+      // The marker must be the generation this store holds open, else another writer got there first.
+      markerId = yield* step("lstat marker", fs.lstat(paths.marker))
+      yield* expectIdentity("marker", paths.marker, "file", base.id)
+      yield* expectIdentity("directory", paths.dir, "directory", dirId)
+      if (copyPrefix > 0) {
+        yield* step("copy current generation", fs.copyFile(paths.path, tmp))
+        const copied = yield* expectIdentity("temp file", tmp, "file", tmpId)
+        if (copied.size !== copyPrefix) {
+          return yield* sessionError("SESSION_REPLACED", "the current generation is not the one this store wrote", {
+            path: paths.path
+          })
+        }
+      }
+      yield* writeAll(handle, bytes, copyPrefix, copyPrefix)
+      yield* step("fsync temp", fs.fsync(handle))
+      yield* expectIdentity("temp file", tmp, "file", tmpId)
+      yield* step("link next", fs.link(tmp, next))
+      renameTried = true
+      yield* step("rename", fs.rename(next, paths.path))
+      const installed = yield* expectIdentity("installed generation", paths.path, "file", tmpId)
+      if (installed.size !== bytes.length) {
+        return yield* sessionError("SESSION_IO", `installed generation holds ${installed.size} of ${bytes.length} bytes`, {
+          path: paths.path
+        })
+      }
+      yield* step("fsync directory", fs.fsync(dirHandle))
+      yield* step("unlock (unlink marker)", fs.unlink(paths.marker))
+      markerLinked = false
+    })
+
+    const outcome = yield* Effect.either(attempt)
+    if (outcome._tag === "Right") {
+      const leftover = (yield* removeOwn(tmp)) ? [] : [tmp]
+      return {
+        _tag: "Committed",
+        held: { handle: handle!, id: tmpId!, size: bytes.length, mode: base.mode },
+        leftover
+      } as const
+    }
+    const error = outcome.left
+    const leftover: Array<string> = []
+    const remove = (name: string) => Effect.flatMap(removeOwn(name), (gone) => Effect.sync(() => void (gone || leftover.push(name))))
+    const lock = (reason: string, cause: unknown): CommitResult => ({
+      _tag: "Locked",
+      error: sessionError("SESSION_ROLLBACK_FAILED", `${reason}; the marker ${paths.marker} is kept (${error.message})`, {
+        path: paths.path,
+        cause
+      })
+    })
+
+    if (renameTried) {
+      // Prove where the path points before touching anything.
+      const at = yield* Effect.either(lstatOrMissing(paths.path))
+      const installed = at._tag === "Right" && at.right !== undefined && tmpId !== undefined && sameFile(at.right, tmpId)
+      const untouched = at._tag === "Right" && at.right !== undefined && sameFile(at.right, base.id)
+      if (installed) {
+        const rollback = Paths.ownName(paths, "rollback", n)
+        const restored = yield* Effect.either(Effect.gen(function*() {
+          yield* step("rollback: link marker", fs.link(paths.marker, rollback))
+          yield* step("rollback: rename", fs.rename(rollback, paths.path))
+          yield* expectIdentity("restored generation", paths.path, "file", base.id)
+          yield* step("rollback: fsync directory", fs.fsync(dirHandle))
+        }))
+        if (restored._tag === "Left") {
+          yield* removeOwn(rollback)
+          return lock("rollback could not be proven", restored.left)
+        }
+      } else if (!untouched) {
+        return lock("the path holds neither generation after a failed install", at)
+      }
+    }
+    if (markerLinked) {
+      // Remove the marker only while it is still the link this commit made (of `base` if it was never read).
+      const m = yield* Effect.either(lstatOrMissing(paths.marker))
+      if (m._tag === "Left") return lock("the marker could not be checked", m.left)
+      if (m.right !== undefined && sameFile(m.right, markerId ?? base.id)) {
+        const gone = yield* removeOwn(paths.marker)
+        if (!gone) return lock("the marker could not be removed", undefined)
+      }
+    }
+    yield* remove(next)
+    if (handle !== undefined) {
+      yield* remove(tmp)
+      yield* closeQuietly(handle)
+    }
+    return { _tag: "Failed", error, leftover } as const
+  })

@@ -1,0 +1,82 @@
+/**
+ * A deep copy of caller input that never runs caller code: own data properties
+ * are read by descriptor, so getters, proxies, class instances, cycles and
+ * anything JSON cannot carry are refused instead of being called or dropped.
+ */
+import { types } from "node:util"
+import { MAX_DEPTH } from "./json.js"
+import { MAX_LINE_BYTES } from "./lines.js"
+
+export type Snapshot = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string; readonly tooLarge?: true }
+
+const refuse = (reason: string): Snapshot => ({ ok: false, reason })
+
+/**
+ * Copies a JSON-shaped value whose root sits at nesting depth `rootDepth` of its record. `budget` bounds the work: once more characters
+ * have been seen than a line may hold bytes, the copy stops as too large.
+ */
+export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
+  let budget = MAX_LINE_BYTES
+  const seen = new Set<object>()
+  const root: { value: unknown } = { value: undefined }
+  // Explicit stack of pending copies: (source, target container, key, depth).
+  const stack: Array<{ readonly source: unknown; readonly into: Record<string, unknown> | Array<unknown>; readonly key: string | number; readonly depth: number }> = [
+    { source: input, into: root as unknown as Record<string, unknown>, key: "value", depth: rootDepth }
+  ]
+  while (stack.length > 0) {
+    const { depth, into, key, source } = stack.pop()!
+    switch (typeof source) {
+      case "string":
+        budget -= source.length + 2
+        ;(into as Record<string, unknown>)[key] = source
+        break
+      case "boolean":
+        budget -= 5
+        ;(into as Record<string, unknown>)[key] = source
+        break
+      case "number":
+        if (!Number.isFinite(source)) return refuse(`${source} is not a JSON number`)
+        budget -= 1
+        ;(into as Record<string, unknown>)[key] = source === 0 ? 0 : source
+        break
+      case "object": {
+        if (source === null) {
+          budget -= 4
+          ;(into as Record<string, unknown>)[key] = null
+          break
+        }
+        if (types.isProxy(source)) return refuse("a Proxy is not plain data")
+        if (depth > MAX_DEPTH) return refuse(`nesting deeper than ${MAX_DEPTH}`)
+        if (seen.has(source)) return refuse("the value contains a cycle or a shared reference")
+        seen.add(source)
+        const isArray = Array.isArray(source)
+        const proto = Object.getPrototypeOf(source)
+        if (isArray ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) {
+          return refuse("only plain objects and arrays can be stored")
+        }
+        const keys = Reflect.ownKeys(source)
+        const target: Record<string, unknown> | Array<unknown> = isArray ? new Array((source as Array<unknown>).length) : {}
+        for (const k of keys) {
+          if (typeof k === "symbol") return refuse("symbol keys cannot be stored")
+          const d = Object.getOwnPropertyDescriptor(source, k)!
+          if (isArray && k === "length") continue
+          if (!("value" in d)) return refuse(`property "${k}" is an accessor`)
+          if (!d.enumerable) return refuse(`property "${k}" is not enumerable`)
+          if (k === "__proto__") return refuse("a __proto__ key cannot be stored")
+          if (isArray && !/^(0|[1-9]\d*)$/.test(k)) return refuse(`array property "${k}" cannot be stored`)
+          budget -= k.length + 4
+          // Claim the key now so the copy keeps the caller's key order (the stack pops in reverse).
+          if (!isArray) (target as Record<string, unknown>)[k] = undefined
+          stack.push({ source: d.value, into: target, key: isArray ? Number(k) : k, depth: depth + 1 })
+        }
+        if (isArray && keys.length - 1 !== (source as Array<unknown>).length) return refuse("sparse arrays cannot be stored")
+        ;(into as Record<string, unknown>)[key] = target
+        break
+      }
+      default:
+        return refuse(`a ${typeof source} is not JSON data`)
+    }
+    if (budget < 0) return { ok: false, reason: `the record would exceed ${MAX_LINE_BYTES} bytes`, tooLarge: true }
+  }
+  return { ok: true, value: root.value }
+}

@@ -1,0 +1,35 @@
+import { defineWorkspace } from "vitest/config"
+
+// One project per package, as Effect's own v3 repository does. `reliability` runs a
+// fast subset in `npm test`; `npm run test:reliability` sets RELIABILITY=long for the full counts.
+export default defineWorkspace([
+  {
+    test: {
+      name: "session-tree",
+      include: ["packages/session-tree/test/**/*.test.ts"],
+      testTimeout: 60_000
+    }
+  },
+  {
+    test: {
+      name: "reliability",
+      include: ["packages/session-tree/reliability/**/*.test.ts"],
+      testTimeout: 3_600_000,
+      hookTimeout: 600_000
+    }
+  },
+  {
+    test: {
+      name: "cli",
+      include: ["packages/cli/test/**/*.test.ts"],
+      testTimeout: 60_000
+    }
+  },
+  {
+    test: {
+      name: "course",
+      include: ["course/test/**/*.test.ts"],
+      testTimeout: 60_000
+    }
+  }
+])
