@@ -62,7 +62,8 @@ export const sessionError = (
   if (extra?.line !== undefined) fields.line = extra.line
   if (extra?.path !== undefined) fields.path = extra.path
   if (extra?.cause !== undefined) fields.cause = extra.cause
-  return new SessionError(fields)
+  // Fields are built right here, so the constructor's validation would only cost time on hot failure paths.
+  return new SessionError(fields, true)
 }
 
 export const isSessionError = (u: unknown): u is SessionError =>

@@ -21,7 +21,7 @@ const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c
 /**
  * Native `JSON.parse` does the syntax; what it silently accepts but other
  * parsers read differently (duplicate keys, `__proto__`) and unbounded nesting
- * are rejected afterwards.
+ * are rejected afterwards by one iterative walk of the result.
  */
 export const parseObjectLine = (text: string): ParsedLine => {
   let value: unknown
@@ -31,41 +31,54 @@ export const parseObjectLine = (text: string): ParsedLine => {
     return fail(e instanceof Error ? e.message : String(e))
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("not a JSON object")
-  const keyTokens = countKeyTokens(text)
-  if (keyTokens < 0) return fail(`nesting deeper than ${MAX_DEPTH}`)
-  // JSON.parse keeps only the last of duplicate keys, so fewer own keys than
-  // key tokens in the text means some object repeated a key.
-  const stack: Array<object> = [value]
+  // Parallel stacks of containers still to visit and their depths.
+  const nodes: Array<object> = [value]
+  const depths: Array<number> = [1]
   let ownKeys = 0
-  while (stack.length > 0) {
-    const node = stack.pop()!
+  while (nodes.length > 0) {
+    const node = nodes.pop()!
+    const childDepth = depths.pop()! + 1
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
         const child: unknown = node[i]
-        if (typeof child === "object" && child !== null) stack.push(child)
+        if (typeof child === "object" && child !== null) {
+          if (childDepth > MAX_DEPTH) return fail(`nesting deeper than ${MAX_DEPTH}`)
+          nodes.push(child)
+          depths.push(childDepth)
+        }
       }
     } else {
-      // JSON.parse defines "__proto__" as an own data property, however it was
-      // spelled; comparing the decoded key catches escapes like "\u005f_proto__".
+      // Object.keys, not for-in: an enumerable property someone added to
+      // Object.prototype must not be counted. JSON.parse defines "__proto__"
+      // as an own data property however it was spelled ("\u005f_proto__"),
+      // so the decoded key is what is compared.
       const keys = Object.keys(node)
       ownKeys += keys.length
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i]!
         if (key === "__proto__") return fail("__proto__ key")
         const child: unknown = (node as Record<string, unknown>)[key]
-        if (typeof child === "object" && child !== null) stack.push(child)
+        if (typeof child === "object" && child !== null) {
+          if (childDepth > MAX_DEPTH) return fail(`nesting deeper than ${MAX_DEPTH}`)
+          nodes.push(child)
+          depths.push(childDepth)
+        }
       }
     }
   }
-  if (ownKeys !== keyTokens) return fail(`duplicate key ${JSON.stringify(findDuplicateKey(text) ?? "")}`)
+  // JSON.parse keeps only the last of duplicate keys, so fewer own keys than
+  // key tokens in the text means some object repeated a key.
+  if (ownKeys !== countKeyTokens(text)) {
+    return fail(`duplicate key ${JSON.stringify(findDuplicateKey(text) ?? "")}`)
+  }
   return { ok: true, value: value as { readonly [key: string]: unknown } }
 }
 
 /** Index of the quote closing the string whose opening quote is at `open`. */
 const stringEnd = (text: string, open: number): number => {
   let end = text.indexOf("\"", open + 1)
-  // A quote preceded by an odd run of backslashes is escaped.
   for (;;) {
+    // A quote preceded by an odd run of backslashes is escaped.
     let j = end - 1
     while (text.charCodeAt(j) === BACKSLASH) j--
     if (((end - 1 - j) & 1) === 0) return end
@@ -73,34 +86,26 @@ const stringEnd = (text: string, open: number): number => {
   }
 }
 
+/** Index of the first non-whitespace character at or after `pos`. */
+const skipWs = (text: string, pos: number): number => {
+  while (isWs(text.charCodeAt(pos))) pos++
+  return pos
+}
+
 /**
- * Number of object keys in `text` (valid JSON), or -1 when the nesting is
- * deeper than MAX_DEPTH. A key is a string token followed by optional
- * whitespace and ':'. Strings are skipped with `indexOf`, so only the bytes
- * between strings are looked at one by one.
+ * Number of object keys in `text`, which JSON.parse accepted: a key is a
+ * string token followed by optional whitespace and ':'. Only quotes are
+ * visited (native `indexOf`), never the characters between them.
  */
 const countKeyTokens = (text: string): number => {
   let keys = 0
-  let depth = 0
-  let pos = 0
-  for (;;) {
-    const open = text.indexOf("\"", pos)
-    const stop = open === -1 ? text.length : open
-    for (let i = pos; i < stop; i++) {
-      const c = text.charCodeAt(i)
-      if (c === 0x7b || c === 0x5b) {
-        if (++depth > MAX_DEPTH) return -1
-      } else if (c === 0x7d || c === 0x5d) {
-        depth--
-      }
-    }
-    if (open === -1) return keys
-    const close = stringEnd(text, open)
-    let next = close + 1
-    while (isWs(text.charCodeAt(next))) next++
+  let open = text.indexOf("\"")
+  while (open !== -1) {
+    const next = skipWs(text, stringEnd(text, open) + 1)
     if (text.charCodeAt(next) === COLON) keys++
-    pos = next
+    open = text.indexOf("\"", next)
   }
+  return keys
 }
 
 /** Failure path only: the first key repeated within one object of `text` (valid JSON). */
@@ -119,8 +124,7 @@ const findDuplicateKey = (text: string): string | undefined => {
     }
     if (open === -1) return undefined
     const close = stringEnd(text, open)
-    let next = close + 1
-    while (isWs(text.charCodeAt(next))) next++
+    const next = skipWs(text, close + 1)
     if (text.charCodeAt(next) === COLON) {
       const key = JSON.parse(text.slice(open, close + 1)) as string
       const seen = frames[frames.length - 1]

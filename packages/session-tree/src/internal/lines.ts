@@ -4,7 +4,7 @@
  * `Buffer#indexOf` and each line is decoded straight from the shared buffer.
  */
 import { Buffer, isAscii, isUtf8 } from "node:buffer"
-import { type SessionError, sessionError } from "../SessionError.ts"
+import { type SessionError, sessionError } from "../SessionError.js"
 
 /** Bytes per line, terminator excluded. */
 export const MAX_LINE_BYTES = 65_536
@@ -24,14 +24,11 @@ const CR = 0x0d
 export const splitLines = (bytes: Uint8Array): SplitLines | SessionError => {
   const size = bytes.byteLength
   if (size > MAX_FILE_BYTES) {
-    return sessionError(
-      "SESSION_FILE_TOO_LARGE",
-      `file has ${size} bytes, at most ${MAX_FILE_BYTES} are allowed`
-    )
+    return sessionError("SESSION_FILE_TOO_LARGE", `file has ${size} bytes, at most ${MAX_FILE_BYTES} are allowed`)
   }
   // A view, not a copy: `Buffer.from(Uint8Array)` would copy the bytes.
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, size)
-  // One SIMD pass over the whole file; only a failure pays for locating the line.
+  // SIMD passes over the whole file; only a failure pays for locating the line.
   // Pure ASCII (the usual case) is valid UTF-8 and decodes ~10% faster as latin1.
   const encoding = isAscii(buf) ? "latin1" : "utf8"
   if (encoding === "utf8" && !isUtf8(buf)) {
