@@ -1,0 +1,229 @@
+/**
+ * The `session-tree` command (SPEC B6): thin shells over the Effect API of
+ * `@session-tree/core`. Every decision about what is valid belongs to the
+ * library; this file only parses arguments, picks defaults, and prints.
+ *
+ * Exit codes: 0 success, 1 any failure (error code first on stderr), 2 wrong usage.
+ */
+import * as Args from "@effect/cli/Args"
+import type * as CliApp from "@effect/cli/CliApp"
+import * as CliConfig from "@effect/cli/CliConfig"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as Fs from "@session-tree/core/Fs"
+import * as Ids from "@session-tree/core/Ids"
+import * as Recovery from "@session-tree/core/Recovery"
+import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import * as SessionStore from "@session-tree/core/SessionStore"
+import * as SessionTree from "@session-tree/core/SessionTree"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { logJson, renderLog, renderTree, treeJson } from "./render.js"
+
+/** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason: string }> {}
+
+export const EXIT_OK = 0
+export const EXIT_FAILURE = 1
+export const EXIT_USAGE = 2
+
+/** `CODE reason (line N)`: the code is the first word, so scripts can split on whitespace. */
+export const formatError = (error: SessionError): string =>
+  `${error.code} ${error.reason}${error.line === undefined ? "" : ` (line ${error.line})`}`
+
+const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file"))
+const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
+
+// --- create -------------------------------------------------------------------------------
+
+const create = Command.make(
+  "create",
+  {
+    path,
+    id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the session ID (default: a random UUID)"))
+  },
+  ({ id, path }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const store = yield* SessionStore.create(path, Option.isSome(id) ? { id: id.value } : undefined)
+      yield* Console.log(store.header.id)
+    }))
+).pipe(Command.withDescription("Create a new session file; prints the session ID."))
+
+// --- append -------------------------------------------------------------------------------
+
+const message = Options.text("user").pipe(
+  Options.withPseudoName("TEXT"),
+  Options.withDescription("append a user message with this content"),
+  Options.orElseEither(Options.text("message").pipe(Options.withPseudoName("JSON"), Options.withDescription("append this Message IR value (JSON)")))
+)
+
+const parseMessage = (text: string): Effect.Effect<unknown, SessionError> =>
+  Effect.try({
+    try: () => JSON.parse(text) as unknown,
+    catch: (cause) =>
+      sessionError("SESSION_INVALID_MESSAGE", `--message is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+  })
+
+const append = Command.make(
+  "append",
+  {
+    path,
+    message,
+    parent: Options.text("parent").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the parent entry (default: the newest entry)")),
+    root: Options.boolean("root").pipe(Options.withDescription("start a new root (parent null)"))
+  },
+  ({ message, parent, path, root }) =>
+    Effect.gen(function*() {
+      // Usage and the message's JSON are checked before the file is opened.
+      if (root && Option.isSome(parent)) {
+        return yield* new UsageError({ reason: "--parent and --root exclude each other" })
+      }
+      const body = Either.isLeft(message)
+        ? { role: "user", id: yield* (yield* Ids.Ids).entryId, content: message.left }
+        : yield* parseMessage(message.right)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* SessionStore.load(path)
+        // The tree's leaf after a load is the newest entry: the default parent of B6.
+        const leaf = (yield* SessionTree.make(store)).activeLeafId
+        const entry = yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body)
+        yield* Console.log(entry.id)
+      }))
+    })
+).pipe(Command.withDescription("Append one entry; prints its ID. Default parent: the newest entry."))
+
+// --- verify -------------------------------------------------------------------------------
+
+const verify = Command.make(
+  "verify",
+  { path, json },
+  ({ json, path }) =>
+    SessionStore.read(path).pipe(
+      Effect.matchEffect({
+        onSuccess: (loaded) => {
+          const leaf = loaded.entries.at(-1)?.id ?? null
+          return Console.log(
+            json
+              ? JSON.stringify({ ok: true, entries: loaded.entries.length, leaf, tail: loaded.tail })
+              : `ok ${loaded.entries.length} entries, leaf ${leaf ?? "(none)"}, tail ${loaded.tail}`
+          )
+        },
+        onFailure: (error) =>
+          Effect.zipRight(
+            json
+              ? Console.log(JSON.stringify({
+                ok: false,
+                code: error.code,
+                message: error.reason,
+                ...(error.line === undefined ? {} : { line: error.line })
+              }))
+              : Effect.void,
+            Effect.fail(error)
+          )
+      })
+    )
+).pipe(Command.withDescription("Load the file read-only: exit 0 when it loads, 1 when it is rejected."))
+
+// --- recover ------------------------------------------------------------------------------
+
+const markerText: Record<Recovery.RecoveryReport["marker"], string> = {
+  none: "no recovery marker",
+  removed: "recovery marker removed: the file holds the newest complete generation",
+  restored: "recovery marker restored onto the path: the previous complete generation is back"
+}
+
+const recover = Command.make(
+  "recover",
+  { path, json },
+  ({ json, path }) =>
+    Effect.gen(function*() {
+      const report = yield* Recovery.recover(path)
+      if (json) {
+        return yield* Console.log(JSON.stringify({ ok: true, marker: report.marker, removed: report.removed }))
+      }
+      yield* Console.log(markerText[report.marker])
+      yield* Console.log(
+        report.removed.length === 0
+          ? "no leftover files"
+          : `removed ${report.removed.length} leftover file(s):\n${report.removed.map((n) => `  ${n}`).join("\n")}`
+      )
+    })
+).pipe(Command.withDescription("Resolve what a crashed commit left beside the file (marker, temp files)."))
+
+// --- log / tree ---------------------------------------------------------------------------
+
+const log = Command.make(
+  "log",
+  {
+    path,
+    leaf: Options.text("leaf").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the last entry of the path (default: the newest)")),
+    json
+  },
+  ({ json, leaf, path }) =>
+    Effect.gen(function*() {
+      const loaded = yield* SessionStore.read(path)
+      const leafId = Option.getOrElse(leaf, () => loaded.entries.at(-1)?.id ?? null)
+      if (json) return yield* Console.log(JSON.stringify(yield* logJson(loaded.entries, leafId)))
+      for (const line of yield* renderLog(loaded.entries, leafId)) yield* Console.log(line)
+    })
+).pipe(Command.withDescription("Print the path from the root to a leaf (default: the newest entry)."))
+
+const tree = Command.make(
+  "tree",
+  { path, json },
+  ({ json, path }) =>
+    Effect.gen(function*() {
+      const loaded = yield* SessionStore.read(path)
+      const leafId = loaded.entries.at(-1)?.id ?? null
+      if (json) return yield* Console.log(JSON.stringify(yield* treeJson(loaded.header, loaded.entries, leafId)))
+      for (const line of yield* renderTree(loaded.header, loaded.entries, leafId)) yield* Console.log(line)
+    })
+).pipe(Command.withDescription("Draw the whole tree; ● marks the path to the newest entry."))
+
+// --- the application ----------------------------------------------------------------------
+
+const root = Command.make("session-tree", {}, () =>
+  new UsageError({ reason: "a command is required: create, append, verify, recover, log or tree" })).pipe(
+    Command.withDescription("A durable, append-only, branching JSONL store for agent conversations."),
+    Command.withSubcommands([create, append, verify, recover, log, tree])
+  )
+
+const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
+
+/** What the commands need from the library: the real filesystem and random IDs. */
+export const LibraryLive = Layer.mergeAll(Fs.layer, Ids.layerRandom)
+
+// Option names are matched exactly: `--User` is a usage error, not a guess.
+const ConfigLive = CliConfig.layer({ isCaseSensitive: true })
+
+/**
+ * Runs one command line (`argv` as `process.argv`: runtime, script, arguments…) and
+ * resolves with the exit code. Never fails: every error is printed here, without stack traces.
+ */
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
+  cli(argv).pipe(
+    Effect.provide(Layer.merge(LibraryLive, ConfigLive)),
+    Effect.as(EXIT_OK),
+    Effect.catchAllCause((cause) => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isSome(failure)) {
+        const error: unknown = failure.value
+        // The parser has already printed what was wrong and the usage.
+        if (ValidationError.isValidationError(error)) return Effect.succeed(EXIT_USAGE)
+        if (error instanceof UsageError) {
+          return Effect.as(Console.error(`usage: ${error.reason} (see session-tree --help)`), EXIT_USAGE)
+        }
+        if (isSessionError(error)) return Effect.as(Console.error(formatError(error)), EXIT_FAILURE)
+      }
+      const squashed = Cause.squash(cause)
+      return Effect.as(
+        Console.error(`INTERNAL ${squashed instanceof Error ? squashed.message : String(squashed)}`),
+        EXIT_FAILURE
+      )
+    })
+  )

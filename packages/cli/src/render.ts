@@ -1,0 +1,130 @@
+/**
+ * Text and JSON views of a session for people: the active path (`log`) and the
+ * whole tree (`tree`). Navigation comes from the library's pure functions
+ * (`pathTo`, `childrenOf`), so the CLI and the demo show exactly the tree the
+ * library sees.
+ */
+import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { childrenOf, pathTo } from "@session-tree/core/SessionTree"
+import * as Effect from "effect/Effect"
+
+const CONTENT_CHARS = 60
+
+/** One line, at most `max` characters (code points), JSON-quoted so newlines and quotes stay visible. */
+export const short = (text: string, max = CONTENT_CHARS): string => {
+  const chars = Array.from(text)
+  return JSON.stringify(chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : text)
+}
+
+const compactJson = (value: unknown): string => {
+  const text = JSON.stringify(value)
+  const chars = Array.from(text)
+  return chars.length > 40 ? `${chars.slice(0, 39).join("")}…` : text
+}
+
+/** Role and a one-line summary of a message: content, tool calls, or which call a result answers. */
+export const describeMessage = (message: CourseMessage): string => {
+  switch (message.role) {
+    case "user":
+      return `user       ${short(message.content)}`
+    case "assistant": {
+      const calls = message.toolCalls.map((call) => `${call.name}(${compactJson(call.arguments)}) [${call.id}]`)
+      return `assistant  ${short(message.content)}${calls.length === 0 ? "" : `  calls ${calls.join(", ")}`}`
+    }
+    case "tool":
+      return `tool       ${message.toolName} [${message.toolCallId}]${message.isError ? " error" : ""} → ${short(message.content)}`
+  }
+}
+
+const unknownEntry = (id: string): SessionError =>
+  sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(id)} is not an entry of this session`)
+
+/** The root-to-`leaf` path; fails with SESSION_UNKNOWN_ENTRY for an ID that is not in the tree. */
+export const activePath = (
+  entries: ReadonlyArray<SessionEntry>,
+  leaf: string | null
+): Effect.Effect<ReadonlyArray<SessionEntry>, SessionError> => {
+  if (leaf === null) return Effect.succeed([])
+  const path = pathTo(entries, leaf)
+  return path.length === 0 ? Effect.fail(unknownEntry(leaf)) : Effect.succeed(path)
+}
+
+/** `log`: one line per entry of the root-to-`leaf` path. */
+export const renderLog = (
+  entries: ReadonlyArray<SessionEntry>,
+  leaf: string | null
+): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+  Effect.map(activePath(entries, leaf), (path) => path.map((entry) => `${entry.id}  ${describeMessage(entry.message)}`))
+
+/** `log --json`: the leaf and the full records of its path. */
+export const logJson = (entries: ReadonlyArray<SessionEntry>, leaf: string | null) =>
+  Effect.map(activePath(entries, leaf), (path) => ({ leaf, entries: path }))
+
+export const ACTIVE = "●"
+export const INACTIVE = "○"
+
+/**
+ * `tree`: the header, then every entry once, depth-first in commit order. A
+ * chain of only children stays in one column; a fork draws each child with
+ * `├──`/`└──` and indents its subtree, so the picture widens only where the
+ * conversation branched. ● marks the root-to-`leaf` path, ○ the other branches.
+ */
+export const renderTree = (
+  header: SessionHeader,
+  entries: ReadonlyArray<SessionEntry>,
+  leaf: string | null
+): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+  Effect.map(activePath(entries, leaf), (path) => {
+    const active = new Set(path.map((entry) => entry.id))
+    const lines = [`session ${header.id}  ${header.timestamp}  ${entries.length} entries`]
+    if (entries.length === 0) return [...lines, "(no entries)"]
+    interface Frame {
+      readonly entry: SessionEntry
+      readonly first: string
+      readonly rest: string
+    }
+    const stack: Array<Frame> = []
+    // Iterative, so a 4,096-entry chain cannot overflow the call stack.
+    const pushChildren = (children: ReadonlyArray<SessionEntry>, prefix: string) => {
+      if (children.length === 1) {
+        stack.push({ entry: children[0]!, first: prefix, rest: prefix })
+        return
+      }
+      for (let i = children.length - 1; i >= 0; i--) {
+        const last = i === children.length - 1
+        stack.push({
+          entry: children[i]!,
+          first: `${prefix}${last ? "└── " : "├── "}`,
+          rest: `${prefix}${last ? "    " : "│   "}`
+        })
+      }
+    }
+    pushChildren(childrenOf(entries, null), "")
+    while (stack.length > 0) {
+      const { entry, first, rest } = stack.pop()!
+      const mark = active.has(entry.id) ? ACTIVE : INACTIVE
+      const here = entry.id === leaf ? "  ← leaf" : ""
+      lines.push(`${first}${mark} ${entry.id}  ${describeMessage(entry.message)}${here}`)
+      pushChildren(childrenOf(entries, entry.id), rest)
+    }
+    return lines
+  })
+
+/** `tree --json`: every entry with its children and whether it is on the active path. */
+export const treeJson = (header: SessionHeader, entries: ReadonlyArray<SessionEntry>, leaf: string | null) =>
+  Effect.map(activePath(entries, leaf), (path) => {
+    const active = new Set(path.map((entry) => entry.id))
+    return {
+      session: header.id,
+      leaf,
+      active: path.map((entry) => entry.id),
+      nodes: entries.map((entry) => ({
+        id: entry.id,
+        parentId: entry.parentId,
+        role: entry.message.role,
+        active: active.has(entry.id),
+        children: childrenOf(entries, entry.id).map((child) => child.id)
+      }))
+    }
+  })

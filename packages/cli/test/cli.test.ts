@@ -1,0 +1,272 @@
+/**
+ * The `session-tree` command as a user runs it: the real bin in a child process,
+ * on session files in fresh temp directories. Tests run concurrently because a
+ * spawn costs about a second of start-up; each one asserts all it can per spawn.
+ */
+import * as SessionStore from "@session-tree/core/SessionStore"
+import * as Fs from "@session-tree/core/Fs"
+import * as Effect from "effect/Effect"
+import * as NFS from "node:fs"
+import * as Path from "node:path"
+import { afterAll, describe, it } from "vitest"
+import { firstWord, otherBoot, records, removeTempDirs, runCli, STACK_FRAME, tempDir, writeConversation } from "./support.js"
+
+afterAll(removeTempDirs)
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+const readOnly = (path: string) => Effect.runPromise(SessionStore.read(path).pipe(Effect.provide(Fs.layer)))
+
+/** A failed run: exit 1, nothing on stdout, the code as first word on stderr, no stack trace. */
+const expectFailure = (
+  expect: import("vitest").ExpectStatic,
+  run: { code: number; stdout: string; stderr: string },
+  code: string
+) => {
+  expect(run.code).toBe(1)
+  expect(firstWord(run.stderr)).toBe(code)
+  expect(run.stderr).not.toMatch(STACK_FRAME)
+  expect(run.stdout).toBe("")
+}
+
+// Generous: on a loaded machine one spawn can take several seconds; a hang still fails.
+describe.concurrent("session-tree", { timeout: 180_000 }, () => {
+  it("create prints the session ID, refuses an existing path, and defaults to a random ID; an empty session verifies with leaf null", async ({ expect }) => {
+    const dir = tempDir()
+    const named = Path.join(dir, "named.jsonl")
+    const random = Path.join(dir, "random.jsonl")
+    const [a, b] = await Promise.all([runCli("create", named, "--id", "s-42"), runCli("create", random)])
+    expect(a).toEqual({ code: 0, stdout: "s-42\n", stderr: "" })
+    expect(records(named)).toEqual([{ type: "session", version: 1, id: "s-42", timestamp: expect.any(String) }])
+    expect(b.code).toBe(0)
+    expect(b.stdout.trim()).toMatch(UUID)
+    expect(records(random)[0]).toMatchObject({ type: "session", id: b.stdout.trim() })
+
+    const before = NFS.readFileSync(named)
+    const [again, empty] = await Promise.all([runCli("create", named, "--id", "other"), runCli("verify", named, "--json")])
+    expectFailure(expect, again, "SESSION_EXISTS")
+    expect(NFS.readFileSync(named).equals(before)).toBe(true)
+    expect(empty.code).toBe(0)
+    expect(JSON.parse(empty.stdout)).toEqual({ ok: true, entries: 0, leaf: null, tail: "none" })
+  })
+
+  it("append --user defaults to the newest entry as parent and prints the new ID", async ({ expect }) => {
+    const path = Path.join(tempDir(), "s.jsonl")
+    await writeConversation(path)
+    const run = await runCli("append", path, "--user", "And the tests?")
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe("")
+    const loaded = await readOnly(path)
+    expect(loaded.entries).toHaveLength(6)
+    const added = loaded.entries[5]!
+    expect(run.stdout).toBe(`${added.id}\n`)
+    expect(added.parentId).toBe("entry-005")
+    expect(added.message).toEqual({ role: "user", id: expect.any(String), content: "And the tests?" })
+  })
+
+  it("append --message with --parent attaches Message IR JSON where asked; --root starts a new root", async ({ expect }) => {
+    const dir = tempDir()
+    const a = Path.join(dir, "a.jsonl")
+    const b = Path.join(dir, "b.jsonl")
+    await Promise.all([writeConversation(a), writeConversation(b)])
+    const message = { role: "assistant", id: "m-9", content: "It holds README.md and src/.", toolCalls: [] }
+    const [parented, rooted] = await Promise.all([
+      runCli("append", a, "--message", JSON.stringify(message), "--parent", "entry-003"),
+      runCli("append", "--root", b, "--user", "A new topic")
+    ])
+    expect(parented.code).toBe(0)
+    const lastA = (await readOnly(a)).entries.at(-1)!
+    expect(parented.stdout).toBe(`${lastA.id}\n`)
+    expect(lastA.parentId).toBe("entry-003")
+    expect(lastA.message).toEqual(message)
+
+    expect(rooted.code).toBe(0)
+    const lastB = (await readOnly(b)).entries.at(-1)!
+    expect(rooted.stdout).toBe(`${lastB.id}\n`)
+    expect(lastB.parentId).toBeNull()
+    expect(lastB.message).toMatchObject({ role: "user", content: "A new topic" })
+  })
+
+  it("append failures print the code first, exit 1 and leave the file as it was", async ({ expect }) => {
+    const path = Path.join(tempDir(), "s.jsonl")
+    await writeConversation(path)
+    const before = NFS.readFileSync(path)
+    // call-1 was made on the sibling branch (entry-002), not among the newest entry's ancestors.
+    const orphan = { role: "tool", id: "m-9", toolCallId: "call-1", toolName: "list_dir", content: "x", isError: false }
+    const [notJson, notIr, toolLink, unknownParent] = await Promise.all([
+      runCli("append", path, "--message", "{\"role\":\"user\","),
+      runCli("append", path, "--message", "{\"role\":\"robot\",\"id\":\"m-9\",\"content\":\"\"}"),
+      runCli("append", path, "--message", JSON.stringify(orphan)),
+      runCli("append", path, "--user", "hi", "--parent", "entry-404")
+    ])
+    expectFailure(expect, notJson, "SESSION_INVALID_MESSAGE")
+    expectFailure(expect, notIr, "SESSION_INVALID_MESSAGE")
+    expectFailure(expect, toolLink, "SESSION_TOOL_LINK")
+    expectFailure(expect, unknownParent, "SESSION_UNKNOWN_PARENT")
+    expect(NFS.readFileSync(path).equals(before)).toBe(true)
+  })
+
+  it("verify reports a loadable file, read-only, in words and as JSON (incomplete tail included)", async ({ expect }) => {
+    const dir = tempDir()
+    const clean = Path.join(dir, "clean.jsonl")
+    const torn = Path.join(dir, "torn.jsonl")
+    await Promise.all([writeConversation(clean), writeConversation(torn)])
+    NFS.appendFileSync(torn, "{\"type\":\"entry\",\"id\":\"cut")
+    const tornBytes = NFS.readFileSync(torn)
+    const [words, json] = await Promise.all([runCli("verify", clean), runCli("verify", torn, "--json")])
+    expect(words.code).toBe(0)
+    expect(words.stderr).toBe("")
+    expect(words.stdout).toBe("ok 5 entries, leaf entry-005, tail none\n")
+    expect(json.code).toBe(0)
+    expect(json.stdout.endsWith("\n")).toBe(true)
+    expect(JSON.parse(json.stdout)).toEqual({ ok: true, entries: 5, leaf: "entry-005", tail: "incomplete" })
+    expect(Object.keys(JSON.parse(json.stdout))).toEqual(["ok", "entries", "leaf", "tail"])
+    // verify never writes: the abandoned tail is still there.
+    expect(NFS.readFileSync(torn).equals(tornBytes)).toBe(true)
+  })
+
+  it("verify rejects corruption with exit 1, the code first on stderr, and a JSON object with the line", async ({ expect }) => {
+    const dir = tempDir()
+    const corrupt = Path.join(dir, "corrupt.jsonl")
+    await writeConversation(corrupt)
+    const lines = NFS.readFileSync(corrupt, "utf8").split("\n")
+    lines.splice(2, 0, "not-json")
+    NFS.writeFileSync(corrupt, lines.join("\n"))
+    const missing = Path.join(dir, "missing.jsonl")
+    const [words, json, absent] = await Promise.all([
+      runCli("verify", corrupt),
+      runCli("verify", corrupt, "--json"),
+      runCli("verify", missing, "--json")
+    ])
+    expectFailure(expect, words, "SESSION_INVALID_JSON")
+    expect(words.stderr).toMatch(/\(line 3\)/)
+
+    expect(json.code).toBe(1)
+    expect(firstWord(json.stderr)).toBe("SESSION_INVALID_JSON")
+    const report = JSON.parse(json.stdout)
+    expect(Object.keys(report)).toEqual(["ok", "code", "message", "line"])
+    expect(report).toEqual({ ok: false, code: "SESSION_INVALID_JSON", message: expect.any(String), line: 3 })
+
+    expect(absent.code).toBe(1)
+    const none = JSON.parse(absent.stdout)
+    expect(none).toEqual({ ok: false, code: "SESSION_NOT_FOUND", message: expect.any(String) })
+    expect(NFS.existsSync(missing)).toBe(false)
+  })
+
+  it("recover removes a marker of an installed generation and leftovers of gone writers; appends are blocked until then", async ({ expect }) => {
+    const dir = tempDir()
+    const path = Path.join(dir, "s.jsonl")
+    await writeConversation(path)
+    NFS.linkSync(path, `${path}.marker`) // a crash after the install, before the marker was removed
+    const leftover = `s.jsonl.tmp-${otherBoot()}-4242-99-1`
+    NFS.writeFileSync(Path.join(dir, leftover), "half a generation")
+    const busy = await runCli("append", path, "--user", "blocked")
+    expectFailure(expect, busy, "SESSION_BUSY")
+
+    const run = await runCli("recover", path)
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe("")
+    expect(run.stdout).toMatch(/^recovery marker removed/)
+    expect(run.stdout).toContain(leftover)
+    expect(NFS.readdirSync(dir)).toEqual(["s.jsonl"])
+    expect((await readOnly(path)).entries).toHaveLength(5)
+  })
+
+  it("recover restores the marker when the crash left no file, and reports nothing to do as JSON", async ({ expect }) => {
+    const dir = tempDir()
+    const path = Path.join(dir, "s.jsonl")
+    const clean = Path.join(dir, "clean.jsonl")
+    await Promise.all([writeConversation(path), writeConversation(clean)])
+    const bytes = NFS.readFileSync(path)
+    NFS.renameSync(path, `${path}.marker`)
+    const [restored, nothing] = await Promise.all([runCli("recover", path, "--json"), runCli("recover", clean, "--json")])
+    expect(restored.code).toBe(0)
+    expect(JSON.parse(restored.stdout)).toEqual({ ok: true, marker: "restored", removed: [] })
+    expect(NFS.readFileSync(path).equals(bytes)).toBe(true)
+    expect(NFS.existsSync(`${path}.marker`)).toBe(false)
+    expect(nothing.code).toBe(0)
+    expect(JSON.parse(nothing.stdout)).toEqual({ ok: true, marker: "none", removed: [] })
+  })
+
+  it("log prints the active path root→leaf, one line per entry with tool calls and results; --json gives the records", async ({ expect }) => {
+    const path = Path.join(tempDir(), "s.jsonl")
+    const entries = await writeConversation(path)
+    const [active, old, json, unknown] = await Promise.all([
+      runCli("log", path),
+      runCli("log", path, "--leaf", "entry-003"),
+      runCli("log", path, "--json"),
+      runCli("log", path, "--leaf", "entry-404")
+    ])
+    expect(active.code).toBe(0)
+    expect(active.stderr).toBe("")
+    expect(active.stdout.split("\n")).toEqual([
+      "entry-001  user       \"What is in /project?\"",
+      "entry-004  assistant  \"Shall I list it recursively?\"",
+      "entry-005  user       \"Yes, please.\"",
+      ""
+    ])
+    expect(old.code).toBe(0)
+    expect(old.stdout.split("\n")).toEqual([
+      "entry-001  user       \"What is in /project?\"",
+      "entry-002  assistant  \"Let me look.\"  calls list_dir({\"path\":\"/project\"}) [call-1]",
+      "entry-003  tool       list_dir [call-1] → \"README.md\\nsrc/\"",
+      ""
+    ])
+    expect(json.code).toBe(0)
+    expect(JSON.parse(json.stdout)).toEqual({ leaf: "entry-005", entries: [entries[0], entries[3], entries[4]] })
+    expectFailure(expect, unknown, "SESSION_UNKNOWN_ENTRY")
+  })
+
+  it("tree draws every branch once and marks the path to the newest entry", async ({ expect }) => {
+    const path = Path.join(tempDir(), "s.jsonl")
+    await writeConversation(path)
+    const [words, json] = await Promise.all([runCli("tree", path), runCli("tree", path, "--json")])
+    expect(words.code).toBe(0)
+    expect(words.stderr).toBe("")
+    const lines = words.stdout.trimEnd().split("\n")
+    expect(lines[0]).toMatch(/^session s-1 .* 5 entries$/)
+    expect(lines.slice(1).map((line) => line.replace(/(entry-\d+)  .*?(  ← leaf)?$/, "$1$2"))).toEqual([
+      "● entry-001",
+      "├── ○ entry-002",
+      "│   ○ entry-003",
+      "└── ● entry-004",
+      "    ● entry-005  ← leaf"
+    ])
+
+    expect(json.code).toBe(0)
+    expect(JSON.parse(json.stdout)).toEqual({
+      session: "s-1",
+      leaf: "entry-005",
+      active: ["entry-001", "entry-004", "entry-005"],
+      nodes: [
+        { id: "entry-001", parentId: null, role: "user", active: true, children: ["entry-002", "entry-004"] },
+        { id: "entry-002", parentId: "entry-001", role: "assistant", active: false, children: ["entry-003"] },
+        { id: "entry-003", parentId: "entry-002", role: "tool", active: false, children: [] },
+        { id: "entry-004", parentId: "entry-001", role: "assistant", active: true, children: ["entry-005"] },
+        { id: "entry-005", parentId: "entry-004", role: "user", active: true, children: [] }
+      ]
+    })
+  })
+
+  it("wrong usage exits 2, prints no stack trace and touches nothing", async ({ expect }) => {
+    const path = Path.join(tempDir(), "s.jsonl")
+    await writeConversation(path)
+    const before = NFS.readFileSync(path)
+    const runs = await Promise.all([
+      runCli("frobnicate", path),
+      runCli("verify", path, "--frobnicate"),
+      runCli("append", path, "--user", "a", "--message", "{}"),
+      // Usage is checked before the file is opened: exit 2 even where the path does not exist.
+      runCli("append", Path.join(Path.dirname(path), "missing.jsonl"), "--user", "a", "--parent", "entry-001", "--root"),
+      runCli()
+    ])
+    for (const run of runs) {
+      expect(run.code).toBe(2)
+      expect(run.stdout).toBe("")
+      expect(run.stderr).not.toBe("")
+      expect(run.stderr).not.toMatch(STACK_FRAME)
+    }
+    expect(runs[3]!.stderr).toMatch(/--parent and --root/)
+    expect(NFS.readFileSync(path).equals(before)).toBe(true)
+  })
+})
