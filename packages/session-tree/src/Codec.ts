@@ -37,8 +37,9 @@ export const decodeSession = (bytes: Uint8Array): DecodedSession | SessionError 
         line: lines.length + 1
       })
     }
+    // Whitespace alone is a viable prefix too; either way bytes were skipped and stay on disk.
     if (state === "complete") lines = [...lines, split.tail]
-    else if (split.tail.trim() !== "") tail = "incomplete"
+    else tail = "incomplete"
   }
   if (lines.length === 0) {
     return sessionError("SESSION_INVALID_HEADER", tail === "incomplete" ? "the header is incomplete" : "the header is missing", {
@@ -57,6 +58,9 @@ export const decodeSession = (bytes: Uint8Array): DecodedSession | SessionError 
     const text = lines[i]!
     const record = parseLine(text, i + 1)
     if (record instanceof SessionError) return record
+    if (Object.prototype.hasOwnProperty.call(record, "type") && record["type"] === "session") {
+      return sessionError("SESSION_INVALID_HEADER", "a second header", { line: i + 1 })
+    }
     const entry = decodeEntry(record, i + 1)
     if (entry instanceof SessionError) return entry
     const problem = history.check(entry, i + 1)

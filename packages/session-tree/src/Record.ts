@@ -14,8 +14,12 @@ import { type SessionError, sessionError } from "./SessionError.js"
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 /** True for exactly the strings `Date.prototype.toISOString()` writes (four-digit years). */
-export const isCanonicalTimestamp = (s: string): boolean =>
-  CANONICAL_TIMESTAMP.test(s) && new Date(s).toISOString() === s
+export const isCanonicalTimestamp = (s: string): boolean => {
+  if (!CANONICAL_TIMESTAMP.test(s)) return false
+  // Shapes like "…T23:59:60.000Z" parse to an invalid Date, whose toISOString throws.
+  const time = Date.parse(s)
+  return !Number.isNaN(time) && new Date(time).toISOString() === s
+}
 
 export const Id = Schema.String.pipe(Schema.minLength(1))
 export const Timestamp = Schema.String.pipe(
@@ -85,7 +89,10 @@ export const SessionEntry = Schema.Struct({
 })
 export type SessionEntry = typeof SessionEntry.Type
 
-const strict = { onExcessProperty: "error", errors: "first" } as const
+// `exact`: a missing key is an error even where the schema accepts undefined
+// (the envelope's `message`), and the decoder never reads a missing key through
+// the prototype chain, so nothing on Object.prototype can stand in for it.
+const strict = { onExcessProperty: "error", errors: "first", exact: true } as const
 const decodeHeaderEither = Schema.decodeUnknownEither(SessionHeader, strict)
 const decodeEnvelopeEither = Schema.decodeUnknownEither(EntryEnvelope, strict)
 const decodeMessageEither = Schema.decodeUnknownEither(CourseMessage, strict)
@@ -93,7 +100,9 @@ const decodeMessageEither = Schema.decodeUnknownEither(CourseMessage, strict)
 const explain = (error: ParseResult.ParseError): string =>
   ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
 
-const versionOf = (record: { readonly [key: string]: unknown }): unknown => record["version"]
+/** An own property only: a key missing from parsed JSON must not be looked up on the prototype chain. */
+const own = (record: { readonly [key: string]: unknown }, key: string): unknown =>
+  Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined
 
 /** Deep-freezes a value built by the decoders (plain objects and arrays only), without recursion. */
 export const deepFreeze = <A>(value: A): A => {
@@ -112,13 +121,48 @@ export const decodeHeader = (
   record: { readonly [key: string]: unknown },
   line: number
 ): SessionHeader | SessionError => {
-  if (record["type"] === "session" && typeof versionOf(record) === "number" && versionOf(record) !== 1) {
-    return sessionError("SESSION_UNSUPPORTED_VERSION", `header version ${String(versionOf(record))} is not supported`, { line })
+  const version = own(record, "version")
+  if (own(record, "type") === "session" && typeof version === "number" && version !== 1) {
+    return sessionError("SESSION_UNSUPPORTED_VERSION", `header version ${version} is not supported`, { line })
   }
   const decoded = decodeHeaderEither(record)
   return Either.isRight(decoded)
     ? Object.freeze(decoded.right)
     : sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line })
+}
+
+/**
+ * A fresh copy of JSON data (plain objects and arrays), without recursion, or
+ * undefined when it holds a number JSON cannot write back (`1e400` parses to
+ * Infinity, which `JSON.stringify` would turn into `null` on the next commit).
+ * Tool-call arguments decode as `Unknown` values, which the schema passes
+ * through by reference; copying them means no record shares an object with the
+ * parsed line (or with an append's input). `-0` becomes `0`, as the append
+ * snapshot does, since that is what a commit writes. A `__proto__` key (refused
+ * earlier, on both paths) would be defined, never assigned, so it stays a key.
+ */
+const copyJson = (value: object): object | undefined => {
+  const fresh = (source: object): Record<string, unknown> | Array<unknown> =>
+    Array.isArray(source) ? new Array<unknown>(source.length) : {}
+  const root = fresh(value)
+  const stack: Array<readonly [object, Record<string, unknown> | Array<unknown>]> = [[value, root]]
+  while (stack.length > 0) {
+    const [source, target] = stack.pop()!
+    for (const key of Object.keys(source)) {
+      let child: unknown = (source as Record<string, unknown>)[key]
+      if (typeof child === "object" && child !== null) {
+        const copy = fresh(child)
+        stack.push([child, copy])
+        child = copy
+      } else if (typeof child === "number") {
+        if (!Number.isFinite(child)) return undefined
+        if (child === 0) child = 0
+      }
+      if (key === "__proto__") Object.defineProperty(target, key, { value: child, writable: true, enumerable: true, configurable: true })
+      else (target as Record<string, unknown>)[key] = child
+    }
+  }
+  return root
 }
 
 /** Decodes one message (Message IR v1); tool-call IDs must be unique within it. */
@@ -128,16 +172,23 @@ export const decodeMessage = (message: unknown, line?: number): CourseMessage | 
     return sessionError("SESSION_INVALID_MESSAGE", explain(decoded.left), { line })
   }
   const value = decoded.right
-  if (value.role === "assistant" && value.toolCalls.length > 1) {
-    const seen = new Set<string>()
-    for (const call of value.toolCalls) {
-      if (seen.has(call.id)) {
-        return sessionError("SESSION_INVALID_MESSAGE", `tool call ID "${call.id}" repeats within one message`, { line })
-      }
-      seen.add(call.id)
+  if (value.role !== "assistant") return value
+  const seen = new Set<string>()
+  for (const call of value.toolCalls) {
+    if (seen.has(call.id)) {
+      return sessionError("SESSION_INVALID_MESSAGE", `tool call ID "${call.id}" repeats within one message`, { line })
     }
+    seen.add(call.id)
   }
-  return value
+  const toolCalls: Array<ToolCall> = []
+  for (const call of value.toolCalls) {
+    const args = copyJson(call.arguments)
+    if (args === undefined) {
+      return sessionError("SESSION_INVALID_MESSAGE", `the arguments of tool call "${call.id}" hold a number out of range`, { line })
+    }
+    toolCalls.push({ id: call.id, name: call.name, arguments: args as ToolCall["arguments"] })
+  }
+  return { ...value, toolCalls }
 }
 
 /** Decodes one entry record; the result is a fresh, deeply frozen plain object. */
@@ -145,8 +196,8 @@ export const decodeEntry = (
   record: { readonly [key: string]: unknown },
   line?: number
 ): SessionEntry | SessionError => {
-  const version = versionOf(record)
-  if (record["type"] === "entry" && typeof version === "number" && version !== 1) {
+  const version = own(record, "version")
+  if (own(record, "type") === "entry" && typeof version === "number" && version !== 1) {
     return sessionError("SESSION_UNSUPPORTED_VERSION", `entry version ${version} is not supported`, { line })
   }
   const envelope = decodeEnvelopeEither(record)
