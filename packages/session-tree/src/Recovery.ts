@@ -16,12 +16,21 @@
  * 3. Temp, next and rollback names of gone writers are removed.
  * Every change is followed by a directory fsync. An entry whose append resolved
  * is in both candidates, so no rule above can lose it.
+ *
+ * The marker is looked at before the directory is listed, and both are looked
+ * at again just before the marker is touched (SESSION_BUSY if either changed):
+ * a writer names itself with its temp file before it links the marker and until
+ * it has removed it. What remains is a window of a few system calls in which a
+ * writer that started after the second listing could have its marker of the
+ * same generation taken for the one judged; `recover` is an explicit operation
+ * for after a crash or a lock, not one to run in a loop beside live writers.
  */
 import * as Effect from "effect/Effect"
 import { decodeSession, encodeLine } from "./Codec.js"
-import { Flags, Fs, sameFile } from "./Fs.js"
+import * as Path from "node:path"
+import { Fs, sameFile } from "./Fs.js"
 import * as Generation from "./internal/generation.js"
-import { closeQuietly, lstatOrMissing, step } from "./internal/io.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, step } from "./internal/io.js"
 import * as Owner from "./internal/owner.js"
 import * as Paths from "./internal/paths.js"
 import { SessionError, sessionError } from "./SessionError.js"
@@ -54,6 +63,23 @@ const isPrefix = (
   return true
 }
 
+/** Lists the leftovers of `paths` and fails with SESSION_BUSY while one names a writer that may be running. */
+const leftoversOfGoneWriters = (paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<Paths.Leftover>, SessionError, Fs> =>
+  Effect.flatMap(Fs, (fs) =>
+    Effect.flatMap(step("list directory", fs.readdir(paths.dir)), (names) => {
+      const leftovers = names.flatMap((name) => {
+        const l = Paths.parseLeftover(paths, name)
+        return l === undefined ? [] : [l]
+      })
+      const live = leftovers.find((l) => Owner.isAlive(l.owner))
+      return live === undefined
+        ? Effect.succeed(leftovers)
+        : Effect.fail(sessionError("SESSION_BUSY", `a writer (pid ${live.owner.pid}) may still be committing`, {
+          path: paths.path
+        }))
+    })
+  )
+
 export const recover = (path: string): Effect.Effect<RecoveryReport, SessionError, Fs> =>
   Effect.gen(function*() {
     const fs = yield* Fs
@@ -61,22 +87,14 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
     const dir = yield* Generation.statDirectory(paths)
     const lock = lockFor(paths.lockKey(dir.dev, dir.ino))
     return yield* lock.withPermits(1)(Effect.gen(function*() {
-      const names = yield* step("list directory", fs.readdir(paths.dir))
-      const leftovers = names.flatMap((name) => {
-        const l = Paths.parseLeftover(paths, name)
-        return l === undefined ? [] : [l]
-      })
-      const live = leftovers.filter((l) => Owner.isAlive(l.owner))
-      if (live.length > 0) {
-        return yield* sessionError("SESSION_BUSY", `a writer (pid ${live[0]!.owner.pid}) may still be committing`, {
-          path: paths.path
-        })
-      }
-      const dirHandle = yield* step("open directory", fs.open(paths.dir, Flags.directory))
+      // The marker is looked at before the listing: a writer creates its temp name before it links the
+      // marker and removes it after, so a marker seen here whose writer is running shows up below.
+      const markerStat = yield* step("lstat marker", lstatOrMissing(paths.marker))
+      const leftovers = yield* leftoversOfGoneWriters(paths)
+      const dirHandle = yield* Generation.openDirectory(paths, dir)
       return yield* Effect.gen(function*() {
         const syncDir = step("fsync directory", fs.fsync(dirHandle))
         let marker: RecoveryReport["marker"] = "none"
-        const markerStat = yield* step("lstat marker", lstatOrMissing(paths.marker))
         if (markerStat !== undefined) {
           if (markerStat.kind !== "file") {
             return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the marker is not a regular file", { path: paths.marker })
@@ -100,10 +118,25 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
               )
             }
           }
+          // Judged on what was seen above: act only if the marker and the path are still exactly that.
+          const markerNow = yield* step("lstat marker", lstatOrMissing(paths.marker))
+          const pathNow = yield* step("lstat", lstatOrMissing(paths.path))
+          if (
+            markerNow === undefined || !sameFile(markerNow, markerStat) ||
+            (current === undefined ? pathNow !== undefined : pathNow === undefined || !sameFile(pathNow, current))
+          ) {
+            return yield* sessionError("SESSION_BUSY", "the marker or the file changed while recover looked at them", {
+              path: paths.path
+            })
+          }
+          yield* leftoversOfGoneWriters(paths)
           if (restore) {
             const rollback = Paths.ownName(paths, "rollback", Paths.nextSeq())
             yield* step("link marker", fs.link(paths.marker, rollback))
-            yield* step("restore", fs.rename(rollback, paths.path))
+            yield* step("restore", fs.rename(rollback, paths.path)).pipe(
+              Effect.tapError(() => Effect.ignore(fs.unlink(rollback)))
+            )
+            yield* expectIdentity("restored generation", paths.path, "file", markerStat)
             yield* syncDir
             marker = "restored"
           } else {
@@ -114,7 +147,7 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
         }
         const removed: Array<string> = []
         for (const l of leftovers) {
-          const target = `${paths.dir}/${l.name}`
+          const target = Path.join(paths.dir, l.name)
           yield* step(`remove ${l.kind}`, fs.unlink(target).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.void)))
           removed.push(l.name)
         }

@@ -39,8 +39,10 @@ export interface SessionStore {
   readonly tail: "none" | "incomplete"
   readonly get: (id: string) => SessionEntry | undefined
   /**
-   * Appends one entry. The message is snapshot (own data properties only, no
-   * caller code runs) before anything is queued; the entry resolves once durable.
+   * Appends one entry. The message is snapshot when `append` is called (own data
+   * properties only, no caller code runs), so later changes to it never reach the
+   * entry; the entry resolves once durable. Once the store's scope has closed,
+   * `append` and `flush` fail with SESSION_IO.
    */
   readonly append: (parentId: string | null, message: unknown) => Effect.Effect<SessionEntry, SessionError>
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
@@ -67,8 +69,9 @@ export const KERNEL_COPY_MIN_BYTES = 256 * 1024
 /** Loads a session read-only: it never writes, and holds nothing open afterwards. */
 export const read = (path: string): Effect.Effect<Loaded, SessionError, Fs> => {
   const paths = Paths.make(path)
-  return Effect.flatMap(Generation.open(paths), (opened) =>
-    Effect.ensuring(
+  return Effect.acquireUseRelease(
+    Generation.open(paths),
+    (opened) =>
       Effect.suspend(() => {
         const decoded = decodeSession(opened.bytes)
         return decoded instanceof SessionError
@@ -81,8 +84,8 @@ export const read = (path: string): Effect.Effect<Loaded, SessionError, Fs> => {
             size: opened.bytes.length
           })
       }),
-      closeQuietly(opened.held.handle)
-    ))
+    (opened) => closeQuietly(opened.held.handle)
+  )
 }
 
 const timestampNow = (clock: Clock.Clock): Effect.Effect<string, SessionError> =>
@@ -150,7 +153,24 @@ interface State {
   diskCanonical: boolean
   tail: "none" | "incomplete"
   locked: SessionError | undefined
+  /** Set once the store's scope has closed: its descriptors are gone, so nothing may commit. */
+  closed: boolean
   leftover: Array<string>
+}
+
+type Prepared = { readonly parentId: string | null; readonly message: CourseMessage } | SessionError
+
+/** Checks and snapshots an append's input at call time, so later changes to `message` cannot reach the entry. */
+const prepare = (parentId: unknown, message: unknown): Prepared => {
+  if (parentId !== null && (typeof parentId !== "string" || parentId === "")) {
+    return sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID")
+  }
+  const snapshot = snapshotJson(message, 2)
+  if (!snapshot.ok) {
+    return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
+  }
+  const decoded = decodeMessage(snapshot.value)
+  return decoded instanceof SessionError ? decoded : { parentId, message: deepFreeze(decoded) }
 }
 
 const make = (
@@ -167,10 +187,28 @@ const make = (
     const queue = yield* Effect.makeSemaphore(1)
     const pathLock = lockFor(paths.lockKey(dir.id.dev, dir.id.ino))
     const pending: Array<Request> = []
+    // Entries of the batch being committed: in `history` for checking, not yet visible through `get`.
+    const tentative = new Set<SessionEntry>()
     const provide = <A, E>(effect: Effect.Effect<A, E, Fs>) => Effect.provideService(effect, Fs, fs)
 
-    // Waits for a commit in flight, then releases the generation this store holds.
-    yield* Effect.addFinalizer(() => queue.withPermits(1)(provide(closeQuietly(state.base.handle))))
+    const removeLeftovers = Effect.gen(function*() {
+      for (const name of state.leftover.splice(0)) {
+        const gone = yield* provide(Effect.either(fs.unlink(name)))
+        if (gone._tag === "Left" && gone.left.errno !== "ENOENT") state.leftover.push(name)
+      }
+    })
+
+    // Waits for a commit in flight, then releases the generation this store holds. The directory
+    // handle is released after this (it was acquired first), so no later call may use either.
+    yield* Effect.addFinalizer(() =>
+      queue.withPermits(1)(Effect.suspend(() => {
+        state.closed = true
+        return Effect.zipRight(provide(closeQuietly(state.base.handle)), removeLeftovers)
+      }))
+    )
+
+    const refusal = (): SessionError | undefined =>
+      state.locked ?? (state.closed ? sessionError("SESSION_IO", "the store's scope is closed", { path: paths.path }) : undefined)
 
     const ensureGeneration = (): GenerationBuffer => {
       if (state.generation === undefined) {
@@ -186,10 +224,7 @@ const make = (
     /** Commits `bytes` (the current generation plus `added` new bytes) and makes it the base on success. */
     const commitBytes = (bytes: Buffer, added: number): Effect.Effect<void, SessionError> =>
       Effect.gen(function*() {
-        for (const name of state.leftover.splice(0)) {
-          const gone = yield* provide(Effect.either(fs.unlink(name)))
-          if (gone._tag === "Left" && gone.left.errno !== "ENOENT") state.leftover.push(name)
-        }
+        yield* removeLeftovers
         const copyPrefix = state.diskCanonical && bytes.length >= KERNEL_COPY_MIN_BYTES ? bytes.length - added : 0
         const result = yield* provide(Generation.commit({
           paths,
@@ -220,70 +255,89 @@ const make = (
 
     const guarded = <A>(effect: Effect.Effect<A, SessionError>): Effect.Effect<A, SessionError> =>
       queue.withPermits(1)(pathLock.withPermits(1)(
-        Effect.suspend(() => (state.locked !== undefined ? Effect.fail(state.locked) : effect))
+        Effect.suspend(() => {
+          const refused = refusal()
+          return refused !== undefined ? Effect.fail(refused) : effect
+        })
       ))
 
-    /** Validates every pending request in order against the growing history, then commits the accepted ones. */
-    const drain: Effect.Effect<void> = Effect.gen(function*() {
-      const batch = pending.splice(0)
-      if (batch.length === 0) return
-      if (state.locked !== undefined) {
-        for (const request of batch) yield* Deferred.fail(request.done, state.locked)
-        return
-      }
-      const generation = ensureGeneration()
-      const before = history.size
-      const accepted: Array<{ readonly request: Request; readonly entry: SessionEntry }> = []
-      const lines: Array<Buffer> = []
-      let added = 0
-      for (const request of batch) {
-        const built = yield* Effect.either(Effect.gen(function*() {
-          const id = yield* catchDefects("the ID factory", Effect.flatMap(ids.entryId, (id) => validId("entry", id)))
-          if (history.has(id)) {
-            return yield* sessionError("SESSION_INVALID_OPTIONS", `the ID factory returned "${id}" twice`)
-          }
-          const timestamp = yield* timestampNow(clock)
-          const entry: SessionEntry = deepFreeze({
-            type: "entry",
-            version: 1,
-            id,
-            parentId: request.parentId,
-            timestamp,
-            message: request.message
-          })
-          const problem = history.check(entry)
-          if (problem !== undefined) return yield* problem
-          const line = Buffer.from(encodeLine(entry), "utf8")
-          if (line.length - 1 > MAX_LINE_BYTES) {
-            return yield* sessionError("SESSION_LINE_TOO_LONG", `the entry line would hold ${line.length - 1} bytes, more than ${MAX_LINE_BYTES}`)
-          }
-          if (history.size >= MAX_ENTRIES) {
-            return yield* sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`)
-          }
-          if (generation.length + added + line.length > MAX_FILE_BYTES) {
-            return yield* sessionError("SESSION_FILE_TOO_LARGE", `the file would exceed ${MAX_FILE_BYTES} bytes`)
-          }
-          return { entry, line }
-        }))
-        if (built._tag === "Left") {
-          yield* Deferred.fail(request.done, built.left)
-          continue
+    /** Validates every request of `batch` in order against the growing history, then commits the accepted ones. */
+    const commitBatch = (batch: ReadonlyArray<Request>): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const refused = refusal()
+        if (refused !== undefined) {
+          for (const request of batch) yield* Deferred.fail(request.done, refused)
+          return
         }
-        history.add(built.right.entry)
-        accepted.push({ request, entry: built.right.entry })
-        lines.push(built.right.line)
-        added += built.right.line.length
-      }
-      if (accepted.length === 0) return
-      const committed = yield* Effect.exit(commitBytes(generation.stage(lines, added), added))
-      if (Exit.isSuccess(committed)) {
-        generation.length += added
-        state.view = Object.freeze(history.entries.slice())
-        for (const { entry, request } of accepted) yield* Deferred.succeed(request.done, entry)
-      } else {
-        history.truncate(before)
-        for (const { request } of accepted) yield* Deferred.failCause(request.done, committed.cause)
-      }
+        const generation = ensureGeneration()
+        const accepted: Array<{ readonly request: Request; readonly entry: SessionEntry }> = []
+        const lines: Array<Buffer> = []
+        let added = 0
+        for (const request of batch) {
+          const built = yield* Effect.either(Effect.gen(function*() {
+            const id = yield* catchDefects("the ID factory", Effect.flatMap(ids.entryId, (id) => validId("entry", id)))
+            if (history.has(id)) {
+              return yield* sessionError("SESSION_INVALID_OPTIONS", `the ID factory returned "${id}" twice`)
+            }
+            const timestamp = yield* timestampNow(clock)
+            const entry: SessionEntry = deepFreeze({
+              type: "entry",
+              version: 1,
+              id,
+              parentId: request.parentId,
+              timestamp,
+              message: request.message
+            })
+            const problem = history.check(entry)
+            if (problem !== undefined) return yield* problem
+            const line = Buffer.from(encodeLine(entry), "utf8")
+            if (line.length - 1 > MAX_LINE_BYTES) {
+              return yield* sessionError("SESSION_LINE_TOO_LONG", `the entry line would hold ${line.length - 1} bytes, more than ${MAX_LINE_BYTES}`)
+            }
+            if (history.size >= MAX_ENTRIES) {
+              return yield* sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`)
+            }
+            if (generation.length + added + line.length > MAX_FILE_BYTES) {
+              return yield* sessionError("SESSION_FILE_TOO_LARGE", `the file would exceed ${MAX_FILE_BYTES} bytes`)
+            }
+            return { entry, line }
+          }))
+          if (built._tag === "Left") {
+            yield* Deferred.fail(request.done, built.left)
+            continue
+          }
+          history.add(built.right.entry)
+          tentative.add(built.right.entry)
+          accepted.push({ request, entry: built.right.entry })
+          lines.push(built.right.line)
+          added += built.right.line.length
+        }
+        if (accepted.length === 0) return
+        const committed = yield* Effect.exit(commitBytes(generation.stage(lines, added), added))
+        tentative.clear()
+        if (Exit.isSuccess(committed)) {
+          generation.length += added
+          state.view = Object.freeze(history.entries.slice())
+          for (const { entry, request } of accepted) yield* Deferred.succeed(request.done, entry)
+        } else {
+          history.truncate(state.view.length)
+          for (const { request } of accepted) yield* Deferred.failCause(request.done, committed.cause)
+        }
+      })
+
+    /** Commits everything pending. A defect must not leave a caller waiting forever or tentative entries behind. */
+    const drain: Effect.Effect<void> = Effect.suspend(() => {
+      const batch = pending.splice(0)
+      if (batch.length === 0) return Effect.void
+      return commitBatch(batch).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.suspend(() => {
+            tentative.clear()
+            if (history.size > state.view.length) history.truncate(state.view.length)
+            return Effect.forEach(batch, (request) => Deferred.failCause(request.done, cause), { discard: true })
+          })
+        )
+      )
     })
 
     const store: SessionStore = {
@@ -295,27 +349,27 @@ const make = (
       get tail() {
         return state.tail
       },
-      get: (id) => history.get(id),
-      append: (parentId, message) =>
-        Effect.suspend(() => {
-          if (state.locked !== undefined) return Effect.fail(state.locked)
-          if (parentId !== null && (typeof parentId !== "string" || parentId === "")) {
-            return Effect.fail(sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID"))
-          }
-          const snapshot = snapshotJson(message, 2)
-          if (!snapshot.ok) {
-            return Effect.fail(sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason))
-          }
-          const decoded = decodeMessage(snapshot.value)
-          if (decoded instanceof SessionError) return Effect.fail(decoded)
-          const request: Request = { parentId, message: deepFreeze(decoded), done: Deferred.unsafeMake(FiberId.none) }
+      get: (id) => {
+        const entry = history.get(id)
+        return entry === undefined || tentative.has(entry) ? undefined : entry
+      },
+      append: (parentId, message) => {
+        const prepared = prepare(parentId, message)
+        // Uninterruptible from queueing to the answer: a queued request is committed either way,
+        // so its caller must see the outcome.
+        return Effect.uninterruptible(Effect.suspend(() => {
+          const refused = refusal()
+          if (refused !== undefined) return Effect.fail(refused)
+          if (prepared instanceof SessionError) return Effect.fail(prepared)
+          const request: Request = { ...prepared, done: Deferred.unsafeMake(FiberId.none) }
           pending.push(request)
           // Whoever gets the permit commits everything pending, this request included or already done.
           return Effect.zipRight(
-            Effect.uninterruptible(queue.withPermits(1)(pathLock.withPermits(1)(drain))),
+            queue.withPermits(1)(pathLock.withPermits(1)(drain)),
             Deferred.await(request.done)
           )
-        }),
+        }))
+      },
       flush: Effect.uninterruptible(guarded(Effect.suspend(() => {
         const generation = ensureGeneration()
         return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
@@ -347,43 +401,48 @@ export const create = (
     if (line.length - 1 > MAX_LINE_BYTES) {
       return yield* sessionError("SESSION_LINE_TOO_LONG", "the header line would be too long")
     }
-    const dirStat = yield* Generation.statDirectory(paths)
-    const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)
-    const lock = lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
-    const held = yield* lock.withPermits(1)(Generation.create(paths, line, dirHandle, dirStat))
-    return yield* make(paths, header, new History(), {
-      view: Object.freeze([]),
-      base: held,
-      generation: new GenerationBuffer(line),
-      loadedBytes: undefined,
-      diskCanonical: true,
-      tail: "none",
-      locked: undefined,
-      leftover: []
-    }, { handle: dirHandle, id: dirStat })
+    // Uninterruptible from the first descriptor to the finalizer that owns it.
+    return yield* Effect.uninterruptible(Effect.gen(function*() {
+      const dirStat = yield* Generation.statDirectory(paths)
+      const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)
+      const lock = lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+      const created = yield* lock.withPermits(1)(Generation.create(paths, line, dirHandle, dirStat))
+      return yield* make(paths, header, new History(), {
+        view: Object.freeze([]),
+        base: created.held,
+        generation: new GenerationBuffer(line),
+        loadedBytes: undefined,
+        diskCanonical: true,
+        tail: "none",
+        locked: undefined,
+        closed: false,
+        leftover: created.leftover.slice()
+      }, { handle: dirHandle, id: dirStat })
+    }))
   })
 
 /** Loads a session for appending; the store holds the file and its directory open until its scope closes. */
 export const load = (path: string): Effect.Effect<SessionStore, SessionError, Fs | Ids | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.uninterruptible(Effect.gen(function*() {
     const paths = Paths.make(path)
     const opened = yield* Generation.open(paths)
     return yield* Effect.gen(function*() {
-    const decoded = decodeSession(opened.bytes)
-    if (decoded instanceof SessionError) return yield* decoded
-    const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(paths, opened.dir), closeQuietly)
-    return yield* make(paths, decoded.header, decoded.history, {
-      view: Object.freeze(decoded.history.entries.slice()),
-      base: opened.held,
-      generation: undefined,
-      loadedBytes: opened.bytes,
-      diskCanonical: false,
-      tail: decoded.tail,
-      locked: undefined,
-      leftover: []
-    }, { handle: dirHandle, id: opened.dir })
+      const decoded = decodeSession(opened.bytes)
+      if (decoded instanceof SessionError) return yield* decoded
+      const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(paths, opened.dir), closeQuietly)
+      return yield* make(paths, decoded.header, decoded.history, {
+        view: Object.freeze(decoded.history.entries.slice()),
+        base: opened.held,
+        generation: undefined,
+        loadedBytes: opened.bytes,
+        diskCanonical: false,
+        tail: decoded.tail,
+        locked: undefined,
+        closed: false,
+        leftover: []
+      }, { handle: dirHandle, id: opened.dir })
     }).pipe(Effect.onError(() => closeQuietly(opened.held.handle)))
-  })
+  }))
 
 /** Loads the session at `path`, creating it first when nothing is there. */
 export const open = (path: string): Effect.Effect<SessionStore, SessionError, Fs | Ids | Scope.Scope> =>

@@ -4,6 +4,7 @@
  * durable commit of the next one with its marker protocol and rollback.
  */
 import * as Effect from "effect/Effect"
+import * as NFS from "node:fs"
 import { type FileId, Flags, Fs, type Handle, sameFile, type Stat } from "../Fs.js"
 import { MAX_FILE_BYTES } from "./lines.js"
 import { type SessionError, sessionError } from "../SessionError.js"
@@ -80,21 +81,27 @@ export const open = (paths: Paths.SessionPaths): Effect.Effect<Opened, SessionEr
         held: { handle, id: stat, size: length, mode: stat.mode },
         dir
       }
-    }).pipe(Effect.tapError(() => closeQuietly(handle)))
-  })
+    }).pipe(Effect.onError(() => closeQuietly(handle)))
+  }).pipe(Effect.uninterruptible)
 
 /** Opens the directory so commits can fsync it; the descriptor also pins its identity. */
 export const openDirectory = (paths: Paths.SessionPaths, id: FileId): Effect.Effect<Handle, SessionError, Fs> =>
   Effect.gen(function*() {
     const fs = yield* Fs
     const handle = yield* step("open directory", fs.open(paths.dir, Flags.directory), { ELOOP: "SESSION_REPLACED" })
-    const stat = yield* step("fstat directory", fs.fstat(handle)).pipe(Effect.tapError(() => closeQuietly(handle)))
-    if (!sameFile(stat, id)) {
+    const stat = yield* step("fstat directory", fs.fstat(handle)).pipe(Effect.onError(() => closeQuietly(handle)))
+    if (stat.kind !== "directory" || !sameFile(stat, id)) {
       yield* closeQuietly(handle)
       return yield* sessionError("SESSION_REPLACED", "the directory changed while it was opened", { path: paths.dir })
     }
     return handle
-  })
+  }).pipe(Effect.uninterruptible)
+
+/** What `create` made: the held first generation, and own names it could not remove (for the store to retry). */
+export interface Created {
+  readonly held: Held
+  readonly leftover: ReadonlyArray<string>
+}
 
 /**
  * Creates the first generation: the bytes go to an exclusive temp file that is
@@ -106,7 +113,7 @@ export const create = (
   bytes: Uint8Array,
   dirHandle: Handle,
   dirId: FileId
-): Effect.Effect<Held, SessionError, Fs> =>
+): Effect.Effect<Created, SessionError, Fs> =>
   Effect.gen(function*() {
     const fs = yield* Fs
     const existing = yield* step("lstat", lstatOrMissing(paths.path))
@@ -124,10 +131,11 @@ export const create = (
       yield* expectIdentity("new file", paths.path, "file", stat)
       yield* expectIdentity("directory", paths.dir, "directory", dirId)
       yield* step("fsync directory", fs.fsync(dirHandle))
-      yield* removeOwn(tmp)
-      return { handle, id: stat, size: bytes.length, mode: stat.mode }
+      // The file is durable from here on; a temp name that cannot be removed now is retried by the store.
+      const gone = yield* removeOwn(tmp)
+      return { held: { handle, id: stat, size: bytes.length, mode: stat.mode }, leftover: gone ? [] : [tmp] }
     }).pipe(
-      Effect.tapError(() =>
+      Effect.onError(() =>
         Effect.gen(function*() {
           // Undo only what this call made: the temp name, and the path if it is still our file.
           if (linked) {
@@ -143,7 +151,7 @@ export const create = (
         })
       )
     )
-  })
+  }).pipe(Effect.uninterruptible)
 
 export interface CommitInput {
   readonly paths: Paths.SessionPaths
@@ -161,11 +169,22 @@ export type CommitResult =
   | { readonly _tag: "Failed"; readonly error: SessionError; readonly leftover: ReadonlyArray<string> }
   | { readonly _tag: "Locked"; readonly error: SessionError }
 
+/** Opens an existing own name for writing, never through a link. */
+const WRITE_NO_FOLLOW = NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW
+
 /**
  * The atomic commit (SPEC Part A "atomic commit", B5). Never fails: it reports
  * whether the new generation is installed, the old one is intact, or neither can
  * be proven (Locked, marker kept). `leftover` lists own names that could not be
  * removed, for the next commit to retry.
+ *
+ * The temp file is created before the marker and removed after it, so while the
+ * marker is ours a temp name of a running process sits beside it and `recover`
+ * refuses to touch it. Whatever sits at the marker name after our link succeeded
+ * is ours until we remove it: other writers fail on EEXIST and `recover` waits.
+ * With `copyPrefix`, the current generation is copied in the kernel from the
+ * marker (proven to be the held generation) to the next name, which is then the
+ * file that is completed and installed; the temp file only names the writer.
  */
 export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, Fs> =>
   Effect.gen(function*() {
@@ -174,74 +193,116 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
     const n = Paths.nextSeq()
     const tmp = Paths.ownName(paths, "tmp", n)
     const next = Paths.ownName(paths, "next", n)
-    let handle: Handle | undefined
+    let tmpHandle: Handle | undefined
     let tmpId: Stat | undefined
+    // The file that is renamed onto the path: the temp file, or the kernel copy at `next`.
+    let dataHandle: Handle | undefined
+    let dataId: Stat | undefined
     let markerLinked = false
     let markerId: Stat | undefined
+    // Whether the next name may exist (it is created by `link next` or the kernel copy, and goes by the rename).
+    let nextMade = false
     let renameTried = false
 
     const attempt = Effect.gen(function*() {
       yield* expectIdentity("directory", paths.dir, "directory", dirId)
       yield* expectIdentity("file", paths.path, "file", base.id)
-      // The temp file exists before the marker and after the install: it names the writer for `recover`.
-      handle = yield* step("create temp", fs.open(tmp, Flags.createExclusive, base.mode))
-      tmpId = yield* step("fstat temp", fs.fstat(handle))
-      yield* step("lock (link marker)", fs.link(paths.path, paths.marker), { EEXIST: "SESSION_BUSY", ENOENT: "SESSION_BUSY" })
+      tmpHandle = yield* step("create temp", fs.open(tmp, Flags.createExclusive, base.mode))
+      tmpId = yield* step("fstat temp", fs.fstat(tmpHandle))
+      // ENOENT: the path vanished (deleted, or its directory moved) since the check above.
+      yield* step("lock (link marker)", fs.link(paths.path, paths.marker), {
+        EEXIST: "SESSION_BUSY",
+        ENOENT: "SESSION_REPLACED"
+      })
       markerLinked = true
-      // The marker must be the generation this store holds open, else another writer got there first.
-      markerId = yield* step("lstat marker", fs.lstat(paths.marker))
-      yield* expectIdentity("marker", paths.marker, "file", base.id)
+      // The marker must be the generation this store holds open, else another writer got there first;
+      // its size must be the held size, else someone wrote into the file in place.
+      const marker = yield* step("lstat marker", fs.lstat(paths.marker))
+      markerId = marker
+      if (marker.kind !== "file" || !sameFile(marker, base.id) || marker.size !== base.size) {
+        return yield* sessionError("SESSION_REPLACED", "the file is no longer the generation this store holds", {
+          path: paths.path
+        })
+      }
       yield* expectIdentity("directory", paths.dir, "directory", dirId)
       if (copyPrefix > 0) {
-        yield* step("copy current generation", fs.copyFile(paths.path, tmp))
-        const copied = yield* expectIdentity("temp file", tmp, "file", tmpId)
+        nextMade = true
+        yield* step("copy current generation", fs.copyFile(paths.marker, next))
+        dataHandle = yield* step("open copy", fs.open(next, WRITE_NO_FOLLOW))
+        const copied = yield* step("fstat copy", fs.fstat(dataHandle))
+        dataId = copied
+        yield* expectIdentity("copy", next, "file", copied)
         if (copied.size !== copyPrefix) {
           return yield* sessionError("SESSION_REPLACED", "the current generation is not the one this store wrote", {
             path: paths.path
           })
         }
+        yield* writeAll(dataHandle, bytes, copyPrefix, copyPrefix)
+        yield* step("fsync copy", fs.fsync(dataHandle))
+        yield* expectIdentity("copy", next, "file", copied)
+      } else {
+        dataHandle = tmpHandle
+        dataId = tmpId
+        yield* writeAll(tmpHandle, bytes, 0, 0)
+        yield* step("fsync temp", fs.fsync(tmpHandle))
+        yield* expectIdentity("temp file", tmp, "file", tmpId)
+        nextMade = true
+        yield* step("link next", fs.link(tmp, next))
       }
-      yield* writeAll(handle, bytes, copyPrefix, copyPrefix)
-      yield* step("fsync temp", fs.fsync(handle))
-      yield* expectIdentity("temp file", tmp, "file", tmpId)
-      yield* step("link next", fs.link(tmp, next))
       renameTried = true
       yield* step("rename", fs.rename(next, paths.path))
-      const installed = yield* expectIdentity("installed generation", paths.path, "file", tmpId)
+      nextMade = false
+      const installed = yield* expectIdentity("installed generation", paths.path, "file", dataId)
       if (installed.size !== bytes.length) {
         return yield* sessionError("SESSION_IO", `installed generation holds ${installed.size} of ${bytes.length} bytes`, {
           path: paths.path
         })
       }
+      // A directory swapped after the last check would have taken the rename: prove it did not.
+      yield* expectIdentity("directory", paths.dir, "directory", dirId)
       yield* step("fsync directory", fs.fsync(dirHandle))
       yield* step("unlock (unlink marker)", fs.unlink(paths.marker))
       markerLinked = false
     })
 
+    const closeAll = Effect.gen(function*() {
+      if (dataHandle !== undefined && dataHandle !== tmpHandle) yield* closeQuietly(dataHandle)
+      if (tmpHandle !== undefined) yield* closeQuietly(tmpHandle)
+    })
+
     const outcome = yield* Effect.either(attempt)
     if (outcome._tag === "Right") {
       const leftover = (yield* removeOwn(tmp)) ? [] : [tmp]
+      if (tmpHandle !== dataHandle) yield* closeQuietly(tmpHandle!)
       return {
         _tag: "Committed",
-        held: { handle: handle!, id: tmpId!, size: bytes.length, mode: base.mode },
+        held: { handle: dataHandle!, id: dataId!, size: bytes.length, mode: base.mode },
         leftover
       } as const
     }
     const error = outcome.left
     const leftover: Array<string> = []
     const remove = (name: string) => Effect.flatMap(removeOwn(name), (gone) => Effect.sync(() => void (gone || leftover.push(name))))
-    const lock = (reason: string, cause: unknown): CommitResult => ({
-      _tag: "Locked",
-      error: sessionError("SESSION_ROLLBACK_FAILED", `${reason}; the marker ${paths.marker} is kept (${error.message})`, {
-        path: paths.path,
-        cause
+    // Locked keeps the marker for `recover`; our other names go, so that a running process does not
+    // look like a live writer to a `recover` of another process.
+    const lock = (reason: string, cause: unknown) =>
+      Effect.gen(function*() {
+        if (nextMade) yield* removeOwn(next)
+        if (tmpHandle !== undefined) yield* removeOwn(tmp)
+        yield* closeAll
+        return {
+          _tag: "Locked",
+          error: sessionError("SESSION_ROLLBACK_FAILED", `${reason}; the marker ${paths.marker} is kept (${error.message})`, {
+            path: paths.path,
+            cause
+          })
+        } as const
       })
-    })
 
     if (renameTried) {
       // Prove where the path points before touching anything.
       const at = yield* Effect.either(lstatOrMissing(paths.path))
-      const installed = at._tag === "Right" && at.right !== undefined && tmpId !== undefined && sameFile(at.right, tmpId)
+      const installed = at._tag === "Right" && at.right !== undefined && dataId !== undefined && sameFile(at.right, dataId)
       const untouched = at._tag === "Right" && at.right !== undefined && sameFile(at.right, base.id)
       if (installed) {
         const rollback = Paths.ownName(paths, "rollback", n)
@@ -253,25 +314,23 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
         }))
         if (restored._tag === "Left") {
           yield* removeOwn(rollback)
-          return lock("rollback could not be proven", restored.left)
+          return yield* lock("rollback could not be proven", restored.left)
         }
       } else if (!untouched) {
-        return lock("the path holds neither generation after a failed install", at)
+        return yield* lock("the path holds neither generation after a failed install", at)
       }
     }
     if (markerLinked) {
-      // Remove the marker only while it is still the link this commit made (of `base` if it was never read).
+      // The marker name is ours since the link succeeded; remove it only while it is still what we linked
+      // (when its lstat failed, what we linked is whatever regular file is there now).
       const m = yield* Effect.either(lstatOrMissing(paths.marker))
-      if (m._tag === "Left") return lock("the marker could not be checked", m.left)
-      if (m.right !== undefined && sameFile(m.right, markerId ?? base.id)) {
-        const gone = yield* removeOwn(paths.marker)
-        if (!gone) return lock("the marker could not be removed", undefined)
-      }
+      if (m._tag === "Left") return yield* lock("the marker could not be checked", m.left)
+      const ours = m.right !== undefined && m.right.kind === "file" && (markerId === undefined || sameFile(m.right, markerId))
+      if (m.right !== undefined && !ours) return yield* lock("the marker is not the link this commit made", undefined)
+      if (ours && !(yield* removeOwn(paths.marker))) return yield* lock("the marker could not be removed", undefined)
     }
-    yield* remove(next)
-    if (handle !== undefined) {
-      yield* remove(tmp)
-      yield* closeQuietly(handle)
-    }
+    if (nextMade) yield* remove(next)
+    if (tmpHandle !== undefined) yield* remove(tmp)
+    yield* closeAll
     return { _tag: "Failed", error, leftover } as const
-  })
+  }).pipe(Effect.uninterruptible)

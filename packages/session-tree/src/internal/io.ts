@@ -54,12 +54,16 @@ export const writeAll = (
         ))
   )
 
-/** Best-effort removal of a name this operation created; reports whether it is gone. */
+/**
+ * Best-effort removal of a name this operation created; true only when the unlink
+ * succeeded. Even ENOENT counts as unproven: the name was ours a moment ago, so the
+ * caller keeps it for a later retry, where ENOENT is then taken as gone.
+ */
 export const removeOwn = (path: string): Effect.Effect<boolean, never, Fs> =>
   Effect.flatMap(Fs, (fs) =>
     fs.unlink(path).pipe(
       Effect.as(true),
-      Effect.catchAll((e) => Effect.succeed(e.errno === "ENOENT"))
+      Effect.orElseSucceed(() => false)
     )
   )
 

@@ -11,27 +11,42 @@ export type Snapshot = { readonly ok: true; readonly value: unknown } | { readon
 
 const refuse = (reason: string): Snapshot => ({ ok: false, reason })
 
+/** The objects enclosing a value, innermost first: a cycle is an object that encloses itself. */
+interface Enclosing {
+  readonly value: object
+  readonly outer: Enclosing | undefined
+}
+
 /**
- * Copies a JSON-shaped value whose root sits at nesting depth `rootDepth` of its record. `budget` bounds the work: once more characters
- * have been seen than a line may hold bytes, the copy stops as too large.
+ * Copies a JSON-shaped value whose root sits at nesting depth `rootDepth` of its
+ * record. A cycle is refused; a value reached twice (shared, not cyclic) is copied
+ * twice, as JSON writes it. `budget` is a lower bound of the bytes the value's
+ * JSON takes and every value visited costs at least one, so neither a large value
+ * nor heavy sharing can make the copy do more than about a line's worth of work:
+ * past MAX_LINE_BYTES the copy stops as too large.
  */
 export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
   let budget = MAX_LINE_BYTES
-  const seen = new Set<object>()
   const root: { value: unknown } = { value: undefined }
-  // Explicit stack of pending copies: (source, target container, key, depth).
-  const stack: Array<{ readonly source: unknown; readonly into: Record<string, unknown> | Array<unknown>; readonly key: string | number; readonly depth: number }> = [
-    { source: input, into: root as unknown as Record<string, unknown>, key: "value", depth: rootDepth }
+  // Explicit stack of pending copies: (source, target container, key, depth, enclosing objects).
+  const stack: Array<{
+    readonly source: unknown
+    readonly into: Record<string, unknown> | Array<unknown>
+    readonly key: string | number
+    readonly depth: number
+    readonly outer: Enclosing | undefined
+  }> = [
+    { source: input, into: root as unknown as Record<string, unknown>, key: "value", depth: rootDepth, outer: undefined }
   ]
   while (stack.length > 0) {
-    const { depth, into, key, source } = stack.pop()!
+    const { depth, into, key, outer, source } = stack.pop()!
     switch (typeof source) {
       case "string":
         budget -= source.length + 2
         ;(into as Record<string, unknown>)[key] = source
         break
       case "boolean":
-        budget -= 5
+        budget -= source ? 4 : 5
         ;(into as Record<string, unknown>)[key] = source
         break
       case "number":
@@ -45,10 +60,12 @@ export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
           ;(into as Record<string, unknown>)[key] = null
           break
         }
+        // Before anything else touches it: a Proxy's traps are caller code.
         if (types.isProxy(source)) return refuse("a Proxy is not plain data")
         if (depth > MAX_DEPTH) return refuse(`nesting deeper than ${MAX_DEPTH}`)
-        if (seen.has(source)) return refuse("the value contains a cycle or a shared reference")
-        seen.add(source)
+        for (let e = outer; e !== undefined; e = e.outer) {
+          if (e.value === source) return refuse("the value contains a cycle")
+        }
         const isArray = Array.isArray(source)
         const proto = Object.getPrototypeOf(source)
         if (isArray ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) {
@@ -56,6 +73,9 @@ export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
         }
         const keys = Reflect.ownKeys(source)
         const target: Record<string, unknown> | Array<unknown> = isArray ? new Array((source as Array<unknown>).length) : {}
+        const enclosing: Enclosing = { value: source, outer }
+        // Brackets and separators: one per container plus one per member is at most what JSON writes.
+        budget -= 1
         for (const k of keys) {
           if (typeof k === "symbol") return refuse("symbol keys cannot be stored")
           const d = Object.getOwnPropertyDescriptor(source, k)!
@@ -64,10 +84,10 @@ export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
           if (!d.enumerable) return refuse(`property "${k}" is not enumerable`)
           if (k === "__proto__") return refuse("a __proto__ key cannot be stored")
           if (isArray && !/^(0|[1-9]\d*)$/.test(k)) return refuse(`array property "${k}" cannot be stored`)
-          budget -= k.length + 4
+          budget -= isArray ? 1 : k.length + 4
           // Claim the key now so the copy keeps the caller's key order (the stack pops in reverse).
           if (!isArray) (target as Record<string, unknown>)[k] = undefined
-          stack.push({ source: d.value, into: target, key: isArray ? Number(k) : k, depth: depth + 1 })
+          stack.push({ source: d.value, into: target, key: isArray ? Number(k) : k, depth: depth + 1, outer: enclosing })
         }
         if (isArray && keys.length - 1 !== (source as Array<unknown>).length) return refuse("sparse arrays cannot be stored")
         ;(into as Record<string, unknown>)[key] = target
