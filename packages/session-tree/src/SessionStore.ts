@@ -110,6 +110,8 @@ const validId = (what: string, id: unknown): Effect.Effect<string, SessionError>
 const catchDefects = <A>(what: string, effect: Effect.Effect<A, SessionError>): Effect.Effect<A, SessionError> =>
   Effect.catchAllDefect(effect, (cause) => Effect.fail(sessionError("SESSION_INVALID_OPTIONS", `${what} threw`, { cause })))
 
+const unidentified = { type: "entry", version: 1, id: "", timestamp: "" } as const
+
 interface Request {
   readonly parentId: string | null
   readonly message: CourseMessage
@@ -275,6 +277,13 @@ const make = (
         let added = 0
         for (const request of batch) {
           const built = yield* Effect.either(Effect.gen(function*() {
+            if (history.size >= MAX_ENTRIES) {
+              return yield* sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`)
+            }
+            // Parent and tool links first, under an ID no entry can have (IDs are non-empty), so a
+            // refused append does not use up an ID of the factory.
+            const problem = history.check({ ...unidentified, parentId: request.parentId, message: request.message })
+            if (problem !== undefined) return yield* problem
             const id = yield* catchDefects("the ID factory", Effect.flatMap(ids.entryId, (id) => validId("entry", id)))
             if (history.has(id)) {
               return yield* sessionError("SESSION_INVALID_OPTIONS", `the ID factory returned "${id}" twice`)
@@ -288,14 +297,9 @@ const make = (
               timestamp,
               message: request.message
             })
-            const problem = history.check(entry)
-            if (problem !== undefined) return yield* problem
             const line = Buffer.from(encodeLine(entry), "utf8")
             if (line.length - 1 > MAX_LINE_BYTES) {
               return yield* sessionError("SESSION_LINE_TOO_LONG", `the entry line would hold ${line.length - 1} bytes, more than ${MAX_LINE_BYTES}`)
-            }
-            if (history.size >= MAX_ENTRIES) {
-              return yield* sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`)
             }
             if (generation.length + added + line.length > MAX_FILE_BYTES) {
               return yield* sessionError("SESSION_FILE_TOO_LARGE", `the file would exceed ${MAX_FILE_BYTES} bytes`)

@@ -62,6 +62,19 @@ describe("create", () => {
       expect(listing(dir)).toEqual([NAME])
     }).pipe(Effect.provide(layerReal)))
 
+  it.scoped("a refused append uses up no entry ID", () =>
+    Effect.gen(function*() {
+      yield* atT
+      const dir = yield* tempDir
+      const store = yield* SessionStore.create(Path.join(dir, NAME))
+      const root = yield* store.append(null, user("m1", "root"))
+      const orphan = { role: "tool", id: "m2", toolCallId: "c1", toolName: "ls", content: "", isError: false }
+      expect(codeOf(yield* Effect.either(store.append(root.id, orphan)))).toBe("SESSION_TOOL_LINK")
+      expect(codeOf(yield* Effect.either(store.append("nope", user("m3", "x"))))).toBe("SESSION_UNKNOWN_PARENT")
+      const next = yield* store.append(root.id, user("m4", "next"))
+      expect([root.id, next.id]).toEqual(["entry-001", "entry-002"])
+    }).pipe(Effect.provide(layerReal)))
+
   it.scoped("round-trips on the real disk (not tmpfs)", () =>
     Effect.gen(function*() {
       yield* atT
