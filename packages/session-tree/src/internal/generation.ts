@@ -325,7 +325,8 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
       // (when its lstat failed, what we linked is whatever regular file is there now).
       const m = yield* Effect.either(lstatOrMissing(paths.marker))
       if (m._tag === "Left") return yield* lock("the marker could not be checked", m.left)
-      const ours = m.right !== undefined && m.right.kind === "file" && (markerId === undefined || sameFile(m.right, markerId))
+      // A name we linked and saw is ours whatever it links (a symlink swapped in before the link included).
+      const ours = m.right !== undefined && (markerId === undefined ? m.right.kind === "file" : sameFile(m.right, markerId))
       if (m.right !== undefined && !ours) return yield* lock("the marker is not the link this commit made", undefined)
       if (ours && !(yield* removeOwn(paths.marker))) return yield* lock("the marker could not be removed", undefined)
     }
