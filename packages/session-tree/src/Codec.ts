@@ -6,7 +6,7 @@
 import { History } from "./History.js"
 import { classifyTail, parseObjectLine } from "./internal/json.js"
 import { MAX_FILE_BYTES, MAX_LINE_BYTES, splitLines } from "./internal/lines.js"
-import { decodeEntry, decodeHeader, type SessionEntry, type SessionHeader } from "./Record.js"
+import { decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
 
 export { MAX_FILE_BYTES, MAX_LINE_BYTES }
@@ -61,7 +61,7 @@ export const decodeSession = (bytes: Uint8Array): DecodedSession | SessionError 
     if (Object.prototype.hasOwnProperty.call(record, "type") && record["type"] === "session") {
       return sessionError("SESSION_INVALID_HEADER", "a second header", { line: i + 1 })
     }
-    const entry = decodeEntry(record, i + 1)
+    const entry = decodeParsedEntry(record, i + 1)
     if (entry instanceof SessionError) return entry
     const problem = history.check(entry, i + 1)
     if (problem !== undefined) return problem

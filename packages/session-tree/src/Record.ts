@@ -11,14 +11,41 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { type SessionError, sessionError } from "./SessionError.js"
 
-const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
-/** True for exactly the strings `Date.prototype.toISOString()` writes (four-digit years). */
+/** The two ASCII digits at `i` as a number, or -1. */
+const twoDigits = (s: string, i: number): number => {
+  const a = s.charCodeAt(i) - 48
+  const b = s.charCodeAt(i + 1) - 48
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1
+}
+
+const inRange = (n: number, max: number): boolean => n >= 0 && n <= max
+
+/**
+ * True for exactly the strings `Date.prototype.toISOString()` writes (four-digit
+ * years): `YYYY-MM-DDTHH:mm:ss.sssZ` with every field in range and the days of
+ * each month of the proleptic Gregorian calendar. Checked by hand, without a
+ * Date, because the loader checks one per entry.
+ */
 export const isCanonicalTimestamp = (s: string): boolean => {
-  if (!CANONICAL_TIMESTAMP.test(s)) return false
-  // Shapes like "…T23:59:60.000Z" parse to an invalid Date, whose toISOString throws.
-  const time = Date.parse(s)
-  return !Number.isNaN(time) && new Date(time).toISOString() === s
+  if (
+    s.length !== 24 || s.charCodeAt(4) !== 0x2d || s.charCodeAt(7) !== 0x2d || s.charCodeAt(10) !== 0x54 ||
+    s.charCodeAt(13) !== 0x3a || s.charCodeAt(16) !== 0x3a || s.charCodeAt(19) !== 0x2e || s.charCodeAt(23) !== 0x5a
+  ) return false
+  const century = twoDigits(s, 0)
+  const yearOfCentury = twoDigits(s, 2)
+  const month = twoDigits(s, 5)
+  const day = twoDigits(s, 8)
+  const lastMsDigit = s.charCodeAt(22) - 48
+  if (
+    century < 0 || yearOfCentury < 0 || twoDigits(s, 20) < 0 || lastMsDigit < 0 || lastMsDigit > 9 ||
+    month < 1 || month > 12 || day < 1 ||
+    !inRange(twoDigits(s, 11), 23) || !inRange(twoDigits(s, 14), 59) || !inRange(twoDigits(s, 17), 59)
+  ) return false
+  const year = century * 100 + yearOfCentury
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)
 }
 
 export const Id = Schema.String.pipe(Schema.minLength(1))
@@ -208,4 +235,102 @@ export const decodeEntry = (
   if (message instanceof Error) return message
   const { id, parentId, timestamp } = envelope.right
   return deepFreeze({ type: "entry", version: 1, id, parentId, timestamp, message })
+}
+
+// ---------------------------------------------------------------------------
+// The loader's path. A load decodes up to 4,096 records, and the generic Schema
+// interpreter costs several times JSON.parse per record. A record that is
+// already exactly canonical (own keys exactly the struct's, in schema order,
+// every field valid) is rebuilt here directly: the same fresh, frozen objects
+// the Schemas and `decodeMessage` build. Anything else goes through
+// `decodeEntry`, which decides and explains.
+
+const hasOwn = Object.prototype.hasOwnProperty
+const isId = (v: unknown): v is string => typeof v === "string" && v.length > 0
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v)
+
+/**
+ * Whether the keys of `o` are exactly `names`, in that order, all own. for-in
+ * allocates nothing; it also lists inherited enumerable keys, which fail the
+ * check. Only for what JSON.parse builds: every own key an enumerable string.
+ */
+const keysAre = (o: object, names: ReadonlyArray<string>): boolean => {
+  let i = 0
+  for (const key in o) {
+    if (key !== names[i] || !hasOwn.call(o, key)) return false
+    i++
+  }
+  return i === names.length
+}
+
+const ENTRY_KEYS = ["type", "version", "id", "parentId", "timestamp", "message"]
+const USER_KEYS = ["role", "id", "content"]
+const ASSISTANT_KEYS = ["role", "id", "content", "toolCalls"]
+const TOOL_KEYS = ["role", "id", "toolCallId", "toolName", "content", "isError"]
+const CALL_KEYS = ["id", "name", "arguments"]
+
+/** The frozen Message IR value of a canonical parsed message, or undefined. Keys are checked before any value is read. */
+const canonicalMessage = (m: unknown): CourseMessage | undefined => {
+  if (!isPlainObject(m) || !hasOwn.call(m, "role")) return undefined
+  switch (m["role"]) {
+    case "user":
+      return keysAre(m, USER_KEYS) && isId(m["id"]) && typeof m["content"] === "string"
+        ? Object.freeze({ role: "user", id: m["id"], content: m["content"] })
+        : undefined
+    case "assistant": {
+      if (!keysAre(m, ASSISTANT_KEYS) || !isId(m["id"]) || typeof m["content"] !== "string") return undefined
+      const calls = m["toolCalls"]
+      if (!Array.isArray(calls)) return undefined
+      const toolCalls: Array<ToolCall> = []
+      for (let i = 0; i < calls.length; i++) {
+        const c: unknown = calls[i]
+        if (!isPlainObject(c) || !keysAre(c, CALL_KEYS) || !isId(c["id"]) || !isId(c["name"])) return undefined
+        // A repeated call ID is an error: the slow path reports it.
+        for (let j = 0; j < i; j++) if (toolCalls[j]!.id === c["id"]) return undefined
+        const args = c["arguments"]
+        // Schema.Record assigns each key of the arguments, so a "__proto__" key there takes the slow path
+        // (the loader refuses such a line before it gets here).
+        const copy = isPlainObject(args) && !hasOwn.call(args, "__proto__") ? copyJson(args) : undefined
+        if (copy === undefined) return undefined
+        toolCalls.push(Object.freeze({ id: c["id"], name: c["name"], arguments: deepFreeze(copy) as ToolCall["arguments"] }))
+      }
+      return Object.freeze({ role: "assistant", id: m["id"], content: m["content"], toolCalls: Object.freeze(toolCalls) })
+    }
+    case "tool":
+      return keysAre(m, TOOL_KEYS) && isId(m["id"]) && isId(m["toolCallId"]) && typeof m["toolName"] === "string" &&
+          typeof m["content"] === "string" && typeof m["isError"] === "boolean"
+        ? Object.freeze({
+          role: "tool",
+          id: m["id"],
+          toolCallId: m["toolCallId"],
+          toolName: m["toolName"],
+          content: m["content"],
+          isError: m["isError"]
+        })
+        : undefined
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Decodes a record that JSON.parse has just built: a canonical one directly,
+ * anything else through `decodeEntry`. The result is the same either way.
+ */
+export const decodeParsedEntry = (
+  record: { readonly [key: string]: unknown },
+  line?: number
+): SessionEntry | SessionError => {
+  if (keysAre(record, ENTRY_KEYS) && record["type"] === "entry" && record["version"] === 1 && isId(record["id"])) {
+    const parentId = record["parentId"]
+    const timestamp = record["timestamp"]
+    if ((parentId === null || isId(parentId)) && typeof timestamp === "string" && isCanonicalTimestamp(timestamp)) {
+      const message = canonicalMessage(record["message"])
+      if (message !== undefined) {
+        return Object.freeze({ type: "entry", version: 1, id: record["id"], parentId, timestamp, message })
+      }
+    }
+  }
+  return decodeEntry(record, line)
 }

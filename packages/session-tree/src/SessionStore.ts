@@ -344,6 +344,22 @@ const make = (
       )
     })
 
+    /**
+     * Commits batch after batch while anything is pending; one such loop runs at a time and
+     * callers only wait for their answer. (When each caller queued for the permit itself, a caller
+     * whose request an earlier batch had already committed still waited for it, and Effect's
+     * semaphore lets a newcomer take a free permit before a woken waiter does: newcomers then
+     * committed one by one while the others waited, so batches stayed at one append.)
+     */
+    let committing = false
+    const commitLoop: Effect.Effect<void> = Effect.suspend(() => {
+      if (pending.length === 0) {
+        committing = false
+        return Effect.void
+      }
+      return Effect.zipRight(queue.withPermits(1)(pathLock.withPermits(1)(drain)), commitLoop)
+    })
+
     const store: SessionStore = {
       path: paths.path,
       header,
@@ -367,11 +383,9 @@ const make = (
           if (prepared instanceof SessionError) return Effect.fail(prepared)
           const request: Request = { ...prepared, done: Deferred.unsafeMake(FiberId.none) }
           pending.push(request)
-          // Whoever gets the permit commits everything pending, this request included or already done.
-          return Effect.zipRight(
-            queue.withPermits(1)(pathLock.withPermits(1)(drain)),
-            Deferred.await(request.done)
-          )
+          if (committing) return Deferred.await(request.done)
+          committing = true
+          return Effect.zipRight(Effect.forkDaemon(commitLoop), Deferred.await(request.done))
         }))
       },
       flush: Effect.uninterruptible(guarded(Effect.suspend(() => {

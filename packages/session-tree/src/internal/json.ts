@@ -16,6 +16,7 @@ const fail = (reason: string): ParsedLine => ({ ok: false, reason })
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COLON = 0x3a
+const hasOwn = Object.prototype.hasOwnProperty
 const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 /**
@@ -48,14 +49,14 @@ export const parseObjectLine = (text: string): ParsedLine => {
         }
       }
     } else {
-      // Object.keys, not for-in: an enumerable property someone added to
-      // Object.prototype must not be counted. JSON.parse defines "__proto__"
+      // for-in allocates no key array (Object.keys would, per object, per line),
+      // but it also lists enumerable properties someone added to
+      // Object.prototype: only own ones count. JSON.parse defines "__proto__"
       // as an own data property however it was spelled ("\u005f_proto__"),
       // so the decoded key is what is compared.
-      const keys = Object.keys(node)
-      ownKeys += keys.length
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!
+      for (const key in node) {
+        if (!hasOwn.call(node, key)) continue
+        ownKeys++
         if (key === "__proto__") return fail("__proto__ key")
         const child: unknown = (node as Record<string, unknown>)[key]
         if (typeof child === "object" && child !== null) {
