@@ -35,6 +35,8 @@ export interface Stat extends FileId {
   readonly nlink: number
   /** Permission bits only. */
   readonly mode: number
+  /** Modification time in nanoseconds: a link or rename leaves it alone, a write in place does not. */
+  readonly mtimeNs: bigint
   readonly kind: "file" | "directory" | "symlink" | "other"
 }
 
@@ -78,6 +80,7 @@ const toStat = (s: NFS.BigIntStats): Stat => ({
   size: Number(s.size),
   nlink: Number(s.nlink),
   mode: Number(s.mode) & 0o7777,
+  mtimeNs: s.mtimeNs,
   kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : s.isSymbolicLink() ? "symlink" : "other"
 })
 

@@ -572,6 +572,27 @@ describe("hostile paths", () => {
       }).pipe(Effect.provide(Layer.merge(fsLayer, Ids.layerDeterministic)))
     }))
 
+  it.scoped("a same-size write in place is refused, also where the commit would copy the file in the kernel", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const path = Path.join(dir, NAME)
+      const store = yield* SessionStore.create(path)
+      let parent: string | null = null
+      // Five ~60 KB entries take the file past KERNEL_COPY_MIN_BYTES, so the next commit would copy it.
+      for (let i = 0; i < 5; i++) parent = (yield* store.append(parent, user(`m${i}`, "x".repeat(60_000)))).id
+      expect(NFS.statSync(path).size).toBeGreaterThan(SessionStore.KERNEL_COPY_MIN_BYTES)
+      const entries = store.entries
+      // File times tick with the kernel's coarse clock: let one tick pass so the edit changes mtime.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+      const fd = NFS.openSync(path, "r+")
+      NFS.writeSync(fd, "y", NFS.statSync(path).size - 10)
+      NFS.closeSync(fd)
+      const edited = NFS.readFileSync(path)
+      yield* expectReplaced(store, entries, parent!)
+      expect(bytesDiffer(NFS.readFileSync(path), edited)).toBeUndefined()
+      expect(listing(dir)).toEqual([NAME])
+    }).pipe(Effect.provide(layerReal)))
+
   it.scoped("the file deleted, or written in place by someone else", () =>
     Effect.gen(function*() {
       const { dir, entries, first, path, store } = yield* setup

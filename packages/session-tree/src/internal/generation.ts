@@ -17,6 +17,8 @@ export interface Held {
   readonly id: FileId
   readonly size: number
   readonly mode: number
+  /** Its modification time when this process last wrote or read it whole. */
+  readonly mtimeNs: bigint
 }
 
 export interface Opened {
@@ -78,7 +80,7 @@ export const open = (paths: Paths.SessionPaths): Effect.Effect<Opened, SessionEr
       }
       return {
         bytes: buffer.subarray(0, length),
-        held: { handle, id: stat, size: length, mode: stat.mode },
+        held: { handle, id: stat, size: length, mode: stat.mode, mtimeNs: stat.mtimeNs },
         dir
       }
     }).pipe(Effect.onError(() => closeQuietly(handle)))
@@ -133,7 +135,7 @@ export const create = (
       yield* step("fsync directory", fs.fsync(dirHandle))
       // The file is durable from here on; a temp name that cannot be removed now is retried by the store.
       const gone = yield* removeOwn(tmp)
-      return { held: { handle, id: stat, size: bytes.length, mode: stat.mode }, leftover: gone ? [] : [tmp] }
+      return { held: { handle, id: stat, size: bytes.length, mode: stat.mode, mtimeNs: stat.mtimeNs }, leftover: gone ? [] : [tmp] }
     }).pipe(
       Effect.onError(() =>
         Effect.gen(function*() {
@@ -203,6 +205,7 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
     // Whether the next name may exist (it is created by `link next` or the kernel copy, and goes by the rename).
     let nextMade = false
     let renameTried = false
+    let installedMtime: bigint | undefined
 
     const attempt = Effect.gen(function*() {
       yield* expectIdentity("directory", paths.dir, "directory", dirId)
@@ -216,10 +219,11 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
       })
       markerLinked = true
       // The marker must be the generation this store holds open, else another writer got there first;
-      // its size must be the held size, else someone wrote into the file in place.
+      // its size and modification time must be the held ones, else someone wrote into the file in place
+      // (the kernel copy would carry that edit on while memory keeps the old bytes).
       const marker = yield* step("lstat marker", fs.lstat(paths.marker))
       markerId = marker
-      if (marker.kind !== "file" || !sameFile(marker, base.id) || marker.size !== base.size) {
+      if (marker.kind !== "file" || !sameFile(marker, base.id) || marker.size !== base.size || marker.mtimeNs !== base.mtimeNs) {
         return yield* sessionError("SESSION_REPLACED", "the file is no longer the generation this store holds", {
           path: paths.path
         })
@@ -253,6 +257,7 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
       yield* step("rename", fs.rename(next, paths.path))
       nextMade = false
       const installed = yield* expectIdentity("installed generation", paths.path, "file", dataId)
+      installedMtime = installed.mtimeNs
       if (installed.size !== bytes.length) {
         return yield* sessionError("SESSION_IO", `installed generation holds ${installed.size} of ${bytes.length} bytes`, {
           path: paths.path
@@ -276,7 +281,7 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
       if (tmpHandle !== dataHandle) yield* closeQuietly(tmpHandle!)
       return {
         _tag: "Committed",
-        held: { handle: dataHandle!, id: dataId!, size: bytes.length, mode: base.mode },
+        held: { handle: dataHandle!, id: dataId!, size: bytes.length, mode: base.mode, mtimeNs: installedMtime! },
         leftover
       } as const
     }
