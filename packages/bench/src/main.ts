@@ -1,0 +1,72 @@
+/**
+ * `npm run bench`: every benchmark, each a table of medians, p90s and ratios to
+ * a baseline measured in the same run on the same data.
+ *
+ *   --only load,append,fill,concurrent,kernel-copy   a subset
+ *   --rounds N        rounds of the load, append and kernel-copy tables (default 25)
+ *   --fill-rounds N   fills per variant (default 1: a fill of ours takes a minute)
+ *   --concurrent-rounds N                               (default 5)
+ */
+import { arg, list } from "./args.js"
+import { loadAverage, machine, now, type Row, table, tempDir } from "./harness.js"
+import { piVersion } from "./pi.js"
+import { benchAppend } from "./suites/append.js"
+import { benchConcurrent } from "./suites/concurrent.js"
+import { benchFill } from "./suites/fill.js"
+import { benchKernelCopy } from "./suites/kernel-copy.js"
+import { benchLoad } from "./suites/load.js"
+
+const only = list("only")
+const wanted = (name: string) => only === undefined || only.includes(name)
+const roundsN = arg("rounds", 25)
+const warmup = arg("warmup", 3)
+
+console.log(machine())
+console.log(`Pi: @mariozechner/pi-coding-agent ${piVersion()}\n`)
+const began = now()
+const summary: Array<string> = []
+const show = (title: string, rows: ReadonlyArray<Row>, unit?: string) => console.log(table(title, rows, unit) + "\n")
+
+if (wanted("load")) {
+  const rows = await benchLoad({ rounds: roundsN, warmup })
+  show("1. Load a ~4 MB / 4,000-entry session (ratio to the floor: read + isUtf8 + split + JSON.parse)", rows)
+  for (const r of rows.filter((r) => r.variant.startsWith("ours"))) {
+    summary.push(`${r.group}: ours / floor = ${r.ratio!.toFixed(2)}× (goal ≤ 1.5×: ${r.ratio! <= 1.5 ? "met" : "missed"})`)
+  }
+}
+if (wanted("append")) {
+  const rows = await benchAppend({ rounds: roundsN, warmup })
+  show("2. One durable append (ratio to the same protocol in bare node:fs)", rows)
+  for (const r of rows.filter((r) => r.variant.startsWith("ours"))) summary.push(`${r.group}: ours / protocol floor = ${r.ratio!.toFixed(2)}×`)
+}
+if (wanted("fill")) {
+  const rows = await benchFill({ rounds: arg("fill-rounds", 1) })
+  show("3. Fill a session from 0 to 4,096 entries (total time)", rows)
+  const ours = rows.find((r) => r.variant.startsWith("ours"))!
+  const piRow = rows.find((r) => r.variant.startsWith("Pi"))!
+  summary.push(`${ours.group}: ours ${(ours.median / 1000).toFixed(1)} s = ${ours.ratio!.toFixed(2)}× the protocol floor, ${(ours.median / piRow.median).toFixed(0)}× Pi (which does not fsync)`)
+}
+if (wanted("concurrent")) {
+  const tmp = tempDir()
+  try {
+    const rows = await benchConcurrent({ rounds: arg("concurrent-rounds", 5), warmup: 1 }, tmp.dir)
+    show("4. Concurrent appenders at ~1 MB (appends per second; ratio to one commit per append)", rows, "/s")
+    const eight = rows.find((r) => r.variant.includes(" 8 writers"))
+    if (eight !== undefined) summary.push(`group commit at 8 writers: ${eight.ratio!.toFixed(2)}× the sequential throughput (goal ≥ 5×: ${eight.ratio! >= 5 ? "met" : "missed"})`)
+  } finally {
+    tmp.remove()
+  }
+}
+if (wanted("kernel-copy")) {
+  const tmp = tempDir()
+  try {
+    const rows = await benchKernelCopy({ rounds: roundsN, warmup }, tmp.dir)
+    show("5. Commit with and without the kernel copy (ratio to the commit that writes everything)", rows)
+    for (const r of rows.filter((r) => r.variant === "commit with kernel copy")) summary.push(`${r.group}: kernel copy / full write = ${r.ratio!.toFixed(2)}×`)
+  } finally {
+    tmp.remove()
+  }
+}
+console.log("### Summary\n")
+for (const line of summary) console.log(`- ${line}`)
+console.log(`\nTotal ${((now() - began) / 1000).toFixed(0)} s; load average at the end: ${loadAverage()}`)
