@@ -167,12 +167,21 @@ const prepare = (parentId: unknown, message: unknown): Prepared => {
   if (parentId !== null && (typeof parentId !== "string" || parentId === "")) {
     return sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID")
   }
+  const snapshot = snapshotMessage(message)
+  return snapshot instanceof SessionError ? snapshot : { parentId, message: snapshot }
+}
+
+/**
+ * Copies and decodes a message without running caller code (see `internal/snapshot.ts`):
+ * a fresh, deeply frozen Message IR value, or the error that refuses it.
+ */
+export const snapshotMessage = (message: unknown): CourseMessage | SessionError => {
   const snapshot = snapshotJson(message, 2)
   if (!snapshot.ok) {
     return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
   }
   const decoded = decodeMessage(snapshot.value)
-  return decoded instanceof SessionError ? decoded : { parentId, message: deepFreeze(decoded) }
+  return decoded instanceof SessionError ? decoded : deepFreeze(decoded)
 }
 
 const make = (

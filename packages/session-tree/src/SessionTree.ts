@@ -18,10 +18,9 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
-import { snapshotJson } from "./internal/snapshot.js"
-import { type CourseMessage, decodeMessage, deepFreeze, type SessionEntry } from "./Record.js"
+import type { CourseMessage, SessionEntry } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
-import { SessionStore } from "./SessionStore.js"
+import { SessionStore, snapshotMessage } from "./SessionStore.js"
 
 export interface SessionTree {
   readonly store: SessionStore
@@ -50,19 +49,6 @@ export const SessionTree: Context.Tag<SessionTree, SessionTree> = Context.Generi
 )
 
 const EMPTY: ReadonlyArray<never> = Object.freeze([])
-
-/**
- * The same snapshot and decoding the store applies, done here too so that the
- * message is copied when `append` is called, not when its turn in the tree comes.
- */
-const snapshotMessage = (message: unknown): CourseMessage | SessionError => {
-  const snapshot = snapshotJson(message, 2)
-  if (!snapshot.ok) {
-    return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
-  }
-  const decoded = decodeMessage(snapshot.value)
-  return decoded instanceof SessionError ? decoded : deepFreeze(decoded)
-}
 
 /**
  * Runs operations one at a time, strictly in the order they start. (A Semaphore
@@ -165,6 +151,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
         })),
       append: (message) =>
         Effect.suspend(() => {
+          // Copied at call time, not when its turn in the tree comes.
           const snapshot = snapshotMessage(message)
           if (snapshot instanceof SessionError) return Effect.fail(snapshot)
           return serialized(Effect.tap(Effect.suspend(() => store.append(leaf, snapshot)), (entry) => {
