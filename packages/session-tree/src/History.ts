@@ -28,9 +28,10 @@ export class History {
     return this.indexById.has(id)
   }
 
-  get(id: string): SessionEntry | undefined {
+  /** The entry with this ID among the first `within` entries (all of them by default). */
+  get(id: string, within: number = this.entries.length): SessionEntry | undefined {
     const i = this.indexById.get(id)
-    return i === undefined ? undefined : this.entries[i]
+    return i === undefined || i >= within ? undefined : this.entries[i]
   }
 
   /** Whether entry `a` is `b` or one of its ancestors (both indexes). */

@@ -198,8 +198,6 @@ const make = (
     const queue = yield* Effect.makeSemaphore(1)
     const pathLock = lockFor(paths.lockKey(dir.id.dev, dir.id.ino))
     const pending: Array<Request> = []
-    // Entries of the batch being committed: in `history` for checking, not yet visible through `get`.
-    const tentative = new Set<SessionEntry>()
     const provide = <A, E>(effect: Effect.Effect<A, E, Fs>) => Effect.provideService(effect, Fs, fs)
 
     const removeLeftovers = Effect.gen(function*() {
@@ -320,14 +318,12 @@ const make = (
             continue
           }
           history.add(built.right.entry)
-          tentative.add(built.right.entry)
           accepted.push({ request, entry: built.right.entry })
           lines.push(built.right.line)
           added += built.right.line.length
         }
         if (accepted.length === 0) return
         const committed = yield* Effect.exit(commitBytes(generation.stage(lines, added), added))
-        tentative.clear()
         if (Exit.isSuccess(committed)) {
           generation.length += added
           state.view = Object.freeze(history.entries.slice())
@@ -345,7 +341,6 @@ const make = (
       return commitBatch(batch).pipe(
         Effect.catchAllCause((cause) =>
           Effect.suspend(() => {
-            tentative.clear()
             if (history.size > state.view.length) history.truncate(state.view.length)
             return Effect.forEach(batch, (request) => Deferred.failCause(request.done, cause), { discard: true })
           })
@@ -378,10 +373,8 @@ const make = (
       get tail() {
         return state.tail
       },
-      get: (id) => {
-        const entry = history.get(id)
-        return entry === undefined || tentative.has(entry) ? undefined : entry
-      },
+      // Entries of a batch in flight are in `history` for checking, but only committed ones are visible.
+      get: (id) => history.get(id, state.view.length),
       append: (parentId, message) => {
         const prepared = prepare(parentId, message)
         // Uninterruptible from queueing to the answer: a queued request is committed either way,
