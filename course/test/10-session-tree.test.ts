@@ -702,6 +702,24 @@ const arm = (match: Fault["match"], extra: Partial<Pick<Fault, "always" | "short
 }
 const disarm = () => arm(() => false)
 
+/** One armed fault hit once: SESSION_IO, the same inode and bytes, nothing beside the file, memory unchanged. */
+const expectFailedOnce = (
+  error: SessionError,
+  dir: string,
+  path: string,
+  before: ReturnType<typeof fingerprint>,
+  store: { readonly entries: ReadonlyArray<unknown> },
+  entries: ReadonlyArray<unknown>
+) => {
+  const hits = fault.hits
+  disarm()
+  expect(hits).toBe(1)
+  expect(error.code).toBe("SESSION_IO")
+  expect(fingerprint(path)).toEqual(before)
+  expect(listDir(dir)).toEqual(["session.jsonl"])
+  expect(store.entries).toBe(entries)
+}
+
 const faulty = Fs.layerIntercepted(<A>(step: Fs.Step, run: Effect.Effect<A, Fs.FsError>): Effect.Effect<A, Fs.FsError> => {
   if (!fault.match(step) || (!fault.always && fault.hits > 0)) return run
   fault.hits++
@@ -739,13 +757,7 @@ describe("commit phases and rollback", () => {
     const entries = store.entries
     arm(match, { short })
     const error = await failureOf(store.append("entry-002", user("m3", "x")))
-    const hits = fault.hits
-    disarm()
-    expect(hits).toBe(1)
-    expect(error.code).toBe("SESSION_IO")
-    expect(fingerprint(path)).toEqual(before)
-    expect(listDir(dir)).toEqual(["session.jsonl"])
-    expect(store.entries).toBe(entries)
+    expectFailedOnce(error, dir, path, before, store, entries)
     // The failed ID is not reused; the store keeps working.
     const entry = await Effect.runPromise(store.append("entry-002", user("m3", "x")))
     expect(store.entries.map((e) => e.id)).toEqual(["entry-001", "entry-002", entry.id])
@@ -771,14 +783,8 @@ describe("commit phases and rollback", () => {
       return candidate
     })
     const error = await failureOf(store.append("entry-002", user("m3", "x")))
-    const hits = fault.hits
-    disarm()
-    expect(hits).toBe(1)
-    expect(error.code).toBe("SESSION_IO")
     // The very inode of the previous generation is back, with its bytes; no marker or temp file is left.
-    expect(fingerprint(path)).toEqual(before)
-    expect(listDir(dir)).toEqual(["session.jsonl"])
-    expect(store.entries).toBe(entries)
+    expectFailedOnce(error, dir, path, before, store, entries)
     const entry = await Effect.runPromise(store.append("entry-002", user("m3", "x")))
     expect(store.entries.at(-1)).toBe(entry)
     await close()
