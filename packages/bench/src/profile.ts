@@ -121,7 +121,7 @@ console.log(machine() + "\n")
 const options = { rounds: arg("rounds", 20), warmup: 5 }
 const tmp = tempDir()
 try {
-  for (const ascii of [false, true]) console.log(table(`Load phases (cumulative), ${ascii ? "ASCII" : "UTF-8"}`, await profileLoad(ascii, options, tmp.dir)))
+  if (process.argv.includes("--append-only") === false) for (const ascii of [false, true]) console.log(table(`Load phases (cumulative), ${ascii ? "ASCII" : "UTF-8"}`, await profileLoad(ascii, options, tmp.dir)))
   for (const size of [64 * 1024, 1024 * 1024, 4_000_000]) console.log(await profileAppend(size, arg("appends", 20), tmp.dir) + "\n")
 } finally {
   tmp.remove()

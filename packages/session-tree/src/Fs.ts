@@ -5,6 +5,11 @@
  * FIFO, so the store uses this small wrapper of `node:fs` instead. Because every
  * step is a named operation of one injectable service, tests can fail, delay,
  * shorten or record any single step (see `intercept`).
+ *
+ * `make` runs metadata steps synchronously and data steps (large writes, reads,
+ * fsync, close, kernel copies) in the thread pool; `makeThreadPool` runs every
+ * step in the thread pool, for filesystems where metadata calls can block for
+ * long (network mounts).
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -102,26 +107,58 @@ const call = <A>(
     }
   })
 
+/**
+ * Runs one synchronous `node:fs` call. Metadata steps (lstat, fstat, open, link,
+ * rename, unlink) take microseconds on a local filesystem, less than the
+ * thread-pool round trip of the async call; a commit makes about twenty of them.
+ */
+const callSync = <A>(op: string, path: string, run: () => A): Effect.Effect<A, FsError> =>
+  Effect.try({ try: run, catch: (err) => fail(op, path)(err as NodeJS.ErrnoException) })
+
+/**
+ * Writes up to this size are copied into the page cache synchronously; larger
+ * ones, like reads, fsyncs, closes (the last close of a replaced generation
+ * frees its blocks) and kernel copies, go to the thread pool so the event loop
+ * is never held for long.
+ */
+export const SYNC_WRITE_MAX_BYTES = 256 * 1024
+
 export const make: FsService = {
-  lstat: (path) => Effect.map(call<NFS.BigIntStats>("lstat", path, (cb) => NFS.lstat(path, { bigint: true }, cb)), toStat),
-  open: (path, flags, mode = 0o644) =>
-    Effect.map(call<number>("open", path, (cb) => NFS.open(path, flags, mode, cb)), (fd) => ({ fd, path })),
-  fstat: (h) => Effect.map(call<NFS.BigIntStats>("fstat", h.path, (cb) => NFS.fstat(h.fd, { bigint: true }, cb)), toStat),
+  lstat: (path) => callSync("lstat", path, () => toStat(NFS.lstatSync(path, { bigint: true }))),
+  open: (path, flags, mode = 0o644) => callSync("open", path, () => ({ fd: NFS.openSync(path, flags, mode), path })),
+  fstat: (h) => callSync("fstat", h.path, () => toStat(NFS.fstatSync(h.fd, { bigint: true }))),
   read: (h, buffer, offset, length, position) =>
     call<number>("read", h.path, (cb) => NFS.read(h.fd, buffer, offset, length, position, cb)),
   write: (h, buffer, offset, length, position) =>
-    call<number>("write", h.path, (cb) => NFS.write(h.fd, buffer, offset, length, position, cb)),
+    length <= SYNC_WRITE_MAX_BYTES
+      ? callSync("write", h.path, () => NFS.writeSync(h.fd, buffer, offset, length, position))
+      : call<number>("write", h.path, (cb) => NFS.write(h.fd, buffer, offset, length, position, cb)),
   fsync: (h) => call<void>("fsync", h.path, (cb) => NFS.fsync(h.fd, cb)),
   close: (h) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
-  link: (existing, newPath) => call<void>("link", newPath, (cb) => NFS.link(existing, newPath, cb)),
-  rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
-  unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
+  link: (existing, newPath) => callSync("link", newPath, () => NFS.linkSync(existing, newPath)),
+  rename: (from, to) => callSync("rename", to, () => NFS.renameSync(from, to)),
+  unlink: (path) => callSync("unlink", path, () => NFS.unlinkSync(path)),
   readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
   copyFile: (from, to) =>
     call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, NFS.constants.COPYFILE_EXCL | NFS.constants.COPYFILE_FICLONE, cb))
 }
 
+/** Every step in the thread pool: the event loop is never held by a filesystem call. */
+export const makeThreadPool: FsService = {
+  ...make,
+  lstat: (path) => Effect.map(call<NFS.BigIntStats>("lstat", path, (cb) => NFS.lstat(path, { bigint: true }, cb)), toStat),
+  open: (path, flags, mode = 0o644) =>
+    Effect.map(call<number>("open", path, (cb) => NFS.open(path, flags, mode, cb)), (fd) => ({ fd, path })),
+  fstat: (h) => Effect.map(call<NFS.BigIntStats>("fstat", h.path, (cb) => NFS.fstat(h.fd, { bigint: true }, cb)), toStat),
+  write: (h, buffer, offset, length, position) =>
+    call<number>("write", h.path, (cb) => NFS.write(h.fd, buffer, offset, length, position, cb)),
+  link: (existing, newPath) => call<void>("link", newPath, (cb) => NFS.link(existing, newPath, cb)),
+  rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
+  unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb))
+}
+
 export const layer: Layer.Layer<Fs> = Layer.succeed(Fs, make)
+export const layerThreadPool: Layer.Layer<Fs> = Layer.succeed(Fs, makeThreadPool)
 
 /** One step as seen by an interceptor: its name and the path(s) it touches. */
 export interface Step {

@@ -9,6 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as NFS from "node:fs"
@@ -606,7 +607,86 @@ describe("hostile paths", () => {
     }).pipe(Effect.provide(layerReal)))
 })
 
+describe("filesystem services", () => {
+  it.scoped("the thread-pool service takes the same steps and writes the same bytes as the default one", () =>
+    Effect.gen(function*() {
+      yield* atT
+      const run = (service: Fs.FsService) =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const path = Path.join(dir, NAME)
+          const steps: Array<string> = []
+          const fs = Fs.intercept(service, (step, effect) =>
+            Effect.zipRight(Effect.sync(() => steps.push(`${step.op} ${Path.basename(step.path).replace(/-.*$/, "")}`)), effect))
+          yield* Effect.scoped(Effect.gen(function*() {
+            const store = yield* SessionStore.create(path)
+            let parent: string | null = null
+            // Past the kernel-copy size, so both the written and the copied commit are taken.
+            for (let i = 0; i < 8; i++) parent = (yield* store.append(parent, user(`m${i}`, "x".repeat(40_000)))).id
+            yield* store.flush
+            yield* SessionStore.read(path)
+          })).pipe(Effect.provideService(Fs.Fs, fs), Effect.provide(Ids.layerDeterministic))
+          return { steps, bytes: NFS.readFileSync(path), names: listing(dir) }
+        })
+      const sync = yield* run(Fs.make)
+      const pooled = yield* run(Fs.makeThreadPool)
+      expect(sync.steps).toContain("copyFile s.jsonl.marker")
+      expect(pooled.steps).toEqual(sync.steps)
+      expect(bytesDiffer(pooled.bytes, sync.bytes)).toBeUndefined()
+      expect(pooled.names).toEqual([NAME])
+      expect(sync.names).toEqual([NAME])
+    }))
+})
+
+/** Waits (up to 5 s) until the process holds `n` descriptors: closes in the background land on the event loop. */
+const settledFds = (n: number) =>
+  Effect.promise(async () => {
+    for (let i = 0; i < 500 && openFds() !== n; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  })
+
 describe("descriptors", () => {
+  it.scopedLive("a replaced generation is closed after its append resolves, one batch at a time, and before the scope ends", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const path = Path.join(dir, NAME)
+      // Every close of a session-file descriptor waits at the gate while it is shut.
+      let gate = Deferred.unsafeMake<void>(FiberId.none)
+      let shut = false
+      let waiting = 0
+      const fs = Fs.intercept(Fs.make, (step, run) =>
+        step.op === "close" && Path.basename(step.path).startsWith(NAME) && shut
+          ? Effect.suspend(() => {
+            waiting++
+            return Effect.zipRight(Deferred.await(gate), run)
+          })
+          : run)
+      const closedAt = yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* SessionStore.create(path)
+        const first = yield* store.append(null, user("m1", "one"))
+        shut = true
+        // The append resolves while the close of the generation it replaced still waits.
+        const second = yield* store.append(first.id, user("m2", "two"))
+        expect(waiting).toBe(1)
+        expect(store.entries.map((e) => e.id)).toEqual([first.id, second.id])
+        // The next commit first waits for that close: no second batch of closes is started.
+        const third = yield* Effect.fork(store.append(second.id, user("m3", "three")))
+        yield* Effect.sleep("50 millis")
+        expect(third.unsafePoll()).toBeNull()
+        expect(waiting).toBe(1)
+        yield* Deferred.succeed(gate, undefined)
+        gate = Deferred.unsafeMake<void>(FiberId.none)
+        yield* Fiber.join(third)
+        expect(waiting).toBe(2)
+        // Closing the scope waits for the close still at the gate.
+        const fdsBeforeRelease = openFds()
+        yield* Effect.fork(Effect.zipRight(Effect.sleep("50 millis"), Deferred.succeed(gate, undefined)))
+        return fdsBeforeRelease
+      }).pipe(Effect.provideService(Fs.Fs, fs), Effect.provide(Ids.layerDeterministic)))
+      // The directory, the current generation and the replaced one were still open before release.
+      expect(closedAt - openFds()).toBe(3)
+      expect(NFS.readFileSync(path, "utf8").split("\n").length).toBe(5)
+    }))
+
   it("200 appends, loads, a lost race and a flush hold two descriptors per store and release all on close", async () => {
     const before = openFds()
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
@@ -615,11 +695,21 @@ describe("descriptors", () => {
       yield* Effect.scoped(Effect.gen(function*() {
         const store = yield* SessionStore.create(path)
         let parent: string | null = null
-        for (let i = 0; i < 150; i++) parent = (yield* store.append(parent, user(`m${i}`, `n${i}`))).id
+        let most = 0
+        for (let i = 0; i < 150; i++) {
+          parent = (yield* store.append(parent, user(`m${i}`, `n${i}`))).id
+          most = Math.max(most, openFds() - before)
+        }
+        // Replaced generations are closed in the background, one batch at a time: besides the file
+        // and its directory, at most the last replaced generation (and, past the kernel-copy size,
+        // its temp file) is still open when an append resolves.
+        expect(most).toBeGreaterThanOrEqual(2)
+        expect(most).toBeLessThanOrEqual(4)
         yield* Effect.all(Array.from({ length: 50 }, (_, i) => store.append(parent, user(`c${i}`, `c${i}`))), {
           concurrency: "unbounded"
         })
-        // The session file and its directory, nothing else.
+        // The session file and its directory, nothing else, once the last close has landed.
+        yield* settledFds(before + 2)
         expect(openFds() - before).toBe(2)
         const other = yield* SessionStore.load(path)
         yield* other.append(null, user("o", "other"))

@@ -29,7 +29,7 @@ export interface KernelCopyOptions {
 const run = <A, E>(effect: Effect.Effect<A, E, Fs.Fs>) => Effect.runPromise(Effect.provideService(effect, Fs.Fs, Fs.make))
 
 /** A generation held open and committed to directly, as the store does it. */
-class Committer {
+export class Committer {
   private readonly paths: Paths.SessionPaths
   private base!: Generation.Held
   private dirHandle!: Fs.Handle
@@ -59,7 +59,7 @@ class Committer {
       copyPrefix: kernelCopy ? prefix : 0
     }))
     if (result._tag !== "Committed") throw result.error
-    await run(closeQuietly(this.base.handle))
+    for (const handle of [...result.retired, this.base.handle]) await run(closeQuietly(handle))
     this.base = result.held
   }
   async close(): Promise<void> {

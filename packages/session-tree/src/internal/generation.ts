@@ -167,7 +167,13 @@ export interface CommitInput {
 }
 
 export type CommitResult =
-  | { readonly _tag: "Committed"; readonly held: Held; readonly leftover: ReadonlyArray<string> }
+  | {
+    readonly _tag: "Committed"
+    readonly held: Held
+    readonly leftover: ReadonlyArray<string>
+    /** Descriptors this commit no longer needs, for the caller to close (off the caller's path if it likes). */
+    readonly retired: ReadonlyArray<Handle>
+  }
   | { readonly _tag: "Failed"; readonly error: SessionError; readonly leftover: ReadonlyArray<string> }
   | { readonly _tag: "Locked"; readonly error: SessionError }
 
@@ -278,11 +284,11 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
     const outcome = yield* Effect.either(attempt)
     if (outcome._tag === "Right") {
       const leftover = (yield* removeOwn(tmp)) ? [] : [tmp]
-      if (tmpHandle !== dataHandle) yield* closeQuietly(tmpHandle!)
       return {
         _tag: "Committed",
         held: { handle: dataHandle!, id: dataId!, size: bytes.length, mode: base.mode, mtimeNs: installedMtime! },
-        leftover
+        leftover,
+        retired: tmpHandle !== dataHandle ? [tmpHandle!] : []
       } as const
     }
     const error = outcome.left
