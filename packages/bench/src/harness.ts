@@ -22,6 +22,8 @@ export interface Variant {
 export interface Samples {
   readonly name: string
   readonly ms: ReadonlyArray<number>
+  /** The warm-up rounds, kept apart: the first calls of a process run in V8's interpreter. */
+  readonly warmup: ReadonlyArray<number>
 }
 
 export const now = (): number => performance.now()
@@ -31,6 +33,7 @@ export const rounds = async (
   options: { readonly rounds: number; readonly warmup: number }
 ): Promise<Array<Samples>> => {
   const samples = variants.map(() => [] as Array<number>)
+  const warmup = variants.map(() => [] as Array<number>)
   for (let r = 0; r < options.warmup + options.rounds; r++) {
     for (let k = 0; k < variants.length; k++) {
       const i = (r + k) % variants.length
@@ -38,10 +41,10 @@ export const rounds = async (
       const start = now()
       const reported = await variants[i]!.run()
       const elapsed = typeof reported === "number" ? reported : now() - start
-      if (r >= options.warmup) samples[i]!.push(elapsed)
+      ;(r >= options.warmup ? samples : warmup)[i]!.push(elapsed)
     }
   }
-  return variants.map((v, i) => ({ name: v.name, ms: samples[i]! }))
+  return variants.map((v, i) => ({ name: v.name, ms: samples[i]!, warmup: warmup[i]! }))
 }
 
 export const quantile = (xs: ReadonlyArray<number>, q: number): number => {

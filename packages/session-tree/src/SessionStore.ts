@@ -146,7 +146,10 @@ class GenerationBuffer {
 }
 
 interface State {
-  view: ReadonlyArray<SessionEntry>
+  /** How many entries of `history` are committed; the rest belong to a batch in flight. */
+  committed: number
+  /** The frozen array `entries` returns, made on first read after a commit (so appends stay O(1)). */
+  view: ReadonlyArray<SessionEntry> | undefined
   base: Generation.Held
   /** The canonical generation; built on the first commit of a loaded file. */
   generation: GenerationBuffer | undefined
@@ -216,15 +219,19 @@ const make = (
      * most one commit's closes are in flight, so descriptors cannot pile up.
      */
     let retiring: ReadonlyArray<Fiber.RuntimeFiber<void>> = []
+    // `await`, not `join`: a join would also merge each closing fiber's FiberRefs into this one.
+    const awaitRetired = Effect.suspend(() => {
+      const running = retiring.filter((fiber) => fiber.unsafePoll() === null)
+      return running.length === 0 ? Effect.void : Effect.forEach(running, Fiber.await, { discard: true })
+    })
     const retire = (handles: ReadonlyArray<Handle>) =>
       Effect.zipRight(
-        Fiber.joinAll(retiring),
+        awaitRetired,
         Effect.flatMap(
           Effect.forEach(handles, (handle) => Effect.forkDaemon(Effect.ignore(fs.close(handle)))),
           (fibers) => Effect.sync(() => void (retiring = fibers))
         )
       )
-    const awaitRetired = Effect.suspend(() => Fiber.joinAll(retiring))
 
     // Waits for a commit in flight, then releases the generation this store holds. The directory
     // handle is released after this (it was acquired first), so no later call may use either.
@@ -345,10 +352,11 @@ const make = (
         const committed = yield* Effect.exit(commitBytes(generation.stage(lines, added), added))
         if (Exit.isSuccess(committed)) {
           generation.length += added
-          state.view = Object.freeze(history.entries.slice())
+          state.committed = history.size
+          state.view = undefined
           for (const { entry, request } of accepted) yield* Deferred.succeed(request.done, entry)
         } else {
-          history.truncate(state.view.length)
+          history.truncate(state.committed)
           for (const { request } of accepted) yield* Deferred.failCause(request.done, committed.cause)
         }
       })
@@ -360,7 +368,7 @@ const make = (
       return commitBatch(batch).pipe(
         Effect.catchAllCause((cause) =>
           Effect.suspend(() => {
-            if (history.size > state.view.length) history.truncate(state.view.length)
+            if (history.size > state.committed) history.truncate(state.committed)
             return Effect.forEach(batch, (request) => Deferred.failCause(request.done, cause), { discard: true })
           })
         )
@@ -387,13 +395,13 @@ const make = (
       path: paths.path,
       header,
       get entries() {
-        return state.view
+        return state.view ??= Object.freeze(history.entries.slice(0, state.committed))
       },
       get tail() {
         return state.tail
       },
       // Entries of a batch in flight are in `history` for checking, but only committed ones are visible.
-      get: (id) => history.get(id, state.view.length),
+      get: (id) => history.get(id, state.committed),
       append: (parentId, message) => {
         const prepared = prepare(parentId, message)
         // Uninterruptible from queueing to the answer: a queued request is committed either way,
@@ -447,7 +455,8 @@ export const create = (
       const lock = lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
       const created = yield* lock.withPermits(1)(Generation.create(paths, line, dirHandle, dirStat))
       return yield* make(paths, header, new History(), {
-        view: Object.freeze([]),
+        committed: 0,
+        view: undefined,
         base: created.held,
         generation: new GenerationBuffer(line),
         loadedBytes: undefined,
@@ -470,7 +479,8 @@ export const load = (path: string): Effect.Effect<SessionStore, SessionError, Fs
       if (decoded instanceof SessionError) return yield* decoded
       const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(paths, opened.dir), closeQuietly)
       return yield* make(paths, decoded.header, decoded.history, {
-        view: Object.freeze(decoded.history.entries.slice()),
+        committed: decoded.history.size,
+        view: undefined,
         base: opened.held,
         generation: undefined,
         loadedBytes: opened.bytes,

@@ -87,6 +87,10 @@ export const benchAppend = async (options: AppendOptions): Promise<Array<Row>> =
           "floor: write+fsync+rename+fsync dir": "whole file written",
           "Pi: appendMessage (no fsync)": "appendFileSync, not durable"
         }))
+        // The same two variants during the warm-up rounds, for what the first appends cost.
+        const warming = samples.filter((s) => s.name === "ours: store.append" || s.name === "floor: same protocol, bare node:fs")
+          .map((s) => ({ name: `${s.name}, warm-up rounds`, ms: s.warmup, warmup: [] }))
+        rows.push(...summarize(`append at ${label(start.length)}`, warming, "floor: same protocol, bare node:fs, warm-up rounds"))
       } finally {
         await ours.close()
         protocol.close()
