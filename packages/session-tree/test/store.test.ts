@@ -403,6 +403,49 @@ describe("concurrency in one process", () => {
     }))
 })
 
+describe("append cost does not grow with the history", () => {
+  it.scoped("an append to 2,000 entries encodes one line, parses nothing, and writes only that line past the copy size", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const path = Path.join(dir, NAME)
+      let text = headerLine("s1")
+      let parent: string | null = null
+      for (let i = 0; i < 2_000; i++) {
+        text += userLine(`e${i}`, parent, `m${i}`, "x".repeat(120))
+        parent = `e${i}`
+      }
+      NFS.writeFileSync(path, text)
+      const injector = makeInjector()
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.load(path)
+        // The first commit of a loaded file checks that it is canonical (once); measure the ones after it.
+        parent = (yield* store.append(parent, user("w", "warm"))).id
+        const stringify = JSON.stringify
+        const parse = JSON.parse
+        let encoded = 0
+        let parsed = 0
+        JSON.stringify = ((...args: Parameters<typeof stringify>) => (encoded++, stringify(...args))) as typeof stringify
+        JSON.parse = ((...args: Parameters<typeof parse>) => (parsed++, parse(...args))) as typeof parse
+        const written: Array<number> = []
+        injector.start()
+        try {
+          for (let i = 0; i < 5; i++) parent = (yield* store.append(parent, user(`n${i}`, "new"))).id
+        } finally {
+          JSON.stringify = stringify
+          JSON.parse = parse
+          for (const step of injector.stop()) if (step.op === "write") written.push(step.length!)
+        }
+        expect(encoded).toBe(5)
+        expect(parsed).toBe(0)
+        expect(written).toHaveLength(5)
+        const lineBytes = Buffer.byteLength(userLine("e2005", "e2004", "n4", "new"))
+        for (const n of written) expect(n).toBeLessThan(lineBytes + 64)
+        expect(store.entries).toHaveLength(2_006)
+        expect(NFS.readFileSync(path, "utf8").startsWith(text)).toBe(true)
+      }).pipe(Effect.provide(layerWith(injector)))
+    }))
+})
+
 describe("canonical generations", () => {
   it.scoped("the append after a recovered tail writes the canonical generation with a final newline", () =>
     Effect.gen(function*() {
