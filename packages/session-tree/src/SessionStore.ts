@@ -11,11 +11,9 @@
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { decodeSession, encodeLine, MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES } from "./Codec.js"
@@ -113,11 +111,29 @@ const catchDefects = <A>(what: string, effect: Effect.Effect<A, SessionError>): 
 
 const unidentified = { type: "entry", version: 1, id: "", timestamp: "" } as const
 
+/** A queued append: its checked input, and how its caller hears the outcome. */
 interface Request {
   readonly parentId: string | null
   readonly message: CourseMessage
-  readonly done: Deferred.Deferred<SessionEntry, SessionError>
+  /** The waiting caller, once it waits; an outcome given before that waits in `outcome`. */
+  resume: ((outcome: Effect.Effect<SessionEntry, SessionError>) => void) | undefined
+  outcome: Effect.Effect<SessionEntry, SessionError> | undefined
+  answered: boolean
 }
+
+/** Gives a request its outcome; only the first one counts. Lighter than a Deferred per append, which Effect builds by spreading a prototype. */
+const answer = (request: Request, outcome: Effect.Effect<SessionEntry, SessionError>): void => {
+  if (request.answered) return
+  request.answered = true
+  if (request.resume !== undefined) request.resume(outcome)
+  else request.outcome = outcome
+}
+
+const awaitAnswer = (request: Request): Effect.Effect<SessionEntry, SessionError> =>
+  Effect.async((resume) => {
+    if (request.outcome !== undefined) resume(request.outcome)
+    else request.resume = resume
+  })
 
 /** Growable bytes of the canonical generation, so the next one is the previous plus its new lines. */
 class GenerationBuffer {
@@ -296,12 +312,49 @@ const make = (
         })
       ))
 
+    /** The entry and line of one request, checked against the history as it stands; IDs and time come last. */
+    const build = (request: Request, generation: GenerationBuffer, added: number) => {
+      if (history.size >= MAX_ENTRIES) {
+        return Effect.fail(sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`))
+      }
+      // Parent and tool links first, under an ID no entry can have (IDs are non-empty), so a
+      // refused append does not use up an ID of the factory.
+      const problem = history.check({ ...unidentified, parentId: request.parentId, message: request.message })
+      if (problem !== undefined) return Effect.fail(problem)
+      return Effect.flatMap(
+        catchDefects("the ID factory", Effect.flatMap(ids.entryId, (id) => validId("entry", id))),
+        (id) =>
+          history.has(id)
+            ? Effect.fail(sessionError("SESSION_INVALID_OPTIONS", `the ID factory returned "${id}" twice`))
+            : Effect.flatMap(timestampNow(clock), (timestamp) => {
+              const entry: SessionEntry = deepFreeze({
+                type: "entry",
+                version: 1,
+                id,
+                parentId: request.parentId,
+                timestamp,
+                message: request.message
+              })
+              const line = Buffer.from(encodeLine(entry), "utf8")
+              if (line.length - 1 > MAX_LINE_BYTES) {
+                return Effect.fail(
+                  sessionError("SESSION_LINE_TOO_LONG", `the entry line would hold ${line.length - 1} bytes, more than ${MAX_LINE_BYTES}`)
+                )
+              }
+              if (generation.length + added + line.length > MAX_FILE_BYTES) {
+                return Effect.fail(sessionError("SESSION_FILE_TOO_LARGE", `the file would exceed ${MAX_FILE_BYTES} bytes`))
+              }
+              return Effect.succeed({ entry, line })
+            })
+      )
+    }
+
     /** Validates every request of `batch` in order against the growing history, then commits the accepted ones. */
     const commitBatch = (batch: ReadonlyArray<Request>): Effect.Effect<void, never, Fs> =>
       Effect.gen(function*() {
         const refused = refusal()
         if (refused !== undefined) {
-          for (const request of batch) yield* Deferred.fail(request.done, refused)
+          for (const request of batch) answer(request, Effect.fail(refused))
           return
         }
         const generation = ensureGeneration()
@@ -309,38 +362,9 @@ const make = (
         const lines: Array<Buffer> = []
         let added = 0
         for (const request of batch) {
-          const built = yield* Effect.either(Effect.gen(function*() {
-            if (history.size >= MAX_ENTRIES) {
-              return yield* sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`)
-            }
-            // Parent and tool links first, under an ID no entry can have (IDs are non-empty), so a
-            // refused append does not use up an ID of the factory.
-            const problem = history.check({ ...unidentified, parentId: request.parentId, message: request.message })
-            if (problem !== undefined) return yield* problem
-            const id = yield* catchDefects("the ID factory", Effect.flatMap(ids.entryId, (id) => validId("entry", id)))
-            if (history.has(id)) {
-              return yield* sessionError("SESSION_INVALID_OPTIONS", `the ID factory returned "${id}" twice`)
-            }
-            const timestamp = yield* timestampNow(clock)
-            const entry: SessionEntry = deepFreeze({
-              type: "entry",
-              version: 1,
-              id,
-              parentId: request.parentId,
-              timestamp,
-              message: request.message
-            })
-            const line = Buffer.from(encodeLine(entry), "utf8")
-            if (line.length - 1 > MAX_LINE_BYTES) {
-              return yield* sessionError("SESSION_LINE_TOO_LONG", `the entry line would hold ${line.length - 1} bytes, more than ${MAX_LINE_BYTES}`)
-            }
-            if (generation.length + added + line.length > MAX_FILE_BYTES) {
-              return yield* sessionError("SESSION_FILE_TOO_LARGE", `the file would exceed ${MAX_FILE_BYTES} bytes`)
-            }
-            return { entry, line }
-          }))
+          const built = yield* Effect.either(build(request, generation, added))
           if (built._tag === "Left") {
-            yield* Deferred.fail(request.done, built.left)
+            answer(request, Effect.fail(built.left))
             continue
           }
           history.add(built.right.entry)
@@ -354,10 +378,10 @@ const make = (
           generation.length += added
           state.committed = history.size
           state.view = undefined
-          for (const { entry, request } of accepted) yield* Deferred.succeed(request.done, entry)
+          for (const { entry, request } of accepted) answer(request, Effect.succeed(entry))
         } else {
           history.truncate(state.committed)
-          for (const { request } of accepted) yield* Deferred.failCause(request.done, committed.cause)
+          for (const { request } of accepted) answer(request, Effect.failCause(committed.cause))
         }
       })
 
@@ -369,7 +393,8 @@ const make = (
         Effect.catchAllCause((cause) =>
           Effect.suspend(() => {
             if (history.size > state.committed) history.truncate(state.committed)
-            return Effect.forEach(batch, (request) => Deferred.failCause(request.done, cause), { discard: true })
+            for (const request of batch) answer(request, Effect.failCause(cause))
+            return Effect.void
           })
         )
       )
@@ -410,11 +435,11 @@ const make = (
           const refused = refusal()
           if (refused !== undefined) return Effect.fail(refused)
           if (prepared instanceof SessionError) return Effect.fail(prepared)
-          const request: Request = { ...prepared, done: Deferred.unsafeMake(FiberId.none) }
+          const request: Request = { parentId: prepared.parentId, message: prepared.message, resume: undefined, outcome: undefined, answered: false }
           pending.push(request)
-          if (committing) return Deferred.await(request.done)
+          if (committing) return awaitAnswer(request)
           committing = true
-          return Effect.zipRight(Effect.forkDaemon(provide(commitLoop)), Deferred.await(request.done))
+          return Effect.zipRight(Effect.forkDaemon(provide(commitLoop)), awaitAnswer(request))
         }))
       },
       flush: Effect.uninterruptible(provide(guarded(Effect.suspend(() => {
