@@ -29,8 +29,16 @@ export const parseObjectLine = (text: string): ParsedLine => {
   try {
     value = JSON.parse(text)
   } catch (e) {
-    return fail(e instanceof Error ? e.message : String(e))
+    return fail(syntaxReason(e))
   }
+  return checkParsedLine(value, text)
+}
+
+/** The reason given for a line `JSON.parse` rejected. */
+export const syntaxReason = (e: unknown): string => e instanceof Error ? e.message : String(e)
+
+/** The checks of `parseObjectLine` after the parse: `value` is what `JSON.parse(text)` returned. */
+export const checkParsedLine = (value: unknown, text: string): ParsedLine => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("not a JSON object")
   // Parallel stacks of containers still to visit and their depths.
   const nodes: Array<object> = [value]
@@ -69,7 +77,7 @@ export const parseObjectLine = (text: string): ParsedLine => {
   }
   // JSON.parse keeps only the last of duplicate keys, so fewer own keys than
   // key tokens in the text means some object repeated a key.
-  if (ownKeys !== countKeyTokens(text)) {
+  if (!hasKeyTokens(text, ownKeys)) {
     return fail(`duplicate key ${JSON.stringify(findDuplicateKey(text) ?? "")}`)
   }
   return { ok: true, value: value as { readonly [key: string]: unknown } }
@@ -91,6 +99,44 @@ const stringEnd = (text: string, open: number): number => {
 const skipWs = (text: string, pos: number): number => {
   while (isWs(text.charCodeAt(pos))) pos++
   return pos
+}
+
+/**
+ * Whether `text`, which JSON.parse accepted and whose parsed value has `ownKeys`
+ * own keys in all, holds exactly that many key tokens, i.e. no object in it
+ * repeats a key. Every own key comes from at least one key token, so the text
+ * holds at least `ownKeys` of them.
+ *
+ * The quick count visits only the colons. Outside strings a colon ends a key
+ * token; a key whose closing quote is directly followed by its colon shows as
+ * an unescaped quote before the colon. Such a colon can also follow the opening
+ * quote of a string that starts with ":" (counted too, so the quick count is
+ * never below the number of key tokens), and a colon inside a string is
+ * preceded by an escaped quote or some other character. A colon preceded by
+ * whitespace may end a key written `"k" :`, which the quick count would miss:
+ * then, or when the quick count differs from `ownKeys`, the exact count decides.
+ * So a quick count equal to `ownKeys` proves there are exactly `ownKeys` key
+ * tokens, and the answer is always that of the exact count.
+ */
+export const hasKeyTokens = (text: string, ownKeys: number): boolean =>
+  quickKeyCount(text) === ownKeys || countKeyTokens(text) === ownKeys
+
+/** Colons preceded directly by an unescaped quote, or -1 when some colon follows whitespace. */
+const quickKeyCount = (text: string): number => {
+  let keys = 0
+  let colon = text.indexOf(":")
+  while (colon !== -1) {
+    const before = text.charCodeAt(colon - 1)
+    if (before === QUOTE) {
+      let j = colon - 2
+      while (text.charCodeAt(j) === BACKSLASH) j--
+      if (((colon - 2 - j) & 1) === 0) keys++
+    } else if (isWs(before)) {
+      return -1
+    }
+    colon = text.indexOf(":", colon + 1)
+  }
+  return keys
 }
 
 /**
