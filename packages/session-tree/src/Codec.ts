@@ -4,9 +4,9 @@
  * and any later backend share exactly one notion of a valid session.
  */
 import { History } from "./History.js"
-import { classifyTail, parseObjectLine } from "./internal/json.js"
+import { checkParsedLine, classifyTail, parseObjectLine, syntaxReason } from "./internal/json.js"
 import { MAX_FILE_BYTES, MAX_LINE_BYTES, splitLines } from "./internal/lines.js"
-import { decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
+import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
 
 export { MAX_FILE_BYTES, MAX_LINE_BYTES }
@@ -22,6 +22,29 @@ export interface DecodedSession {
 const parseLine = (text: string, line: number): { readonly [key: string]: unknown } | SessionError => {
   const parsed = parseObjectLine(text)
   return parsed.ok ? parsed.value : sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
+}
+
+/**
+ * One entry line → its entry: a canonical record in one pass
+ * (`decodeCanonicalLine`); anything else, or any doubt, through the general
+ * path, which finds and explains the first problem.
+ */
+const decodeEntryLine = (text: string, line: number): SessionEntry | SessionError => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    return sessionError("SESSION_INVALID_JSON", syntaxReason(e), { line })
+  }
+  const canonical = decodeCanonicalLine(value, text)
+  if (canonical !== undefined) return canonical
+  const parsed = checkParsedLine(value, text)
+  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
+  const record = parsed.value
+  if (Object.prototype.hasOwnProperty.call(record, "type") && record["type"] === "session") {
+    return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
+  }
+  return decodeParsedEntry(record, line)
 }
 
 /** Decodes one generation; fails closed on the first problem in line order. */
@@ -55,17 +78,10 @@ export const decodeSession = (bytes: Uint8Array): DecodedSession | SessionError 
   if (header instanceof SessionError) return header
   const history = new History()
   for (let i = 1; i < lines.length; i++) {
-    const text = lines[i]!
-    const record = parseLine(text, i + 1)
-    if (record instanceof SessionError) return record
-    if (Object.prototype.hasOwnProperty.call(record, "type") && record["type"] === "session") {
-      return sessionError("SESSION_INVALID_HEADER", "a second header", { line: i + 1 })
-    }
-    const entry = decodeParsedEntry(record, i + 1)
+    const entry = decodeEntryLine(lines[i]!, i + 1)
     if (entry instanceof SessionError) return entry
-    const problem = history.check(entry, i + 1)
+    const problem = history.checkAndAdd(entry, i + 1)
     if (problem !== undefined) return problem
-    history.add(entry)
   }
   return { header, history, tail }
 }

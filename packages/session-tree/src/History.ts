@@ -51,17 +51,38 @@ export class History {
 
   /** Checks that `entry` may follow the current history; returns the error, or undefined. */
   check(entry: SessionEntry, line?: number): SessionError | undefined {
+    const parent = this.parentOf(entry, line)
+    return typeof parent === "number" ? this.checkLinks(entry, parent, line) : parent
+  }
+
+  /** Adds an entry that `check` accepted. */
+  add(entry: SessionEntry): void {
+    this.insert(entry, entry.parentId === null ? NONE : this.indexById.get(entry.parentId)!)
+  }
+
+  /** `check`, then `add` when it passes (the loader's step): the parent is looked up once. */
+  checkAndAdd(entry: SessionEntry, line?: number): SessionError | undefined {
+    const parent = this.parentOf(entry, line)
+    if (typeof parent !== "number") return parent
+    const problem = this.checkLinks(entry, parent, line)
+    if (problem === undefined) this.insert(entry, parent)
+    return problem
+  }
+
+  /** The index of the entry's parent (NONE for a root), or the error of a repeated ID or unknown parent. */
+  private parentOf(entry: SessionEntry, line: number | undefined): number | SessionError {
     if (this.indexById.has(entry.id)) {
       return sessionError("SESSION_DUPLICATE_ID", `entry ID "${entry.id}" is already used`, { line })
     }
-    let parent = NONE
-    if (entry.parentId !== null) {
-      const p = this.indexById.get(entry.parentId)
-      if (p === undefined) {
-        return sessionError("SESSION_UNKNOWN_PARENT", `parent "${entry.parentId}" is not an earlier entry`, { line })
-      }
-      parent = p
-    }
+    if (entry.parentId === null) return NONE
+    const p = this.indexById.get(entry.parentId)
+    return p !== undefined
+      ? p
+      : sessionError("SESSION_UNKNOWN_PARENT", `parent "${entry.parentId}" is not an earlier entry`, { line })
+  }
+
+  /** The tool-link rules of SPEC B2 for `entry` as a child of `parent`. */
+  private checkLinks(entry: SessionEntry, parent: number, line: number | undefined): SessionError | undefined {
     const message = entry.message
     if (message.role === "assistant") {
       for (const call of message.toolCalls) {
@@ -94,10 +115,8 @@ export class History {
     return undefined
   }
 
-  /** Adds an entry that `check` accepted. */
-  add(entry: SessionEntry): void {
+  private insert(entry: SessionEntry, parent: number): void {
     const index = this.entries.length
-    const parent = entry.parentId === null ? NONE : this.indexById.get(entry.parentId)!
     this.entries.push(entry)
     this.indexById.set(entry.id, index)
     this.parents.push(parent)

@@ -9,6 +9,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { hasKeyTokens, MAX_DEPTH } from "./internal/json.js"
 import { type SessionError, sessionError } from "./SessionError.js"
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
@@ -333,4 +334,171 @@ export const decodeParsedEntry = (
     }
   }
   return decodeEntry(record, line)
+}
+
+// ---------------------------------------------------------------------------
+// The loader's path for whole lines: everything `checkParsedLine` (the line
+// checks) and `decodeParsedEntry` do for a canonical record, in one pass that
+// builds the same fresh, frozen objects. The fixed record shape is checked key
+// by key, so only tool-call arguments, the one free-form part, are walked
+// generically; and since the shape gives the number of keys, one count of the
+// key tokens in the text proves that no object repeated a key. Any doubt
+// returns undefined and the caller takes the general path, which decides and
+// explains.
+
+type JsonContainer = Record<string, unknown> | Array<unknown>
+
+// Work lists of the arguments walk, reused across calls (it is synchronous and
+// never re-entered) and emptied after each use, so nothing parsed stays alive.
+const walkSources: Array<object> = []
+const walkCopies: Array<JsonContainer> = []
+const walkDepths: Array<number> = []
+/** Copies made by the current line, frozen once the whole line is accepted. */
+const made: Array<object> = []
+
+const freshContainer = (source: object): JsonContainer =>
+  Array.isArray(source) ? new Array<unknown>(source.length) : {}
+
+/**
+ * A fresh copy of the arguments `args` (at depth `depth`) into `copy`, as
+ * `copyJson` makes it (`-0` written as `0`); the number of own keys of all
+ * objects in it, or -1 when the general path must decide: a `__proto__` key,
+ * nesting beyond MAX_DEPTH, a non-finite number. Copies go to `made`.
+ */
+const copyArguments = (args: object, copy: JsonContainer, depth: number): number => {
+  let keys = 0
+  walkSources.push(args)
+  walkCopies.push(copy)
+  walkDepths.push(depth)
+  while (walkSources.length > 0) {
+    const source = walkSources.pop()!
+    const target = walkCopies.pop()!
+    const childDepth = walkDepths.pop()! + 1
+    made.push(target)
+    if (Array.isArray(source)) {
+      for (let i = 0; i < source.length; i++) {
+        const child = jsonChild(source[i], childDepth)
+        if (child === REFUSED) return -1
+        ;(target as Array<unknown>)[i] = child
+      }
+    } else {
+      // for-in lists inherited enumerable keys too: only own ones are JSON.
+      for (const key in source) {
+        if (!hasOwn.call(source, key) || key === "__proto__") return -1
+        keys++
+        const child = jsonChild((source as Record<string, unknown>)[key], childDepth)
+        if (child === REFUSED) return -1
+        ;(target as Record<string, unknown>)[key] = child
+      }
+    }
+  }
+  return keys
+}
+
+const REFUSED: unique symbol = Symbol("refused")
+
+/** What a copy holds for `child` at `depth`: a scalar as is (`-0` as `0`), or a fresh container queued for copying. */
+const jsonChild = (child: unknown, depth: number): unknown => {
+  if (typeof child === "object") {
+    if (child === null) return null
+    if (depth > MAX_DEPTH) return REFUSED
+    const copy = freshContainer(child)
+    walkSources.push(child)
+    walkCopies.push(copy)
+    walkDepths.push(depth)
+    return copy
+  }
+  if (typeof child === "number") {
+    if (child === 0) return 0
+    if (!Number.isFinite(child)) return REFUSED
+  }
+  return child
+}
+
+/** The fresh message of the canonical message `m` (depth 2) and its own keys in all; undefined when not canonical. */
+let messageKeys = 0
+const copyMessage = (m: Record<string, unknown>): CourseMessage | undefined => {
+  if (!hasOwn.call(m, "role")) return undefined
+  switch (m["role"]) {
+    case "user":
+      if (!keysAre(m, USER_KEYS) || !isId(m["id"]) || typeof m["content"] !== "string") return undefined
+      messageKeys = USER_KEYS.length
+      return { role: "user", id: m["id"], content: m["content"] }
+    case "tool":
+      if (
+        !keysAre(m, TOOL_KEYS) || !isId(m["id"]) || !isId(m["toolCallId"]) || typeof m["toolName"] !== "string" ||
+        typeof m["content"] !== "string" || typeof m["isError"] !== "boolean"
+      ) return undefined
+      messageKeys = TOOL_KEYS.length
+      return {
+        role: "tool",
+        id: m["id"],
+        toolCallId: m["toolCallId"],
+        toolName: m["toolName"],
+        content: m["content"],
+        isError: m["isError"]
+      }
+    case "assistant": {
+      if (!keysAre(m, ASSISTANT_KEYS) || !isId(m["id"]) || typeof m["content"] !== "string") return undefined
+      const calls = m["toolCalls"]
+      if (!Array.isArray(calls)) return undefined
+      let keys = ASSISTANT_KEYS.length
+      const toolCalls: Array<ToolCall> = []
+      for (let i = 0; i < calls.length; i++) {
+        const c: unknown = calls[i]
+        if (!isPlainObject(c) || !keysAre(c, CALL_KEYS) || !isId(c["id"]) || !isId(c["name"])) return undefined
+        // A repeated call ID is an error: the general path reports it.
+        for (let j = 0; j < i; j++) if (toolCalls[j]!.id === c["id"]) return undefined
+        const args = c["arguments"]
+        if (!isPlainObject(args)) return undefined
+        const copy: Record<string, unknown> = {}
+        // record 1, message 2, toolCalls 3, call 4, arguments 5
+        const argKeys = copyArguments(args, copy, 5)
+        if (argKeys < 0) return undefined
+        keys += CALL_KEYS.length + argKeys
+        const call = { id: c["id"], name: c["name"], arguments: copy }
+        made.push(call)
+        toolCalls.push(call)
+      }
+      made.push(toolCalls)
+      messageKeys = keys
+      return { role: "assistant", id: m["id"], content: m["content"], toolCalls }
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The entry of one line when `value` (what `JSON.parse(text)` returned) is a
+ * canonical, valid entry record and `text` repeats no key: fresh and deeply
+ * frozen, equal to what `checkParsedLine` + `decodeParsedEntry` give.
+ * Otherwise undefined. Reads `value` only.
+ */
+export const decodeCanonicalLine = (value: unknown, text: string): SessionEntry | undefined => {
+  if (
+    !isPlainObject(value) || !keysAre(value, ENTRY_KEYS) || value["type"] !== "entry" || value["version"] !== 1 ||
+    !isId(value["id"])
+  ) return undefined
+  const parentId = value["parentId"]
+  const timestamp = value["timestamp"]
+  const m = value["message"]
+  if (
+    (parentId !== null && !isId(parentId)) || typeof timestamp !== "string" || !isCanonicalTimestamp(timestamp) ||
+    !isPlainObject(m)
+  ) return undefined
+  try {
+    const message = copyMessage(m)
+    if (message === undefined || !hasKeyTokens(text, ENTRY_KEYS.length + messageKeys)) return undefined
+    while (made.length > 0) Object.freeze(made.pop())
+    return Object.freeze({ type: "entry", version: 1, id: value["id"], parentId, timestamp, message: Object.freeze(message) })
+  } finally {
+    // Only a line that was given up leaves work behind.
+    if (made.length > 0) made.length = 0
+    if (walkSources.length > 0) {
+      walkSources.length = 0
+      walkCopies.length = 0
+      walkDepths.length = 0
+    }
+  }
 }
