@@ -4,6 +4,8 @@
  * and any later backend share exactly one notion of a valid session.
  */
 import { History } from "./History.js"
+// Loaded for its effect only: it keeps the loader's optimized code alive between loads.
+import "./internal/anchors.js"
 import { checkParsedLine, classifyTail, parseObjectLine, syntaxReason } from "./internal/json.js"
 import { MAX_FILE_BYTES, MAX_LINE_BYTES, splitLines } from "./internal/lines.js"
 import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"

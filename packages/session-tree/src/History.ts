@@ -75,6 +75,9 @@ export class History {
       return sessionError("SESSION_DUPLICATE_ID", `entry ID "${entry.id}" is already used`, { line })
     }
     if (entry.parentId === null) return NONE
+    // Most entries follow the one before: a string comparison instead of a hash lookup.
+    const last = this.entries.length - 1
+    if (last >= 0 && this.entries[last]!.id === entry.parentId) return last
     const p = this.indexById.get(entry.parentId)
     return p !== undefined
       ? p
@@ -159,3 +162,4 @@ const pop = (map: Map<string, Array<number>>, key: string, index: number): void 
   if (list[list.length - 1] === index) list.pop()
   if (list.length === 0) map.delete(key)
 }
+

@@ -1,0 +1,82 @@
+/**
+ * `History.checkAndAdd`, the loader's step (it finds the parent once, and the
+ * entry just before first), against `check` followed by `add`: the same
+ * verdict (code and reason) for every entry of generated sequences, and the
+ * same history afterwards; repeated IDs and unknown parents also against a
+ * plain set of the IDs accepted so far. The sequences favour what the shortcut touches:
+ * parents that are the entry just before, an earlier entry, unknown, or the
+ * entry itself, and repeated IDs.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import { History } from "../src/History.js"
+import { keptEntries } from "../src/internal/anchors.js"
+import type { SessionEntry } from "../src/Record.js"
+
+const IDS = ["a", "b", "c", "d", "e", "f"]
+const CALLS = ["c1", "c2", "c3"]
+
+const step = fc.record({
+  id: fc.constantFrom(...IDS),
+  parent: fc.constantFrom("none", "previous", "previous", "earlier", "unknown", "self"),
+  pick: fc.nat(),
+  kind: fc.constantFrom("user", "assistant", "tool"),
+  calls: fc.uniqueArray(fc.constantFrom(...CALLS), { maxLength: 2 }),
+  callId: fc.constantFrom(...CALLS),
+  name: fc.constantFrom("read", "bash")
+})
+
+describe("History.checkAndAdd", () => {
+  it("gives the verdict of check, then add, for every entry", () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 24 }), (steps) => {
+        const one = new History()
+        const two = new History()
+        for (const [i, s] of steps.entries()) {
+          const entries = one.entries
+          const parentId = s.parent === "none"
+            ? null
+            : s.parent === "previous"
+            ? entries.at(-1)?.id ?? null
+            : s.parent === "earlier"
+            ? entries.length === 0 ? null : entries[s.pick % entries.length]!.id
+            : s.parent === "unknown"
+            ? "zz"
+            : s.id
+          const message: SessionEntry["message"] = s.kind === "user"
+            ? { role: "user", id: `m${i}`, content: "" }
+            : s.kind === "assistant"
+            ? { role: "assistant", id: `m${i}`, content: "", toolCalls: s.calls.map((id) => ({ id, name: s.name, arguments: {} })) }
+            : { role: "tool", id: `m${i}`, toolCallId: s.callId, toolName: s.name, content: "", isError: false }
+          const entry: SessionEntry = { type: "entry", version: 1, id: s.id, parentId, timestamp: "2026-01-02T03:04:05.006Z", message }
+          // Independently of History: a repeated ID first, then a parent that is not an earlier entry.
+          const earlier = new Set(one.entries.map((e) => e.id))
+          const idCode = earlier.has(s.id)
+            ? "SESSION_DUPLICATE_ID"
+            : parentId !== null && !earlier.has(parentId)
+            ? "SESSION_UNKNOWN_PARENT"
+            : undefined
+          const expected = one.check(entry, i + 2)
+          if (idCode !== undefined) expect(expected?.code).toBe(idCode)
+          else expect(["SESSION_DUPLICATE_ID", "SESSION_UNKNOWN_PARENT"]).not.toContain(expected?.code)
+          if (expected === undefined) one.add(entry)
+          const got = two.checkAndAdd(entry, i + 2)
+          expect(got === undefined ? undefined : [got.code, got.reason, got.line]).toEqual(
+            expected === undefined ? undefined : [expected.code, expected.reason, expected.line]
+          )
+          expect(two.entries).toEqual(one.entries)
+          expect(two.size).toBe(one.size)
+          for (const id of IDS) expect(two.get(id)).toBe(one.get(id))
+        }
+      }),
+      { numRuns: 2_000 }
+    )
+  })
+})
+
+describe("the objects kept alive for the loader", () => {
+  it("came out of the canonical path, one per message kind, frozen", () => {
+    expect(keptEntries.map((e) => e?.message.role)).toEqual(["user", "assistant", "tool"])
+    for (const e of keptEntries) expect(Object.isFrozen(e) && Object.isFrozen(e!.message)).toBe(true)
+  })
+})
