@@ -16,7 +16,12 @@ import { decodeCanonicalLine, type SessionEntry } from "../Record.js"
 const line = (message: string): string =>
   `{"type":"entry","version":1,"id":"a","parentId":"p","timestamp":"2026-01-02T03:04:05.006Z","message":${message}}`
 
-const kept = {
+/**
+ * Exported, not only declared: a module-level value that nothing reads may die
+ * once the module has run, and then it keeps nothing alive. The History here
+ * is never used; the entries are frozen.
+ */
+export const kept: { readonly history: History; readonly entries: ReadonlyArray<SessionEntry | undefined> } = {
   history: new History(),
   entries: [
     line("{\"role\":\"user\",\"id\":\"m\",\"content\":\"\"}"),
@@ -24,6 +29,3 @@ const kept = {
     line("{\"role\":\"tool\",\"id\":\"m\",\"toolCallId\":\"c\",\"toolName\":\"n\",\"content\":\"\",\"isError\":false}")
   ].map((text) => decodeCanonicalLine(JSON.parse(text), text))
 }
-
-/** The kept entries: each must have come out of the canonical path, or it keeps nothing useful alive. */
-export const keptEntries: ReadonlyArray<SessionEntry | undefined> = kept.entries
