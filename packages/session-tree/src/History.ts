@@ -162,4 +162,3 @@ const pop = (map: Map<string, Array<number>>, key: string, index: number): void 
   if (list[list.length - 1] === index) list.pop()
   if (list.length === 0) map.delete(key)
 }
-

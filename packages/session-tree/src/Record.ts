@@ -415,8 +415,10 @@ const jsonChild = (child: unknown, depth: number): unknown => {
   return child
 }
 
-/** The fresh message of the canonical message `m` (depth 2) and its own keys in all; undefined when not canonical. */
+/** Set by `copyMessage`: the own keys of all objects in the message it copied (a second result without an allocation). */
 let messageKeys = 0
+
+/** The fresh message of the canonical message `m` (depth 2), or undefined when it is not canonical. */
 const copyMessage = (m: Record<string, unknown>): CourseMessage | undefined => {
   if (!hasOwn.call(m, "role")) return undefined
   switch (m["role"]) {
