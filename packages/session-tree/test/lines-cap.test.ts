@@ -1,9 +1,8 @@
 /**
- * The line cap on UTF-8 files, where `splitLines` counts the bytes of a line
- * only when its length in UTF-16 units leaves any doubt (more than a third of
- * the cap): lines of 1- to 4-byte characters whose byte length lands just
- * below, on and just above the cap, and whose unit length lands on both sides
- * of a third of it, against `Buffer.byteLength` as the oracle.
+ * The line cap counts bytes, not characters: lines of 1- to 4-byte characters
+ * (the last two UTF-16 units each) whose byte length lands just below, on and
+ * just above the cap, or around a third of it, against `Buffer.byteLength` as
+ * the oracle; as complete lines and as the tail, first line or not.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"

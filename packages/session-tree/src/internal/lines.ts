@@ -34,41 +34,61 @@ export const splitLines = (bytes: Uint8Array): SplitLines | SessionError => {
   if (encoding === "utf8" && !isUtf8(buf)) {
     return sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { line: firstInvalidLine(buf) })
   }
-  // One string for the whole file, lines as slices of it: the same work as
-  // decoding line by line, but one large allocation instead of thousands of
-  // young copies that the collector would move while the loader keeps them.
-  // Byte 0x0A never occurs inside a multi-byte sequence, so the file's
-  // newline bytes and the text's "\n" characters correspond one to one.
-  const text = buf.toString(encoding)
+  return encoding === "latin1" ? splitAscii(buf) : splitUtf8(buf)
+}
+
+/**
+ * An ASCII file: one string for the whole file and the lines as slices of it,
+ * one large allocation instead of thousands of small ones. A character is a
+ * byte, so lengths in characters are lengths in bytes.
+ */
+const splitAscii = (buf: Buffer): SplitLines | SessionError => {
+  const text = buf.toString("latin1")
   const lines: Array<string> = []
   let start = 0
   let nl = text.indexOf("\n")
   while (nl !== -1) {
     const end = nl > start && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl
-    const line = text.slice(start, end)
-    const length = byteLength(line, encoding)
-    if (length > MAX_LINE_BYTES) return lineTooLong(lines.length + 1, length)
-    lines.push(line)
+    if (end - start > MAX_LINE_BYTES) return lineTooLong(lines.length + 1, end - start)
+    lines.push(text.slice(start, end))
     start = nl + 1
     nl = text.indexOf("\n", start)
   }
   if (start === text.length) return { lines, tail: null }
-  // A final lone "\r" may be a terminator cut in half by a crash, so like a
-  // terminator it does not count towards the cap; it stays in the text.
-  const tail = text.slice(start)
-  const tailBytes = byteLength(tail, encoding) - (tail.charCodeAt(tail.length - 1) === CR ? 1 : 0)
-  if (tailBytes > MAX_LINE_BYTES) return lineTooLong(lines.length + 1, tailBytes)
-  return { lines, tail }
+  return tail(lines, text.slice(start), buf.length - start)
 }
 
 /**
- * The bytes a line of the decoded file takes in the file, exact whenever they
- * could exceed the cap: each UTF-16 unit of valid UTF-8 text came from one to
- * three bytes, so a line of at most a third of the cap in units is reported by
- * its length in units without counting.
+ * Any other (valid UTF-8) file: each line decoded on its own. One decode of
+ * the whole file would make every line a two-byte string as soon as one
+ * character anywhere needs it; decoded alone, a line without one stays a
+ * one-byte string. Measured on the benchmark's file: decoding takes half the
+ * time, and JSON.parse is faster too.
  */
-const byteLength = (line: string, encoding: "latin1" | "utf8"): number =>
-  encoding === "latin1" || line.length * 3 <= MAX_LINE_BYTES ? line.length : Buffer.byteLength(line, "utf8")
+const splitUtf8 = (buf: Buffer): SplitLines | SessionError => {
+  const lines: Array<string> = []
+  let start = 0
+  let nl = buf.indexOf(LF, 0)
+  while (nl !== -1) {
+    const end = nl > start && buf[nl - 1] === CR ? nl - 1 : nl
+    if (end - start > MAX_LINE_BYTES) return lineTooLong(lines.length + 1, end - start)
+    lines.push(buf.toString("utf8", start, end))
+    start = nl + 1
+    nl = buf.indexOf(LF, start)
+  }
+  if (start === buf.length) return { lines, tail: null }
+  return tail(lines, buf.toString("utf8", start), buf.length - start)
+}
+
+/**
+ * The lines and the bytes after the last newline (`bytes` of them). A final
+ * lone "\r" may be a terminator cut in half by a crash, so like a terminator
+ * it does not count towards the cap; it stays in the text.
+ */
+const tail = (lines: Array<string>, text: string, bytes: number): SplitLines | SessionError => {
+  const length = bytes - (text.charCodeAt(text.length - 1) === CR ? 1 : 0)
+  return length > MAX_LINE_BYTES ? lineTooLong(lines.length + 1, length) : { lines, tail: text }
+}
 
 const lineTooLong = (line: number, length: number): SessionError =>
   sessionError("SESSION_LINE_TOO_LONG", `line has ${length} bytes, at most ${MAX_LINE_BYTES} are allowed`, { line })
