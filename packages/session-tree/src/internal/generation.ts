@@ -77,6 +77,8 @@ export const open = (paths: Paths.SessionPaths): Effect.Effect<Opened, SessionEr
           if (length > MAX_FILE_BYTES) return yield* tooLarge(paths.path, length)
           return yield* sessionError("SESSION_REPLACED", "the file grew while it was read", { path: paths.path })
         }
+        // The size fstat gave, and no byte of the room past it: the end of the file, without a read of 0.
+        if (length === stat.size) break
       }
       return {
         bytes: buffer.subarray(0, length),
