@@ -271,8 +271,11 @@ const ASSISTANT_KEYS = ["role", "id", "content", "toolCalls"]
 const TOOL_KEYS = ["role", "id", "toolCallId", "toolName", "content", "isError"]
 const CALL_KEYS = ["id", "name", "arguments"]
 
-/** The frozen Message IR value of a canonical parsed message, or undefined. Keys are checked before any value is read. */
-const canonicalMessage = (m: unknown): CourseMessage | undefined => {
+/**
+ * The frozen Message IR value of a message whose own keys are exactly the schema's, in schema order
+ * (a canonical parsed line, or an append's snapshot), or undefined. Keys are checked before any value is read.
+ */
+export const decodeCanonicalMessage = (m: unknown): CourseMessage | undefined => {
   if (!isPlainObject(m) || !hasOwn.call(m, "role")) return undefined
   switch (m["role"]) {
     case "user":
@@ -327,7 +330,7 @@ export const decodeParsedEntry = (
     const parentId = record["parentId"]
     const timestamp = record["timestamp"]
     if ((parentId === null || isId(parentId)) && typeof timestamp === "string" && isCanonicalTimestamp(timestamp)) {
-      const message = canonicalMessage(record["message"])
+      const message = decodeCanonicalMessage(record["message"])
       if (message !== undefined) {
         return Object.freeze({ type: "entry", version: 1, id: record["id"], parentId, timestamp, message })
       }

@@ -25,7 +25,7 @@ import { closeQuietly } from "./internal/io.js"
 import { lockFor } from "./internal/locks.js"
 import * as Paths from "./internal/paths.js"
 import { snapshotJson } from "./internal/snapshot.js"
-import { decodeMessage, deepFreeze, isCanonicalTimestamp, type CourseMessage, type SessionEntry, type SessionHeader } from "./Record.js"
+import { decodeCanonicalMessage, decodeMessage, deepFreeze, isCanonicalTimestamp, type CourseMessage, type SessionEntry, type SessionHeader } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
 
 export interface SessionStore {
@@ -200,7 +200,8 @@ export const snapshotMessage = (message: unknown): CourseMessage | SessionError 
   if (!snapshot.ok) {
     return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
   }
-  const decoded = decodeMessage(snapshot.value)
+  // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
+  const decoded = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
   return decoded instanceof SessionError ? decoded : deepFreeze(decoded)
 }
 

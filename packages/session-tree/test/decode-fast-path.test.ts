@@ -7,8 +7,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { decodeEntry, decodeParsedEntry, isCanonicalTimestamp } from "../src/Record.js"
+import { snapshotJson } from "../src/internal/snapshot.js"
+import { decodeEntry, decodeMessage, decodeParsedEntry, deepFreeze, isCanonicalTimestamp } from "../src/Record.js"
 import { SessionError } from "../src/SessionError.js"
+import { snapshotMessage } from "../src/SessionStore.js"
 
 const frozenDeep = (v: unknown): boolean =>
   typeof v !== "object" || v === null || (Object.isFrozen(v) && Object.values(v).every(frozenDeep))
@@ -120,6 +122,34 @@ describe("decodeParsedEntry", () => {
     check(entry)
     expect(shared).toEqual([])
     expect(Object.is((entry as any).message.toolCalls[0].arguments.x[1].y, 0)).toBe(true)
+  })
+})
+
+describe("snapshotMessage (an append's input)", () => {
+  // The reference: the same snapshot, decoded by the Schemas alone.
+  const reference = (m: unknown) => {
+    const snap = snapshotJson(m, 2)
+    if (!snap.ok) return { error: snap.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", reason: snap.reason }
+    const decoded = decodeMessage(snap.value)
+    return decoded instanceof SessionError ? { error: decoded.code, reason: decoded.reason } : { entry: deepFreeze(decoded), frozen: true }
+  }
+  const result = (r: unknown) =>
+    r instanceof SessionError ? { error: r.code, reason: r.reason } : { entry: r, frozen: frozenDeep(r) }
+
+  it("agrees with the Schema path on messages in schema key order and in any other", () => {
+    let direct = 0
+    fc.assert(
+      fc.property(fc.oneof(message, json), fc.boolean(), (m, reversed) => {
+        const input = reversed && typeof m === "object" && m !== null && !Array.isArray(m)
+          ? Object.fromEntries(Object.entries(m).reverse())
+          : m
+        const expected = reference(input)
+        if ("entry" in expected && !reversed) direct++
+        expect(result(snapshotMessage(input))).toEqual(expected)
+      }),
+      { numRuns: 3_000 }
+    )
+    expect(direct).toBeGreaterThan(300)
   })
 })
 
