@@ -96,8 +96,8 @@ export class ProtocolFloor {
     check(sameId(lstat(this.dir), this.dirId))
     NFS.fsyncSync(this.dirFd)
     NFS.unlinkSync(this.marker)
-    NFS.unlinkSync(tmp)
     if (dataFd !== tmpFd) NFS.closeSync(tmpFd)
+    NFS.unlinkSync(tmp)
     NFS.closeSync(this.fd)
     this.fd = dataFd
     this.id = dataId

@@ -230,24 +230,21 @@ const make = (
     )
 
     /**
-     * Closes descriptors of replaced generations in the background: the last close of a replaced
-     * generation frees its blocks (about a millisecond per MB on ext4), which no caller needs to
-     * wait for. Each close starts before the append resolves (so the steps keep one order) and at
-     * most one commit's closes are in flight, so descriptors cannot pile up.
+     * Closes the descriptor of a replaced generation in the background: its last close frees the
+     * generation's blocks (about a millisecond per MB on ext4), which no caller needs to wait for,
+     * and which can overlap the next commit. The close starts before the append resolves (so the
+     * steps keep one order), and each commit first awaits the previous close, so at most one is in
+     * flight.
      */
-    let retiring: ReadonlyArray<Fiber.RuntimeFiber<void>> = []
-    // `await`, not `join`: a join would also merge each closing fiber's FiberRefs into this one.
-    const awaitRetired = Effect.suspend(() => {
-      const running = retiring.filter((fiber) => fiber.unsafePoll() === null)
-      return running.length === 0 ? Effect.void : Effect.forEach(running, Fiber.await, { discard: true })
-    })
-    const retire = (handles: ReadonlyArray<Handle>) =>
+    let retiring: Fiber.RuntimeFiber<void> | undefined
+    // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
+    const awaitRetired = Effect.suspend(() =>
+      retiring === undefined || retiring.unsafePoll() !== null ? Effect.void : Fiber.await(retiring)
+    )
+    const retire = (handle: Handle) =>
       Effect.zipRight(
         awaitRetired,
-        Effect.flatMap(
-          Effect.forEach(handles, (handle) => Effect.forkDaemon(Effect.ignore(fs.close(handle)))),
-          (fibers) => Effect.sync(() => void (retiring = fibers))
-        )
+        Effect.flatMap(Effect.forkDaemon(Effect.ignore(fs.close(handle))), (fiber) => Effect.sync(() => void (retiring = fiber)))
       )
 
     // Waits for a commit in flight, then releases the generation this store holds. The directory
@@ -255,7 +252,7 @@ const make = (
     yield* Effect.addFinalizer(() =>
       queue.withPermits(1)(Effect.suspend(() => {
         state.closed = true
-        return awaitRetired.pipe(Effect.zipRight(provide(closeQuietly(state.base.handle))), Effect.zipRight(removeLeftovers))
+        return awaitRetired.pipe(Effect.zipRight(closeQuietly(state.base.handle)), Effect.zipRight(removeLeftovers), provide)
       }))
     )
 
@@ -293,7 +290,7 @@ const make = (
             state.diskCanonical = true
             state.tail = "none"
             state.leftover.push(...result.leftover)
-            yield* retire([...result.retired, old.handle])
+            yield* retire(old.handle)
             return
           }
           case "Failed":
@@ -314,7 +311,7 @@ const make = (
       ))
 
     /** The entry and line of one request, checked against the history as it stands; IDs and time come last. */
-    const build = (request: Request, generation: GenerationBuffer, added: number) => {
+    const build = (request: Request, generation: GenerationBuffer, added: number, now: Effect.Effect<string, SessionError>) => {
       if (history.size >= MAX_ENTRIES) {
         return Effect.fail(sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`))
       }
@@ -327,7 +324,7 @@ const make = (
         (id) =>
           history.has(id)
             ? Effect.fail(sessionError("SESSION_INVALID_OPTIONS", `the ID factory returned "${id}" twice`))
-            : Effect.flatMap(timestampNow(clock), (timestamp) => {
+            : Effect.flatMap(now, (timestamp) => {
               const entry: SessionEntry = deepFreeze({
                 type: "entry",
                 version: 1,
@@ -362,8 +359,13 @@ const make = (
         const accepted: Array<{ readonly request: Request; readonly entry: SessionEntry }> = []
         const lines: Array<Buffer> = []
         let added = 0
+        // One reading of the clock for the entries of one commit, taken when the first of them needs it.
+        let stamp: string | undefined
+        const now = Effect.suspend(() =>
+          stamp !== undefined ? Effect.succeed(stamp) : Effect.map(timestampNow(clock), (t) => (stamp = t))
+        )
         for (const request of batch) {
-          const built = yield* Effect.either(build(request, generation, added))
+          const built = yield* Effect.either(build(request, generation, added, now))
           if (built._tag === "Left") {
             answer(request, Effect.fail(built.left))
             continue

@@ -42,7 +42,8 @@ const label = (bytes: number) => bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB`
 
 export const benchAppend = async (options: AppendOptions): Promise<Array<Row>> => {
   const { SessionManager } = await pi()
-  const full = conversation({ entries: 4_096 })
+  // Longer lines than the load's data, so the ~4 MB session leaves room (of 4,096 entries) for many rounds.
+  const full = conversation({ entries: 3_600, lineBytes: 1_300 })
   const rows: Array<Row> = []
   for (const size of options.sizes ?? SIZES) {
     const tmp = tempDir()

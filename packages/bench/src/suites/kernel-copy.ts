@@ -59,7 +59,7 @@ export class Committer {
       copyPrefix: kernelCopy ? prefix : 0
     }))
     if (result._tag !== "Committed") throw result.error
-    for (const handle of [...result.retired, this.base.handle]) await run(closeQuietly(handle))
+    await run(closeQuietly(this.base.handle))
     this.base = result.held
   }
   async close(): Promise<void> {

@@ -169,13 +169,7 @@ export interface CommitInput {
 }
 
 export type CommitResult =
-  | {
-    readonly _tag: "Committed"
-    readonly held: Held
-    readonly leftover: ReadonlyArray<string>
-    /** Descriptors this commit no longer needs, for the caller to close (off the caller's path if it likes). */
-    readonly retired: ReadonlyArray<Handle>
-  }
+  | { readonly _tag: "Committed"; readonly held: Held; readonly leftover: ReadonlyArray<string> }
   | { readonly _tag: "Failed"; readonly error: SessionError; readonly leftover: ReadonlyArray<string> }
   | { readonly _tag: "Locked"; readonly error: SessionError }
 
@@ -285,12 +279,13 @@ export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, F
 
     const outcome = yield* Effect.either(attempt)
     if (outcome._tag === "Right") {
+      // A temp file that only named the writer is closed while it still has its name, so the close frees nothing.
+      if (tmpHandle !== dataHandle) yield* closeQuietly(tmpHandle!)
       const leftover = (yield* removeOwn(tmp)) ? [] : [tmp]
       return {
         _tag: "Committed",
         held: { handle: dataHandle!, id: dataId!, size: bytes.length, mode: base.mode, mtimeNs: installedMtime! },
-        leftover,
-        retired: tmpHandle !== dataHandle ? [tmpHandle!] : []
+        leftover
       } as const
     }
     const error = outcome.left
