@@ -743,11 +743,10 @@ describe("descriptors", () => {
           parent = (yield* store.append(parent, user(`m${i}`, `n${i}`))).id
           most = Math.max(most, openFds() - before)
         }
-        // Replaced generations are closed in the background, one batch at a time: besides the file
-        // and its directory, at most the last replaced generation (and, past the kernel-copy size,
-        // its temp file) is still open when an append resolves.
+        // Replaced generations are closed in the background, one at a time: besides the file and
+        // its directory, at most the last replaced generation is still open when an append resolves.
         expect(most).toBeGreaterThanOrEqual(2)
-        expect(most).toBeLessThanOrEqual(4)
+        expect(most).toBeLessThanOrEqual(3)
         yield* Effect.all(Array.from({ length: 50 }, (_, i) => store.append(parent, user(`c${i}`, `c${i}`))), {
           concurrency: "unbounded"
         })
