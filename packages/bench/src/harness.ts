@@ -4,13 +4,12 @@
  * sample. Load from other processes then hits all variants alike, and the
  * ratios of medians stay meaningful even when the absolute times do not.
  *
- * The GC before each sample empties the young generation (a minor GC), so no
- * sample pays for a scavenge of garbage left by another. `--gc major` makes it
- * a full GC instead, as earlier versions did: that also drops the hidden
- * classes no live object uses, and with them the optimized code that depends
- * on them, so every sample of a library that allocates short-lived objects
- * starts from partly unoptimized code, which no running process sees after
- * every call.
+ * The GC before each sample is a full one, so no sample pays for garbage left
+ * by another (a load allocates tens of MB). It also drops the hidden classes no
+ * live object uses, and with them the optimized code that depends on them, so
+ * code that allocates short-lived objects starts each sample partly
+ * unoptimized, which a running process rarely sees; `--gc minor` empties only
+ * the young generation, to compare.
  */
 import * as NFS from "node:fs"
 import * as OS from "node:os"
@@ -21,8 +20,8 @@ import { runInNewContext } from "node:vm"
 setFlagsFromString("--expose-gc")
 const gcNow = runInNewContext("gc") as (options: { readonly type: "minor" | "major" }) => void
 const gcIndex = process.argv.indexOf("--gc")
-/** The kind of GC before each sample: `minor` (default) or `major` (`--gc major`). */
-export const gcKind: "minor" | "major" = gcIndex !== -1 && process.argv[gcIndex + 1] === "major" ? "major" : "minor"
+/** The kind of GC before each sample: `major` (default) or `minor` (`--gc minor`). */
+export const gcKind: "minor" | "major" = gcIndex !== -1 && process.argv[gcIndex + 1] === "minor" ? "minor" : "major"
 const gc = () => gcNow({ type: gcKind })
 
 export interface Variant {
