@@ -273,48 +273,17 @@ const CALL_KEYS = ["id", "name", "arguments"]
 
 /**
  * The frozen Message IR value of a message whose own keys are exactly the schema's, in schema order
- * (a canonical parsed line, or an append's snapshot), or undefined. Keys are checked before any value is read.
+ * (a canonical parsed line, or an append's snapshot), or undefined: the general path then decides.
  */
 export const decodeCanonicalMessage = (m: unknown): CourseMessage | undefined => {
-  if (!isPlainObject(m) || !hasOwn.call(m, "role")) return undefined
-  switch (m["role"]) {
-    case "user":
-      return keysAre(m, USER_KEYS) && isId(m["id"]) && typeof m["content"] === "string"
-        ? Object.freeze({ role: "user", id: m["id"], content: m["content"] })
-        : undefined
-    case "assistant": {
-      if (!keysAre(m, ASSISTANT_KEYS) || !isId(m["id"]) || typeof m["content"] !== "string") return undefined
-      const calls = m["toolCalls"]
-      if (!Array.isArray(calls)) return undefined
-      const toolCalls: Array<ToolCall> = []
-      for (let i = 0; i < calls.length; i++) {
-        const c: unknown = calls[i]
-        if (!isPlainObject(c) || !keysAre(c, CALL_KEYS) || !isId(c["id"]) || !isId(c["name"])) return undefined
-        // A repeated call ID is an error: the slow path reports it.
-        for (let j = 0; j < i; j++) if (toolCalls[j]!.id === c["id"]) return undefined
-        const args = c["arguments"]
-        // Schema.Record assigns each key of the arguments, so a "__proto__" key there takes the slow path
-        // (the loader refuses such a line before it gets here).
-        const copy = isPlainObject(args) && !hasOwn.call(args, "__proto__") ? copyJson(args) : undefined
-        if (copy === undefined) return undefined
-        toolCalls.push(Object.freeze({ id: c["id"], name: c["name"], arguments: deepFreeze(copy) as ToolCall["arguments"] }))
-      }
-      return Object.freeze({ role: "assistant", id: m["id"], content: m["content"], toolCalls: Object.freeze(toolCalls) })
-    }
-    case "tool":
-      return keysAre(m, TOOL_KEYS) && isId(m["id"]) && isId(m["toolCallId"]) && typeof m["toolName"] === "string" &&
-          typeof m["content"] === "string" && typeof m["isError"] === "boolean"
-        ? Object.freeze({
-          role: "tool",
-          id: m["id"],
-          toolCallId: m["toolCallId"],
-          toolName: m["toolName"],
-          content: m["content"],
-          isError: m["isError"]
-        })
-        : undefined
-    default:
-      return undefined
+  if (!isPlainObject(m)) return undefined
+  try {
+    const message = copyMessage(m)
+    if (message === undefined) return undefined
+    while (made.length > 0) Object.freeze(made.pop())
+    return Object.freeze(message)
+  } finally {
+    discardWork()
   }
 }
 
@@ -498,12 +467,16 @@ export const decodeCanonicalLine = (value: unknown, text: string): SessionEntry 
     while (made.length > 0) Object.freeze(made.pop())
     return Object.freeze({ type: "entry", version: 1, id: value["id"], parentId, timestamp, message: Object.freeze(message) })
   } finally {
-    // Only a line that was given up leaves work behind.
-    if (made.length > 0) made.length = 0
-    if (walkSources.length > 0) {
-      walkSources.length = 0
-      walkCopies.length = 0
-      walkDepths.length = 0
-    }
+    discardWork()
+  }
+}
+
+/** Empties the work lists; only a message that was given up leaves anything in them. */
+const discardWork = (): void => {
+  if (made.length > 0) made.length = 0
+  if (walkSources.length > 0) {
+    walkSources.length = 0
+    walkCopies.length = 0
+    walkDepths.length = 0
   }
 }
