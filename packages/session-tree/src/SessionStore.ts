@@ -121,7 +121,10 @@ interface Request {
   answered: boolean
 }
 
-/** Gives a request its outcome; only the first one counts. Lighter than a Deferred per append, which Effect builds by spreading a prototype. */
+/**
+ * Gives a request its outcome; only the first one counts. Lighter than a Deferred per append, which
+ * Effect builds by spreading a prototype.
+ */
 const answer = (request: Request, outcome: Effect.Effect<SessionEntry, SessionError>): void => {
   if (request.answered) return
   request.answered = true
@@ -233,8 +236,8 @@ const make = (
      * Closes the descriptor of a replaced generation in the background: its last close frees the
      * generation's blocks (about a millisecond per MB on ext4), which no caller needs to wait for,
      * and which can overlap the next commit. The close starts before the append resolves (so the
-     * steps keep one order), and each commit first awaits the previous close, so at most one is in
-     * flight.
+     * steps keep one order), and the previous close is awaited before a new one starts, so at most
+     * one is in flight.
      */
     let retiring: Fiber.RuntimeFiber<void> | undefined
     // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
