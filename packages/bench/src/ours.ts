@@ -15,21 +15,22 @@ export interface Open {
   readonly close: () => Promise<void>
 }
 
-const provide = <A, E>(effect: Effect.Effect<A, E, Fs.Fs | Ids.Ids | Scope.Scope>, scope: Scope.CloseableScope) =>
-  effect.pipe(
-    Scope.extend(scope),
-    Effect.provideService(Fs.Fs, Fs.make),
-    Effect.provideService(Ids.Ids, Ids.makeRandom)
-  )
-
-const hold = async (make: Effect.Effect<SessionStore.SessionStore, unknown, Fs.Fs | Ids.Ids | Scope.Scope>): Promise<Open> => {
+const hold = async (
+  make: Effect.Effect<SessionStore.SessionStore, unknown, Fs.Fs | Ids.Ids | Scope.Scope>,
+  fs: Fs.FsService
+): Promise<Open> => {
   const scope = Effect.runSync(Scope.make())
-  const store = await Effect.runPromise(provide(make, scope))
+  const store = await Effect.runPromise(make.pipe(
+    Scope.extend(scope),
+    Effect.provideService(Fs.Fs, fs),
+    Effect.provideService(Ids.Ids, Ids.makeRandom)
+  ))
   return { store, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-export const load = (path: string): Promise<Open> => hold(SessionStore.load(path))
-export const create = (path: string): Promise<Open> => hold(SessionStore.create(path))
+/** Loads `path`; `fs` may be the real filesystem seen through an interceptor that counts or times steps. */
+export const load = (path: string, fs: Fs.FsService = Fs.make): Promise<Open> => hold(SessionStore.load(path), fs)
+export const create = (path: string): Promise<Open> => hold(SessionStore.create(path), Fs.make)
 
 /** One append, as a Promise. */
 export const append = (store: SessionStore.SessionStore, parentId: string | null, message: unknown) =>

@@ -7,15 +7,13 @@
  * renames onto the session path.
  */
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import * as Fs from "@session-tree/core/Fs"
-import * as Ids from "@session-tree/core/Ids"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import { conversation, ourFile, prefixOfSize, userMessage } from "../data.js"
 import { median, now, p90, rounds, type Row } from "../harness.js"
+import * as Ours from "../ours.js"
 
 export interface ConcurrentOptions {
   readonly rounds: number
@@ -37,12 +35,7 @@ export const benchConcurrent = async (options: ConcurrentOptions, dir: string): 
   const measure = (name: string, mode: "sequential" | number) => async (): Promise<number> => {
     const path = Path.join(dir, `concurrent-${Math.random().toString(36).slice(2)}.jsonl`)
     NFS.writeFileSync(path, start)
-    const scope = Effect.runSync(Scope.make())
-    const store = await Effect.runPromise(SessionStore.load(path).pipe(
-      Scope.extend(scope),
-      Effect.provideService(Fs.Fs, fs),
-      Effect.provideService(Ids.Ids, Ids.makeRandom)
-    ))
+    const { close, store } = await Ours.load(path, fs)
     const parent = store.entries.at(-1)!.id
     // The first commit of a loaded store also encodes the loaded history once: keep it out of the timing.
     await Effect.runPromise(store.flush)
@@ -58,7 +51,7 @@ export const benchConcurrent = async (options: ConcurrentOptions, dir: string): 
     const list = commits.get(name) ?? []
     list.push(renames - before)
     commits.set(name, list)
-    await Effect.runPromise(Scope.close(scope, Exit.void))
+    await close()
     if ((await Effect.runPromise(Effect.provideService(SessionStore.read(path), Fs.Fs, Fs.make))).entries.length !== store.entries.length) {
       throw new Error("the file does not hold what the store acknowledged")
     }

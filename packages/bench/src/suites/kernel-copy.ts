@@ -29,7 +29,7 @@ export interface KernelCopyOptions {
 const run = <A, E>(effect: Effect.Effect<A, E, Fs.Fs>) => Effect.runPromise(Effect.provideService(effect, Fs.Fs, Fs.make))
 
 /** A generation held open and committed to directly, as the store does it. */
-export class Committer {
+class Committer {
   private readonly paths: Paths.SessionPaths
   private base!: Generation.Held
   private dirHandle!: Fs.Handle
