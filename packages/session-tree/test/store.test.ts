@@ -326,6 +326,63 @@ describe("concurrency in one process", () => {
       }).pipe(Effect.provide(layerWith(injector)))
     }))
 
+  it.scoped("a batch queued behind a commit is checked in order against the growing history, and a failed commit fails exactly its appends", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const path = Path.join(dir, NAME)
+      // The first commit after `hold` says it arrived and waits at its temp file's fsync; the rename of
+      // commit `failAt` fails.
+      const arrived = yield* Deferred.make<void>()
+      let hold: Deferred.Deferred<void> | undefined
+      let renames = 0
+      let failAt = 0
+      const fs = Fs.intercept(Fs.make, (step, run) =>
+        Effect.suspend(() => {
+          if (step.op === "fsync" && hold !== undefined && Path.basename(step.path).includes(".tmp-")) {
+            const gate = hold
+            hold = undefined
+            return Effect.zipRight(Effect.zipRight(Deferred.succeed(arrived, undefined), Deferred.await(gate)), run)
+          }
+          if (step.op === "rename" && step.target === path && ++renames === failAt) {
+            return Effect.fail(new Fs.FsError({ op: "rename", path, errno: "EIO" }))
+          }
+          return run
+        }))
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.create(path)
+        const root = yield* store.append(null, user("m0", "root"))
+        const gate = yield* Deferred.make<void>()
+        hold = gate
+        failAt = renames + 2
+        const first = yield* Effect.fork(store.append(root.id, user("m1", "first")))
+        // The first append's commit is in flight: everything started now queues behind it.
+        yield* Deferred.await(arrived)
+        // Deterministic IDs: the first append takes entry-002, the batch's accepted ones entry-003 and entry-004.
+        const batch = yield* Effect.fork(Effect.all([
+          Effect.either(store.append("entry-002", user("b1", "on first"))),
+          Effect.either(store.append("entry-003", user("b2", "on the batch's first"))),
+          Effect.either(store.append("nowhere", user("b3", "unknown parent"))),
+          Effect.either(store.append("entry-004", user("b4", "on the batch's second")))
+        ], { concurrency: "unbounded" }))
+        for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+        yield* Deferred.succeed(gate, undefined)
+        const firstEntry = yield* Fiber.join(first)
+        const outcomes = (yield* Fiber.join(batch)).map(codeOf)
+        // b2 and b4 name parents that exist only in the batch: accepted, then failed with the commit.
+        expect(outcomes).toEqual(["SESSION_IO", "SESSION_IO", "SESSION_UNKNOWN_PARENT", "SESSION_IO"])
+        expect(renames).toBe(failAt)
+        expect(firstEntry.id).toBe("entry-002")
+        expect(store.entries.map((e) => e.id)).toEqual([root.id, firstEntry.id])
+        expect(store.get("entry-003")).toBeUndefined()
+        expect(bytesDiffer(NFS.readFileSync(path), canonical(store.header, store.entries))).toBeUndefined()
+        expect(listing(dir)).toEqual([NAME])
+        // Nothing of the failed batch is left in the history: its IDs' parents are unknown again.
+        expect(codeOf(yield* Effect.either(store.append("entry-003", user("c1", "late"))))).toBe("SESSION_UNKNOWN_PARENT")
+        const after = yield* store.append(firstEntry.id, user("c2", "after"))
+        expect(store.entries.map((e) => e.id)).toEqual([root.id, firstEntry.id, after.id])
+      }).pipe(Effect.provideService(Fs.Fs, fs), Effect.provide(Ids.layerDeterministic))
+    }))
+
   it.scoped("two stores on one path commit one at a time; the loser gets SESSION_REPLACED and keeps its memory", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
