@@ -3,8 +3,8 @@
  * appends (SPEC Part A "Mechanism", B5).
  *
  * Every append is validated before it is queued and again, against the history
- * it will follow, inside the store's queue and a lock shared by every store of
- * the same file in this process. Appends that queue up behind a commit in flight
+ * it will follow, inside a lock shared by every store of the same file in this
+ * process. Appends that queue up behind a commit in flight
  * share the next generation (group commit); each resolves only once the commit
  * that holds it is durable, and a failed commit fails exactly those appends and
  * changes neither memory nor disk.
@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import { decodeSession, encodeLine, MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES } from "./Codec.js"
 import { Fs, type Handle } from "./Fs.js"
@@ -111,31 +112,44 @@ const catchDefects = <A>(what: string, effect: Effect.Effect<A, SessionError>): 
 
 const unidentified = { type: "entry", version: 1, id: "", timestamp: "" } as const
 
-/** A queued append: its checked input, and how its caller hears the outcome. */
+/** A queued append: its checked input, and how its caller is woken. */
 interface Request {
   readonly parentId: string | null
   readonly message: CourseMessage
-  /** The waiting caller, once it waits; an outcome given before that waits in `outcome`. */
-  resume: ((outcome: Effect.Effect<SessionEntry, SessionError>) => void) | undefined
-  outcome: Effect.Effect<SessionEntry, SessionError> | undefined
+  /** The waiting caller, once it waits; what it is woken with before that waits in `next`. */
+  resume: ((next: Effect.Effect<SessionEntry, SessionError>) => void) | undefined
+  next: Effect.Effect<SessionEntry, SessionError> | undefined
   answered: boolean
 }
 
 /**
- * Gives a request its outcome; only the first one counts. Lighter than a Deferred per append, which
- * Effect builds by spreading a prototype.
+ * Wakes a request's caller with the effect it goes on with: its outcome, or its turn to commit.
+ * A plain callback is lighter than a Deferred per append, which Effect builds by spreading a prototype.
  */
+const wake = (request: Request, next: Effect.Effect<SessionEntry, SessionError>): void => {
+  const resume = request.resume
+  if (resume === undefined) request.next = next
+  else {
+    request.resume = undefined
+    resume(next)
+  }
+}
+
+/** Gives a request its outcome; only the first one counts. */
 const answer = (request: Request, outcome: Effect.Effect<SessionEntry, SessionError>): void => {
   if (request.answered) return
   request.answered = true
-  if (request.resume !== undefined) request.resume(outcome)
-  else request.outcome = outcome
+  wake(request, outcome)
 }
 
-const awaitAnswer = (request: Request): Effect.Effect<SessionEntry, SessionError> =>
+const awaitWake = (request: Request): Effect.Effect<SessionEntry, SessionError> =>
   Effect.async((resume) => {
-    if (request.outcome !== undefined) resume(request.outcome)
-    else request.resume = resume
+    const next = request.next
+    if (next === undefined) request.resume = resume
+    else {
+      request.next = undefined
+      resume(next)
+    }
   })
 
 /** Growable bytes of the canonical generation, so the next one is the previous plus its new lines. */
@@ -219,7 +233,7 @@ const make = (
     const fs = yield* Fs
     const ids = yield* Ids
     const clock = yield* Effect.clock
-    const queue = yield* Effect.makeSemaphore(1)
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const pathLock = lockFor(paths.lockKey(dir.id.dev, dir.id.ino))
     const pending: Array<Request> = []
     const provide = <A, E>(effect: Effect.Effect<A, E, Fs>) => Effect.provideService(effect, Fs, fs)
@@ -233,27 +247,49 @@ const make = (
     )
 
     /**
-     * Closes the descriptor of a replaced generation in the background: its last close frees the
-     * generation's blocks (about a millisecond per MB on ext4), which no caller needs to wait for,
-     * and which can overlap the next commit. The close starts before the append resolves (so the
-     * steps keep one order), and the previous close is awaited before a new one starts, so at most
-     * one is in flight.
+     * Closes replaced generations in the background: the last close of one frees its blocks (about
+     * a millisecond per MB on ext4), which no caller needs to wait for. A close starts on the event
+     * loop's next turn, after the append that replaced the generation has resolved, so that its cost
+     * (a fiber, a thread-pool call) is not paid by the append either. Appends that follow each other
+     * with no turn in between start the waiting close themselves; at most one close runs, and one
+     * waits to start, at any time, and the scope waits for both.
      */
-    let retiring: Fiber.RuntimeFiber<void> | undefined
+    let unclosed: Handle | undefined
+    let closing: Fiber.RuntimeFiber<void> | undefined
+    let running = false
+    const startClose = (): void => {
+      if (unclosed === undefined || running) return
+      const handle = unclosed
+      unclosed = undefined
+      running = true
+      // When it ends, a close that waited meanwhile starts.
+      closing = runFork(Effect.ensuring(Effect.ignore(fs.close(handle)), Effect.sync(() => {
+        running = false
+        startClose()
+      })))
+    }
     // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
-    const awaitRetired = Effect.suspend(() =>
-      retiring === undefined || retiring.unsafePoll() !== null ? Effect.void : Fiber.await(retiring)
-    )
-    const retire = (handle: Handle) =>
-      Effect.zipRight(
-        awaitRetired,
-        Effect.flatMap(Effect.forkDaemon(Effect.ignore(fs.close(handle))), (fiber) => Effect.sync(() => void (retiring = fiber)))
-      )
+    const awaitClosing = Effect.suspend(() => (running && closing !== undefined ? Fiber.await(closing) : Effect.void))
+    const retire = (handle: Handle): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        startClose()
+        if (unclosed === undefined) {
+          unclosed = handle
+          setImmediate(startClose)
+          return Effect.void
+        }
+        // One close runs and one waits: the end of the running one starts the waiting one.
+        return Effect.zipRight(awaitClosing, retire(handle))
+      })
+    const awaitRetired: Effect.Effect<void> = Effect.suspend(() => {
+      startClose()
+      return running ? Effect.zipRight(awaitClosing, awaitRetired) : Effect.void
+    })
 
     // Waits for a commit in flight, then releases the generation this store holds. The directory
     // handle is released after this (it was acquired first), so no later call may use either.
     yield* Effect.addFinalizer(() =>
-      queue.withPermits(1)(Effect.suspend(() => {
+      pathLock.withPermits(1)(Effect.suspend(() => {
         state.closed = true
         return awaitRetired.pipe(Effect.zipRight(closeQuietly(state.base.handle)), Effect.zipRight(removeLeftovers), provide)
       }))
@@ -306,12 +342,12 @@ const make = (
       })
 
     const guarded = <A>(effect: Effect.Effect<A, SessionError, Fs>): Effect.Effect<A, SessionError, Fs> =>
-      queue.withPermits(1)(pathLock.withPermits(1)(
+      pathLock.withPermits(1)(
         Effect.suspend(() => {
           const refused = refusal()
           return refused !== undefined ? Effect.fail(refused) : effect
         })
-      ))
+      )
 
     /** The entry and line of one request, checked against the history as it stands; IDs and time come last. */
     const build = (request: Request, generation: GenerationBuffer, added: number, now: Effect.Effect<string, SessionError>) => {
@@ -407,20 +443,25 @@ const make = (
     })
 
     /**
-     * Commits batch after batch while anything is pending; one such loop runs at a time and
-     * callers only wait for their answer. (When each caller queued for the permit itself, a caller
-     * whose request an earlier batch had already committed still waited for it, and Effect's
-     * semaphore lets a newcomer take a free permit before a woken waiter does: newcomers then
-     * committed one by one while the others waited, so batches stayed at one append.)
+     * Commits everything pending, in the fiber of a caller whose request is in the batch (no fiber
+     * is forked per append). The caller that finds no commit running takes the turn; requests that
+     * queue up meanwhile wait, and when the batch is done the first of them is woken to commit the
+     * next one. (When each caller queued for the permit itself, a caller whose request an earlier
+     * batch had already committed still waited for it, and Effect's semaphore lets a newcomer take a
+     * free permit before a woken waiter does: newcomers then committed one by one while the others
+     * waited, so batches stayed at one append.)
      */
     let committing = false
-    const commitLoop: Effect.Effect<void, never, Fs> = Effect.suspend(() => {
-      if (pending.length === 0) {
-        committing = false
-        return Effect.void
-      }
-      return Effect.zipRight(queue.withPermits(1)(pathLock.withPermits(1)(drain)), commitLoop)
-    })
+    const commitTurn: Effect.Effect<void> = Effect.zipRight(
+      // Yields once first, so that appends started alongside this one (by other fibers) share its
+      // commit even when every step of the commit is synchronous.
+      Effect.zipRight(Effect.yieldNow(), provide(pathLock.withPermits(1)(drain))),
+      Effect.sync(() => {
+        const first = pending[0]
+        if (first === undefined) committing = false
+        else wake(first, Effect.zipRight(commitTurn, awaitWake(first)))
+      })
+    )
 
     const store: SessionStore = {
       path: paths.path,
@@ -441,11 +482,11 @@ const make = (
           const refused = refusal()
           if (refused !== undefined) return Effect.fail(refused)
           if (prepared instanceof SessionError) return Effect.fail(prepared)
-          const request: Request = { parentId: prepared.parentId, message: prepared.message, resume: undefined, outcome: undefined, answered: false }
+          const request: Request = { parentId: prepared.parentId, message: prepared.message, resume: undefined, next: undefined, answered: false }
           pending.push(request)
-          if (committing) return awaitAnswer(request)
+          if (committing) return awaitWake(request)
           committing = true
-          return Effect.zipRight(Effect.forkDaemon(provide(commitLoop)), awaitAnswer(request))
+          return Effect.zipRight(commitTurn, awaitWake(request))
         }))
       },
       flush: Effect.uninterruptible(provide(guarded(Effect.suspend(() => {
