@@ -75,8 +75,23 @@ it(`${KILLS} SIGKILLs of an appending process lose no acknowledged entry`, async
       // Most kills land in the append loop, at a uniformly random moment of a commit: after a
       // random number of acknowledgements, within about one commit's time (measured as we go).
       // Some land during load or create.
-      if (random() < 0.1) {
+      const draw = random()
+      if (draw < 0.1) {
         await sleep(random() * 30)
+      } else if (draw < 0.5) {
+        // These land inside a commit: once one of its names appears, within a millisecond.
+        // (A timer of this process fires when it gets a CPU; with both busy, that is mostly when the
+        // child waits between two commits, so timed kills alone rarely cut one.)
+        await child.waitFor("ready").catch(() => undefined)
+        const prefix = `${Path.basename(path)}.`
+        const until = performance.now() + 2_000
+        while (!NFS.readdirSync(dir).some((n) => n.startsWith(prefix)) && performance.now() < until) {
+          // spin
+        }
+        const after = performance.now() + random() * Math.min(ackInterval, 1)
+        while (performance.now() < after) {
+          // spin
+        }
       } else {
         await child.waitFor("ready").catch(() => undefined)
         const start = performance.now()

@@ -86,7 +86,21 @@ describe("processes", () => {
         spare = spawnNext(i + 1)
         child.process.stdin!.write("go\n")
         await child.waitFor((l) => l === "ready")
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 60))
+        if (i % 2 === 0) {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 60))
+        } else {
+          // Every other kill lands inside a commit: once one of its names appears, a random part of a
+          // millisecond later. (A timer of this process fires when it gets a CPU; with both busy, that
+          // is mostly when the child waits between two commits, so timed kills alone rarely cut one.)
+          const until = performance.now() + 2_000
+          while (listing(dir).length < 2 && performance.now() < until) {
+            // spin
+          }
+          const after = performance.now() + Math.random()
+          while (performance.now() < after) {
+            // spin
+          }
+        }
         child.process.kill("SIGKILL")
         const exit = await child.exited
         expect(exit.signal).toBe("SIGKILL")
