@@ -78,6 +78,20 @@ export interface FsService {
   readonly readdir: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
   /** Kernel copy (reflink where the filesystem can, copy_file_range elsewhere); fails if `to` exists. */
   readonly copyFile: (from: string, to: string) => Effect.Effect<void, FsError>
+  /**
+   * The same steps as plain calls that return, or throw an `FsError`, for a service whose steps
+   * never wait (`make`): a commit then runs its steps without an Effect each. A service that
+   * wraps another (`intercept`, or one built by spreading `make`: this property does not spread)
+   * has none, so each of its steps runs as its Effect.
+   */
+  readonly sync?: SyncFsService
+}
+
+/** The steps of `FsService` as plain calls: each returns its value or throws an `FsError`. */
+export type SyncFsService = {
+  readonly [K in Exclude<keyof FsService, "sync">]: (
+    ...args: Parameters<FsService[K]>
+  ) => Effect.Effect.Success<ReturnType<FsService[K]>>
 }
 
 export class Fs extends Context.Tag("@session-tree/Fs")<Fs, FsService>() {}
@@ -111,10 +125,34 @@ const call = <A>(
   })
 
 /** Runs one synchronous `node:fs` call; errors become `FsError`s named after the step. */
-const callSync = <A>(op: string, path: string, run: () => A): Effect.Effect<A, FsError> =>
-  Effect.try({ try: run, catch: (err) => fail(op, path)(err as NodeJS.ErrnoException) })
+const guard = <A>(op: string, path: string, run: () => A): A => {
+  try {
+    return run()
+  } catch (err) {
+    throw fail(op, path)(err as NodeJS.ErrnoException)
+  }
+}
 
 const COPY_FLAGS = NFS.constants.COPYFILE_EXCL | NFS.constants.COPYFILE_FICLONE
+
+/** Every step of `make` as a plain synchronous call. */
+export const makeSync: SyncFsService = {
+  lstat: (path) => guard("lstat", path, () => toStat(NFS.lstatSync(path, { bigint: true }))),
+  open: (path, flags, mode = 0o644) => guard("open", path, () => ({ fd: NFS.openSync(path, flags, mode), path })),
+  fstat: (h) => guard("fstat", h.path, () => toStat(NFS.fstatSync(h.fd, { bigint: true }))),
+  read: (h, buffer, offset, length, position) => guard("read", h.path, () => NFS.readSync(h.fd, buffer, offset, length, position)),
+  write: (h, buffer, offset, length, position) =>
+    guard("write", h.path, () => NFS.writeSync(h.fd, buffer, offset, length, position)),
+  fsync: (h) => guard("fsync", h.path, () => NFS.fsyncSync(h.fd)),
+  close: (h) => guard("close", h.path, () => NFS.closeSync(h.fd)),
+  link: (existing, newPath) => guard("link", newPath, () => NFS.linkSync(existing, newPath)),
+  rename: (from, to) => guard("rename", to, () => NFS.renameSync(from, to)),
+  unlink: (path) => guard("unlink", path, () => NFS.unlinkSync(path)),
+  readdir: (path) => guard("readdir", path, () => NFS.readdirSync(path)),
+  copyFile: (from, to) => guard("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS))
+}
+
+const now = <A>(run: () => A): Effect.Effect<A, FsError> => Effect.try({ try: run, catch: (err) => err as FsError })
 
 /** Whether closing `fd` frees nothing: the file still has a name (or the descriptor is not valid, which the close reports). */
 const closeFreesNothing = (fd: number): boolean => {
@@ -126,23 +164,23 @@ const closeFreesNothing = (fd: number): boolean => {
 }
 
 export const make: FsService = {
-  lstat: (path) => callSync("lstat", path, () => toStat(NFS.lstatSync(path, { bigint: true }))),
-  open: (path, flags, mode = 0o644) => callSync("open", path, () => ({ fd: NFS.openSync(path, flags, mode), path })),
-  fstat: (h) => callSync("fstat", h.path, () => toStat(NFS.fstatSync(h.fd, { bigint: true }))),
-  read: (h, buffer, offset, length, position) => callSync("read", h.path, () => NFS.readSync(h.fd, buffer, offset, length, position)),
-  write: (h, buffer, offset, length, position) => callSync("write", h.path, () => NFS.writeSync(h.fd, buffer, offset, length, position)),
-  fsync: (h) => callSync("fsync", h.path, () => NFS.fsyncSync(h.fd)),
+  lstat: (path) => now(() => makeSync.lstat(path)),
+  open: (path, flags, mode) => now(() => makeSync.open(path, flags, mode)),
+  fstat: (h) => now(() => makeSync.fstat(h)),
+  read: (h, buffer, offset, length, position) => now(() => makeSync.read(h, buffer, offset, length, position)),
+  write: (h, buffer, offset, length, position) => now(() => makeSync.write(h, buffer, offset, length, position)),
+  fsync: (h) => now(() => makeSync.fsync(h)),
   // The last close of a file with no name left frees its blocks (about a millisecond per MB on ext4).
-  close: (h) =>
-    closeFreesNothing(h.fd)
-      ? callSync("close", h.path, () => NFS.closeSync(h.fd))
-      : call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
-  link: (existing, newPath) => callSync("link", newPath, () => NFS.linkSync(existing, newPath)),
-  rename: (from, to) => callSync("rename", to, () => NFS.renameSync(from, to)),
-  unlink: (path) => callSync("unlink", path, () => NFS.unlinkSync(path)),
-  readdir: (path) => callSync("readdir", path, () => NFS.readdirSync(path)),
-  copyFile: (from, to) => callSync("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS))
+  close: (h) => closeFreesNothing(h.fd) ? now(() => makeSync.close(h)) : call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
+  link: (existing, newPath) => now(() => makeSync.link(existing, newPath)),
+  rename: (from, to) => now(() => makeSync.rename(from, to)),
+  unlink: (path) => now(() => makeSync.unlink(path)),
+  readdir: (path) => now(() => makeSync.readdir(path)),
+  copyFile: (from, to) => now(() => makeSync.copyFile(from, to))
 }
+// Not enumerable, so that a service made by spreading `make` and replacing a step has no `sync`
+// that would bypass the replacement.
+Object.defineProperty(make, "sync", { value: makeSync, enumerable: false })
 
 /** Every step in the thread pool: the event loop is never held by a filesystem call. */
 export const makeThreadPool: FsService = {

@@ -744,6 +744,92 @@ describe("filesystem services", () => {
     }))
 })
 
+describe("plain steps", () => {
+  // `Fs.make` runs a commit's steps as plain calls (`sync`); a test that intercepts a step runs the
+  // same protocol one Effect per step. A failure must mean the same on both paths.
+  const fault = (op: "rename" | "fsync" | "link" | "copyFile" | "unlink", nth: number) => {
+    let seen = 0
+    return (path: string) => {
+      if (++seen === nth) throw new Fs.FsError({ op, path, errno: "EIO" })
+    }
+  }
+  const cases = [
+    { op: "link" as const, nth: 1 },
+    { op: "copyFile" as const, nth: 1 },
+    { op: "fsync" as const, nth: 1 },
+    { op: "rename" as const, nth: 1 },
+    { op: "fsync" as const, nth: 2 },
+    { op: "unlink" as const, nth: 1 }
+  ]
+  for (const { nth, op } of cases) {
+    it.scoped(`a failed ${op} (call ${nth} of a commit) means the same as plain call and as Effect`, () =>
+      Effect.gen(function*() {
+        yield* atT
+        const run = (service: (failing: (path: string) => void) => Fs.FsService) =>
+          Effect.gen(function*() {
+            const dir = yield* tempDir
+            const path = Path.join(dir, NAME)
+            let armed = false
+            const failing = fault(op, nth)
+            const maybe = (p: string) => {
+              if (armed) failing(p)
+            }
+            return yield* Effect.scoped(Effect.gen(function*() {
+              const store = yield* SessionStore.create(path)
+              let parent: string | null = null
+              // Past the kernel-copy size, so the commit under test copies.
+              for (let i = 0; i < 8; i++) parent = (yield* store.append(parent, user(`m${i}`, "x".repeat(40_000)))).id
+              armed = true
+              const failed = yield* Effect.either(store.append(parent, user("f", "fails")))
+              armed = false
+              return {
+                code: codeOf(failed),
+                message: Either.isLeft(failed) ? failed.left.message.replaceAll(dir, "<dir>").replace(/-[0-9a-f]{8}-\d+-\d+-\d+/g, "") : "",
+                entries: store.entries.map((e) => e.id),
+                names: listing(dir),
+                bytes: NFS.readFileSync(path)
+              }
+            })).pipe(Effect.provideService(Fs.Fs, service(maybe)), Effect.provide(Ids.layerDeterministic))
+          })
+        const plain = yield* run((maybe) => {
+          const target = (args: ReadonlyArray<unknown>) => {
+            const last = args[op === "fsync" ? 0 : args.length - 1]
+            return typeof last === "string" ? last : (last as Fs.Handle).path
+          }
+          const sync = {
+            ...Fs.makeSync,
+            [op]: (...args: Array<never>) => (maybe(target(args)), (Fs.makeSync[op] as (...a: Array<never>) => unknown)(...args))
+          }
+          return Object.assign(Fs.intercept(Fs.make, (_, effect) => effect), { sync })
+        })
+        const stepwise = yield* run((maybe) =>
+          Fs.intercept(Fs.make, (step, effect) =>
+            step.op === op ? Effect.zipRight(Effect.try({ try: () => maybe(step.target ?? step.path), catch: (e) => e as Fs.FsError }), effect) : effect))
+        const { bytes: plainBytes, ...plainRest } = plain
+        const { bytes: stepwiseBytes, ...stepwiseRest } = stepwise
+        expect(plain.code).not.toBe("ok")
+        expect(plainRest).toEqual(stepwiseRest)
+        expect(bytesDiffer(plainBytes, stepwiseBytes)).toBeUndefined()
+      }))
+  }
+
+  it.scoped("a service made by spreading Fs.make and replacing a step goes through the replacement", () =>
+    Effect.gen(function*() {
+      yield* atT
+      const dir = yield* tempDir
+      const path = Path.join(dir, NAME)
+      let renames = 0
+      const spread: Fs.FsService = { ...Fs.make, rename: (from, to) => Effect.zipRight(Effect.sync(() => renames++), Fs.make.rename(from, to)) }
+      expect(spread.sync).toBeUndefined()
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* SessionStore.create(path)
+        yield* store.append(null, user("m1", "one"))
+        yield* store.append(null, user("m2", "two"))
+      })).pipe(Effect.provideService(Fs.Fs, spread), Effect.provide(Ids.layerDeterministic))
+      expect(renames).toBe(2)
+    }))
+})
+
 /** Waits (up to 5 s) until the process holds `n` descriptors: closes in the background land on the event loop. */
 const settledFds = (n: number) =>
   Effect.promise(async () => {

@@ -5,11 +5,12 @@
  */
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
-import { type FileId, Flags, Fs, type Handle, sameFile, type Stat } from "../Fs.js"
+import { type FileId, Flags, Fs, FsError, type Handle, sameFile, type Stat } from "../Fs.js"
 import { MAX_FILE_BYTES } from "./lines.js"
 import { type SessionError, sessionError } from "../SessionError.js"
 import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll } from "./io.js"
 import * as Paths from "./paths.js"
+import * as Steps from "./steps.js"
 
 /** A generation this process holds open: the descriptor pins the inode, so its (dev, ino) cannot be reused. */
 export interface Held {
@@ -191,155 +192,161 @@ const WRITE_NO_FOLLOW = NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW
  * file that is completed and installed; the temp file only names the writer.
  */
 export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, Fs> =>
-  Effect.gen(function*() {
-    const fs = yield* Fs
-    const { base, bytes, copyPrefix, dirHandle, dirId, paths } = input
-    const n = Paths.nextSeq()
-    const tmp = Paths.ownName(paths, "tmp", n)
-    const next = Paths.ownName(paths, "next", n)
-    let tmpHandle: Handle | undefined
-    let tmpId: Stat | undefined
-    // The file that is renamed onto the path: the temp file, or the kernel copy at `next`.
-    let dataHandle: Handle | undefined
-    let dataId: Stat | undefined
-    let markerLinked = false
-    let markerId: Stat | undefined
-    // Whether the next name may exist (it is created by `link next` or the kernel copy, and goes by the rename).
-    let nextMade = false
-    let renameTried = false
-    let installedMtime: bigint | undefined
+  Effect.flatMap(Fs, (fs) => Effect.orDie(Steps.run(fs, commitSteps(input)))).pipe(Effect.uninterruptible)
 
-    const attempt = Effect.gen(function*() {
-      yield* expectIdentity("directory", paths.dir, "directory", dirId)
-      yield* expectIdentity("file", paths.path, "file", base.id)
-      tmpHandle = yield* step("create temp", fs.open(tmp, Flags.createExclusive, base.mode))
-      tmpId = yield* step("fstat temp", fs.fstat(tmpHandle))
-      // ENOENT: the path vanished (deleted, or its directory moved) since the check above.
-      yield* step("lock (link marker)", fs.link(paths.path, paths.marker), {
-        EEXIST: "SESSION_BUSY",
-        ENOENT: "SESSION_REPLACED"
-      })
-      markerLinked = true
-      // The marker must be the generation this store holds open, else another writer got there first;
-      // its size and modification time must be the held ones, else someone wrote into the file in place
-      // (the kernel copy would carry that edit on while memory keeps the old bytes).
-      const marker = yield* step("lstat marker", fs.lstat(paths.marker))
-      markerId = marker
-      if (marker.kind !== "file" || !sameFile(marker, base.id) || marker.size !== base.size || marker.mtimeNs !== base.mtimeNs) {
-        return yield* sessionError("SESSION_REPLACED", "the file is no longer the generation this store holds", {
-          path: paths.path
-        })
-      }
-      yield* expectIdentity("directory", paths.dir, "directory", dirId)
-      if (copyPrefix > 0) {
-        nextMade = true
-        yield* step("copy current generation", fs.copyFile(paths.marker, next))
-        dataHandle = yield* step("open copy", fs.open(next, WRITE_NO_FOLLOW))
-        const copied = yield* step("fstat copy", fs.fstat(dataHandle))
-        dataId = copied
-        yield* expectIdentity("copy", next, "file", copied)
-        if (copied.size !== copyPrefix) {
-          return yield* sessionError("SESSION_REPLACED", "the current generation is not the one this store wrote", {
-            path: paths.path
-          })
-        }
-        yield* writeAll(dataHandle, bytes, copyPrefix, copyPrefix)
-        yield* step("fsync copy", fs.fsync(dataHandle))
-        yield* expectIdentity("copy", next, "file", copied)
-      } else {
-        dataHandle = tmpHandle
-        dataId = tmpId
-        yield* writeAll(tmpHandle, bytes, 0, 0)
-        yield* step("fsync temp", fs.fsync(tmpHandle))
-        yield* expectIdentity("temp file", tmp, "file", tmpId)
-        nextMade = true
-        yield* step("link next", fs.link(tmp, next))
-      }
-      renameTried = true
-      yield* step("rename", fs.rename(next, paths.path))
-      nextMade = false
-      const installed = yield* expectIdentity("installed generation", paths.path, "file", dataId)
-      installedMtime = installed.mtimeNs
-      if (installed.size !== bytes.length) {
-        return yield* sessionError("SESSION_IO", `installed generation holds ${installed.size} of ${bytes.length} bytes`, {
-          path: paths.path
-        })
-      }
-      // A directory swapped after the last check would have taken the rename: prove it did not.
-      yield* expectIdentity("directory", paths.dir, "directory", dirId)
-      yield* step("fsync directory", fs.fsync(dirHandle))
-      yield* step("unlock (unlink marker)", fs.unlink(paths.marker))
-      markerLinked = false
+function* commitSteps(input: CommitInput): Steps.Steps<CommitResult> {
+  const { base, bytes, copyPrefix, dirHandle, dirId, paths } = input
+  const n = Paths.nextSeq()
+  const tmp = Paths.ownName(paths, "tmp", n)
+  const next = Paths.ownName(paths, "next", n)
+  let tmpHandle: Handle | undefined
+  let tmpId: Stat | undefined
+  // The file that is renamed onto the path: the temp file, or the kernel copy at `next`.
+  let dataHandle: Handle | undefined
+  let dataId: Stat | undefined
+  let markerLinked = false
+  let markerId: Stat | undefined
+  // Whether the next name may exist (it is created by `link next` or the kernel copy, and goes by the rename).
+  let nextMade = false
+  let renameTried = false
+  let installedMtime: bigint | undefined
+
+  function* attempt(): Steps.Steps<void> {
+    yield* Steps.expectIdentity("directory", paths.dir, "directory", dirId)
+    yield* Steps.expectIdentity("file", paths.path, "file", base.id)
+    tmpHandle = yield* Steps.named("create temp", Steps.open(tmp, Flags.createExclusive, base.mode))
+    tmpId = yield* Steps.named("fstat temp", Steps.fstat(tmpHandle))
+    // ENOENT: the path vanished (deleted, or its directory moved) since the check above.
+    yield* Steps.named("lock (link marker)", Steps.link(paths.path, paths.marker), {
+      EEXIST: "SESSION_BUSY",
+      ENOENT: "SESSION_REPLACED"
     })
-
-    const closeAll = Effect.gen(function*() {
-      if (dataHandle !== undefined && dataHandle !== tmpHandle) yield* closeQuietly(dataHandle)
-      if (tmpHandle !== undefined) yield* closeQuietly(tmpHandle)
-    })
-
-    const outcome = yield* Effect.either(attempt)
-    if (outcome._tag === "Right") {
-      // A temp file that only named the writer is closed while it still has its name, so the close frees nothing.
-      if (tmpHandle !== dataHandle) yield* closeQuietly(tmpHandle!)
-      const leftover = (yield* removeOwn(tmp)) ? [] : [tmp]
-      return {
-        _tag: "Committed",
-        held: { handle: dataHandle!, id: dataId!, size: bytes.length, mode: base.mode, mtimeNs: installedMtime! },
-        leftover
-      } as const
+    markerLinked = true
+    // The marker must be the generation this store holds open, else another writer got there first;
+    // its size and modification time must be the held ones, else someone wrote into the file in place
+    // (the kernel copy would carry that edit on while memory keeps the old bytes).
+    const marker = yield* Steps.named("lstat marker", Steps.lstat(paths.marker))
+    markerId = marker
+    if (marker.kind !== "file" || !sameFile(marker, base.id) || marker.size !== base.size || marker.mtimeNs !== base.mtimeNs) {
+      throw sessionError("SESSION_REPLACED", "the file is no longer the generation this store holds", { path: paths.path })
     }
-    const error = outcome.left
-    const leftover: Array<string> = []
-    const remove = (name: string) => Effect.flatMap(removeOwn(name), (gone) => Effect.sync(() => void (gone || leftover.push(name))))
-    // Locked keeps the marker for `recover`; our other names go, so that a running process does not
-    // look like a live writer to a `recover` of another process.
-    const lock = (reason: string, cause: unknown) =>
-      Effect.gen(function*() {
-        if (nextMade) yield* removeOwn(next)
-        if (tmpHandle !== undefined) yield* removeOwn(tmp)
-        yield* closeAll
-        return {
-          _tag: "Locked",
-          error: sessionError("SESSION_ROLLBACK_FAILED", `${reason}; the marker ${paths.marker} is kept (${error.message})`, {
-            path: paths.path,
-            cause
-          })
-        } as const
-      })
-
-    if (renameTried) {
-      // Prove where the path points before touching anything.
-      const at = yield* Effect.either(lstatOrMissing(paths.path))
-      const installed = at._tag === "Right" && at.right !== undefined && dataId !== undefined && sameFile(at.right, dataId)
-      const untouched = at._tag === "Right" && at.right !== undefined && sameFile(at.right, base.id)
-      if (installed) {
-        const rollback = Paths.ownName(paths, "rollback", n)
-        const restored = yield* Effect.either(Effect.gen(function*() {
-          yield* step("rollback: link marker", fs.link(paths.marker, rollback))
-          yield* step("rollback: rename", fs.rename(rollback, paths.path))
-          yield* expectIdentity("restored generation", paths.path, "file", base.id)
-          yield* step("rollback: fsync directory", fs.fsync(dirHandle))
-        }))
-        if (restored._tag === "Left") {
-          yield* removeOwn(rollback)
-          return yield* lock("rollback could not be proven", restored.left)
-        }
-      } else if (!untouched) {
-        return yield* lock("the path holds neither generation after a failed install", at)
+    yield* Steps.expectIdentity("directory", paths.dir, "directory", dirId)
+    if (copyPrefix > 0) {
+      nextMade = true
+      yield* Steps.named("copy current generation", Steps.copyFile(paths.marker, next))
+      dataHandle = yield* Steps.named("open copy", Steps.open(next, WRITE_NO_FOLLOW))
+      const copied = yield* Steps.named("fstat copy", Steps.fstat(dataHandle))
+      dataId = copied
+      yield* Steps.expectIdentity("copy", next, "file", copied)
+      if (copied.size !== copyPrefix) {
+        throw sessionError("SESSION_REPLACED", "the current generation is not the one this store wrote", { path: paths.path })
       }
+      yield* Steps.writeAll(dataHandle, bytes, copyPrefix, copyPrefix)
+      yield* Steps.named("fsync copy", Steps.fsync(dataHandle))
+      yield* Steps.expectIdentity("copy", next, "file", copied)
+    } else {
+      dataHandle = tmpHandle
+      dataId = tmpId
+      yield* Steps.writeAll(tmpHandle, bytes, 0, 0)
+      yield* Steps.named("fsync temp", Steps.fsync(tmpHandle))
+      yield* Steps.expectIdentity("temp file", tmp, "file", tmpId)
+      nextMade = true
+      yield* Steps.named("link next", Steps.link(tmp, next))
     }
-    if (markerLinked) {
-      // The marker name is ours since the link succeeded; remove it only while it is still what we linked
-      // (when its lstat failed, what we linked is whatever regular file is there now).
-      const m = yield* Effect.either(lstatOrMissing(paths.marker))
-      if (m._tag === "Left") return yield* lock("the marker could not be checked", m.left)
-      // A name we linked and saw is ours whatever it links (a symlink swapped in before the link included).
-      const ours = m.right !== undefined && (markerId === undefined ? m.right.kind === "file" : sameFile(m.right, markerId))
-      if (m.right !== undefined && !ours) return yield* lock("the marker is not the link this commit made", undefined)
-      if (ours && !(yield* removeOwn(paths.marker))) return yield* lock("the marker could not be removed", undefined)
+    renameTried = true
+    yield* Steps.named("rename", Steps.rename(next, paths.path))
+    nextMade = false
+    const installed = yield* Steps.expectIdentity("installed generation", paths.path, "file", dataId)
+    installedMtime = installed.mtimeNs
+    if (installed.size !== bytes.length) {
+      throw sessionError("SESSION_IO", `installed generation holds ${installed.size} of ${bytes.length} bytes`, {
+        path: paths.path
+      })
     }
-    if (nextMade) yield* remove(next)
-    if (tmpHandle !== undefined) yield* remove(tmp)
-    yield* closeAll
-    return { _tag: "Failed", error, leftover } as const
-  }).pipe(Effect.uninterruptible)
+    // A directory swapped after the last check would have taken the rename: prove it did not.
+    yield* Steps.expectIdentity("directory", paths.dir, "directory", dirId)
+    yield* Steps.named("fsync directory", Steps.fsync(dirHandle))
+    yield* Steps.named("unlock (unlink marker)", Steps.unlink(paths.marker))
+    markerLinked = false
+  }
+
+  function* closeAll(): Steps.Steps<void> {
+    if (dataHandle !== undefined && dataHandle !== tmpHandle) yield* Steps.closeQuietly(dataHandle)
+    if (tmpHandle !== undefined) yield* Steps.closeQuietly(tmpHandle)
+  }
+
+  const error = yield* Steps.attempt(attempt())
+  if (error === undefined) {
+    // A temp file that only named the writer is closed while it still has its name, so the close frees nothing.
+    if (tmpHandle !== dataHandle) yield* Steps.closeQuietly(tmpHandle!)
+    const leftover = (yield* Steps.removeOwn(tmp)) ? [] : [tmp]
+    return {
+      _tag: "Committed",
+      held: { handle: dataHandle!, id: dataId!, size: bytes.length, mode: base.mode, mtimeNs: installedMtime! },
+      leftover
+    }
+  }
+  const leftover: Array<string> = []
+  function* remove(name: string): Steps.Steps<void> {
+    if (!(yield* Steps.removeOwn(name))) leftover.push(name)
+  }
+  // Locked keeps the marker for `recover`; our other names go, so that a running process does not
+  // look like a live writer to a `recover` of another process.
+  function* lock(reason: string, cause: unknown): Steps.Steps<CommitResult> {
+    if (nextMade) yield* Steps.removeOwn(next)
+    if (tmpHandle !== undefined) yield* Steps.removeOwn(tmp)
+    yield* closeAll()
+    return {
+      _tag: "Locked",
+      error: sessionError("SESSION_ROLLBACK_FAILED", `${reason}; the marker ${paths.marker} is kept (${error!.message})`, {
+        path: paths.path,
+        cause
+      })
+    }
+  }
+  /** lstat that reports an `FsError` instead of throwing it. */
+  function* probe(path: string): Steps.Steps<{ readonly stat: Stat | undefined } | { readonly failed: FsError }> {
+    try {
+      return { stat: yield* Steps.lstatOrMissing(path) }
+    } catch (e) {
+      if (e instanceof FsError) return { failed: e }
+      throw e
+    }
+  }
+
+  if (renameTried) {
+    // Prove where the path points before touching anything.
+    const at = yield* probe(paths.path)
+    const installed = "stat" in at && at.stat !== undefined && dataId !== undefined && sameFile(at.stat, dataId)
+    const untouched = "stat" in at && at.stat !== undefined && sameFile(at.stat, base.id)
+    if (installed) {
+      const rollback = Paths.ownName(paths, "rollback", n)
+      const restored = yield* Steps.attempt(function*() {
+        yield* Steps.named("rollback: link marker", Steps.link(paths.marker, rollback))
+        yield* Steps.named("rollback: rename", Steps.rename(rollback, paths.path))
+        yield* Steps.expectIdentity("restored generation", paths.path, "file", base.id)
+        yield* Steps.named("rollback: fsync directory", Steps.fsync(dirHandle))
+      }())
+      if (restored !== undefined) {
+        yield* Steps.removeOwn(rollback)
+        return yield* lock("rollback could not be proven", restored)
+      }
+    } else if (!untouched) {
+      return yield* lock("the path holds neither generation after a failed install", "failed" in at ? at.failed : at.stat)
+    }
+  }
+  if (markerLinked) {
+    // The marker name is ours since the link succeeded; remove it only while it is still what we linked
+    // (when its lstat failed, what we linked is whatever regular file is there now).
+    const m = yield* probe(paths.marker)
+    if ("failed" in m) return yield* lock("the marker could not be checked", m.failed)
+    // A name we linked and saw is ours whatever it links (a symlink swapped in before the link included).
+    const ours = m.stat !== undefined && (markerId === undefined ? m.stat.kind === "file" : sameFile(m.stat, markerId))
+    if (m.stat !== undefined && !ours) return yield* lock("the marker is not the link this commit made", undefined)
+    if (ours && !(yield* Steps.removeOwn(paths.marker))) return yield* lock("the marker could not be removed", undefined)
+  }
+  if (nextMade) yield* remove(next)
+  if (tmpHandle !== undefined) yield* remove(tmp)
+  yield* closeAll()
+  return { _tag: "Failed", error, leftover }
+}
