@@ -86,7 +86,7 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
     const paths = Paths.make(path)
     const dir = yield* Generation.statDirectory(paths)
     const lock = lockFor(paths.lockKey(dir.dev, dir.ino))
-    return yield* lock.withPermits(1)(Effect.gen(function*() {
+    return yield* lock.withLock(Effect.gen(function*() {
       // The marker is looked at before the listing: a writer creates its temp name before it links the
       // marker and removes it after, so a marker seen here whose writer is running shows up below.
       const markerStat = yield* step("lstat marker", lstatOrMissing(paths.marker))

@@ -289,7 +289,7 @@ const make = (
     // Waits for a commit in flight, then releases the generation this store holds. The directory
     // handle is released after this (it was acquired first), so no later call may use either.
     yield* Effect.addFinalizer(() =>
-      pathLock.withPermits(1)(Effect.suspend(() => {
+      pathLock.withLock(Effect.suspend(() => {
         state.closed = true
         return awaitRetired.pipe(Effect.zipRight(closeQuietly(state.base.handle)), Effect.zipRight(removeLeftovers), provide)
       }))
@@ -310,11 +310,11 @@ const make = (
     }
 
     /** Commits `bytes` (the current generation plus `added` new bytes) and makes it the base on success. */
-    const commitBytes = (bytes: Buffer, added: number): Effect.Effect<void, SessionError, Fs> =>
+    const commitBytes = (bytes: Buffer, added: number): Effect.Effect<void, SessionError> =>
       Effect.gen(function*() {
         yield* removeLeftovers
         const copyPrefix = state.diskCanonical && bytes.length >= KERNEL_COPY_MIN_BYTES ? bytes.length - added : 0
-        const result = yield* Generation.commit({
+        const result = yield* Generation.commit(fs, {
           paths,
           dirHandle: dir.handle,
           dirId: dir.id,
@@ -342,7 +342,7 @@ const make = (
       })
 
     const guarded = <A>(effect: Effect.Effect<A, SessionError, Fs>): Effect.Effect<A, SessionError, Fs> =>
-      pathLock.withPermits(1)(
+      pathLock.withLock(
         Effect.suspend(() => {
           const refused = refusal()
           return refused !== undefined ? Effect.fail(refused) : effect
@@ -387,7 +387,7 @@ const make = (
     }
 
     /** Validates every request of `batch` in order against the growing history, then commits the accepted ones. */
-    const commitBatch = (batch: ReadonlyArray<Request>): Effect.Effect<void, never, Fs> =>
+    const commitBatch = (batch: ReadonlyArray<Request>): Effect.Effect<void> =>
       Effect.gen(function*() {
         const refused = refusal()
         if (refused !== undefined) {
@@ -428,7 +428,7 @@ const make = (
       })
 
     /** Commits everything pending. A defect must not leave a caller waiting forever or tentative entries behind. */
-    const drain: Effect.Effect<void, never, Fs> = Effect.suspend(() => {
+    const drain: Effect.Effect<void> = Effect.suspend(() => {
       const batch = pending.splice(0)
       if (batch.length === 0) return Effect.void
       return commitBatch(batch).pipe(
@@ -455,7 +455,7 @@ const make = (
     const commitTurn: Effect.Effect<void> = Effect.zipRight(
       // Yields once first, so that appends started alongside this one (by other fibers) share its
       // commit even when every step of the commit is synchronous.
-      Effect.zipRight(Effect.yieldNow(), provide(pathLock.withPermits(1)(drain))),
+      Effect.zipRight(Effect.yieldNow(), pathLock.withLock(drain)),
       Effect.sync(() => {
         const first = pending[0]
         if (first === undefined) committing = false
@@ -525,7 +525,7 @@ export const create = (
       const dirStat = yield* Generation.statDirectory(paths)
       const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)
       const lock = lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
-      const created = yield* lock.withPermits(1)(Generation.create(paths, line, dirHandle, dirStat))
+      const created = yield* lock.withLock(Generation.create(paths, line, dirHandle, dirStat))
       return yield* make(paths, header, new History(), {
         committed: 0,
         view: undefined,

@@ -50,7 +50,7 @@ class Committer {
   async commit(line: Uint8Array, kernelCopy: boolean): Promise<void> {
     const prefix = this.bytes.length
     this.bytes.append(line)
-    const result = await run(Generation.commit({
+    const result = await run(Generation.commit(Fs.make, {
       paths: this.paths,
       dirHandle: this.dirHandle,
       dirId: this.dirId,

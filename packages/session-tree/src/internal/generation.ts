@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
-import { type FileId, Flags, Fs, FsError, type Handle, sameFile, type Stat } from "../Fs.js"
+import { type FileId, Flags, Fs, FsError, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import { MAX_FILE_BYTES } from "./lines.js"
 import { type SessionError, sessionError } from "../SessionError.js"
 import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll } from "./io.js"
@@ -191,8 +191,8 @@ const WRITE_NO_FOLLOW = NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW
  * marker (proven to be the held generation) to the next name, which is then the
  * file that is completed and installed; the temp file only names the writer.
  */
-export const commit = (input: CommitInput): Effect.Effect<CommitResult, never, Fs> =>
-  Effect.flatMap(Fs, (fs) => Effect.orDie(Steps.run(fs, commitSteps(input)))).pipe(Effect.uninterruptible)
+export const commit = (fs: FsService, input: CommitInput): Effect.Effect<CommitResult> =>
+  Effect.uninterruptible(Effect.orDie(Effect.suspend(() => Steps.run(fs, commitSteps(input)))))
 
 function* commitSteps(input: CommitInput): Steps.Steps<CommitResult> {
   const { base, bytes, copyPrefix, dirHandle, dirId, paths } = input

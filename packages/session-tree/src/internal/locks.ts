@@ -1,12 +1,50 @@
+/**
+ * The in-process lock of a session file: every store and `recover` of one file
+ * in this process take it around a commit, a flush, a release or a recovery.
+ *
+ * A mutex of our own rather than Effect's semaphore, because a commit takes it
+ * once per batch and it is then almost always free: taking a free lock here is a
+ * check and an assignment, where the semaphore suspends the fiber and resumes it.
+ */
 import * as Effect from "effect/Effect"
 
-// One lock per (directory identity, file name): every store and `recover` of a file in this process go through it.
-const pathLocks = new Map<string, Effect.Semaphore>()
+export class Lock {
+  private held = false
+  private readonly waiters = new Set<() => void>()
 
-export const lockFor = (key: string): Effect.Semaphore => {
+  private readonly take: Effect.Effect<void> = Effect.suspend(() => {
+    if (!this.held) {
+      this.held = true
+      return Effect.void
+    }
+    return Effect.async<void>((resume) => {
+      const waiter = () => resume(this.take)
+      this.waiters.add(waiter)
+      return Effect.sync(() => void this.waiters.delete(waiter))
+    })
+  })
+
+  // Every waiter tries again (one wins, the others wait anew): a waiter interrupted after being
+  // woken then cannot leave the others waiting on a free lock.
+  private readonly release: Effect.Effect<void> = Effect.sync(() => {
+    this.held = false
+    const woken = [...this.waiters]
+    this.waiters.clear()
+    for (const waiter of woken) waiter()
+  })
+
+  /** Runs `effect` holding the lock; waiting for it is interruptible, holding it is released on any exit. */
+  readonly withLock = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(this.take), Effect.ensuring(restore(effect), this.release)))
+}
+
+// One lock per (directory identity, file name).
+const pathLocks = new Map<string, Lock>()
+
+export const lockFor = (key: string): Lock => {
   let lock = pathLocks.get(key)
   if (lock === undefined) {
-    lock = Effect.unsafeMakeSemaphore(1)
+    lock = new Lock()
     pathLocks.set(key, lock)
   }
   return lock
