@@ -7,8 +7,11 @@
  * parents, tool links); then the whole `decodeSession` and `SessionStore.read`.
  *
  * Append: every filesystem step of `store.append` timed through the Fs
- * service (wall time of the async step, thread-pool hop included), and what
- * is left outside the steps (validation, encoding, Effect, scheduling).
+ * service, and what is left outside the steps (validation, encoding, Effect,
+ * scheduling). Timing a step means intercepting it, so these appends run the
+ * commit one Effect per step, as tests do, not as plain calls as `Fs.make`
+ * alone does (see `internal/steps.ts`): the time outside the steps is higher
+ * here than in `npm run bench`.
  */
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
