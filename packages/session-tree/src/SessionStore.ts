@@ -4,10 +4,10 @@
  *
  * Every append is validated before it is queued and again, against the history
  * it will follow, inside a lock shared by every store of the same file in this
- * process. Appends that queue up behind a commit in flight
- * share the next generation (group commit); each resolves only once the commit
- * that holds it is durable, and a failed commit fails exactly those appends and
- * changes neither memory nor disk.
+ * process. Appends started together, or queued behind a commit in flight, share
+ * one generation (group commit); each resolves only once the commit that holds
+ * it is durable, and a failed commit fails exactly those appends and changes
+ * neither memory nor disk.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
