@@ -3,7 +3,8 @@
  *
  * - ours: `store.append` (validation, group-commit queue, the commit protocol
  *   with its identity checks, marker, rename, directory fsync; kernel copy of
- *   the current generation from 256 KB on);
+ *   the current generation from 256 KB on), on `Fs.make` (each step waited for
+ *   synchronously) and on `Fs.makeThreadPool` (each step in the thread pool);
  * - protocol floor: the same syscalls on the same bytes with bare node:fs;
  * - minimal floor: write the whole file to a temp file, fsync, rename, fsync
  *   the directory: the least any durable whole-file replace can do;
@@ -14,6 +15,7 @@ import { Buffer } from "node:buffer"
 import { randomUUID } from "node:crypto"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
+import * as Fs from "@session-tree/core/Fs"
 import { KERNEL_COPY_MIN_BYTES } from "@session-tree/core/SessionStore"
 import { conversation, ourFile, piFile, piMessage, prefixOfSize, userMessage } from "../data.js"
 import { MinimalFloor, ProtocolFloor } from "../floor.js"
@@ -50,17 +52,19 @@ export const benchAppend = async (options: AppendOptions): Promise<Array<Row>> =
     try {
       const c = prefixOfSize(full, size)
       const start = ourFile(c)
-      const names = ["ours", "protocol", "minimal"].map((n) => Path.join(tmp.dir, `${n}.jsonl`))
+      const names = ["ours", "protocol", "minimal", "pool"].map((n) => Path.join(tmp.dir, `${n}.jsonl`))
       for (const name of names) NFS.writeFileSync(name, start)
       const piPath = Path.join(tmp.dir, "pi.jsonl")
       NFS.writeFileSync(piPath, piFile(c))
 
       const ours = await Ours.load(names[0]!)
+      const pooled = await Ours.load(names[3]!, Fs.makeThreadPool)
       const protocol = new ProtocolFloor(names[1]!)
       const minimal = new MinimalFloor(names[2]!)
       const sm = SessionManager.open(piPath, tmp.dir)
       let i = 0
       let ourLeaf: string | null = ours.store.entries.at(-1)?.id ?? null
+      let pooledLeaf: string | null = pooled.store.entries.at(-1)?.id ?? null
       // The floors' entries all hang off the last entry: valid, and the same bytes per line as ours.
       const floorLeaf: string | null = c.entries.at(-1)?.id ?? null
       try {
@@ -68,6 +72,10 @@ export const benchAppend = async (options: AppendOptions): Promise<Array<Row>> =
           {
             name: "ours: store.append",
             run: async () => void (ourLeaf = (await Ours.append(ours.store, ourLeaf, userMessage(++i))).id)
+          },
+          {
+            name: "ours, Fs.layerThreadPool",
+            run: async () => void (pooledLeaf = (await Ours.append(pooled.store, pooledLeaf, userMessage(++i))).id)
           },
           {
             name: "floor: same protocol, bare node:fs",
@@ -84,6 +92,7 @@ export const benchAppend = async (options: AppendOptions): Promise<Array<Row>> =
         ], options)
         rows.push(...summarize(`append at ${label(start.length)}`, samples, "floor: same protocol, bare node:fs", {
           "ours: store.append": start.length >= KERNEL_COPY_MIN_BYTES ? "kernel copy + new line" : "whole file written",
+          "ours, Fs.layerThreadPool": "every step in the thread pool",
           "floor: same protocol, bare node:fs": start.length >= KERNEL_COPY_MIN_BYTES ? "kernel copy + new line" : "whole file written",
           "floor: write+fsync+rename+fsync dir": "whole file written",
           "Pi: appendMessage (no fsync)": "appendFileSync, not durable"
@@ -94,6 +103,7 @@ export const benchAppend = async (options: AppendOptions): Promise<Array<Row>> =
         rows.push(...summarize(`append at ${label(start.length)}`, warming, "floor: same protocol, bare node:fs, warm-up rounds"))
       } finally {
         await ours.close()
+        await pooled.close()
         protocol.close()
         minimal.close()
       }
