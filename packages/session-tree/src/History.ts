@@ -5,7 +5,7 @@
  * and by appends, which check a candidate, commit, then `add` it; `truncate`
  * undoes tentative additions exactly because history only grows.
  */
-import type { SessionEntry } from "./Record.js"
+import type { SessionEntry, ToolCall } from "./Record.js"
 import { type SessionError, sessionError } from "./SessionError.js"
 
 const NONE = -1
@@ -15,10 +15,13 @@ export class History {
   private readonly indexById = new Map<string, number>()
   private readonly parents: Array<number> = []
   private readonly depths: Array<number> = []
-  /** Tool-call ID → indexes of the assistant entries that make that call. */
-  private readonly calls = new Map<string, Array<number>>()
-  /** Tool-call ID → indexes of the tool entries that answer it. */
-  private readonly answers = new Map<string, Array<number>>()
+  /**
+   * Tool-call ID → index of the assistant entry that makes that call, or the indexes when several
+   * branches make it. Almost every ID is used once: a number spares an array per call.
+   */
+  private readonly calls = new Map<string, Indexes>()
+  /** Tool-call ID → index(es) of the tool entries that answer it, as in `calls`. */
+  private readonly answers = new Map<string, Indexes>()
 
   get size(): number {
     return this.entries.length
@@ -43,8 +46,9 @@ export class History {
   }
 
   /** The index among `indexes` that lies on the branch ending at `leaf` (inclusive), or NONE. */
-  private onBranch(indexes: ReadonlyArray<number> | undefined, leaf: number): number {
+  private onBranch(indexes: Indexes | undefined, leaf: number): number {
     if (indexes === undefined || leaf === NONE) return NONE
+    if (typeof indexes === "number") return this.isAncestorOrSelf(indexes, leaf) ? indexes : NONE
     for (const i of indexes) if (this.isAncestorOrSelf(i, leaf)) return i
     return NONE
   }
@@ -103,7 +107,15 @@ export class History {
         )
       }
       const caller = this.entries[callIndex]!.message
-      const call = caller.role === "assistant" ? caller.toolCalls.find((c) => c.id === message.toolCallId) : undefined
+      let call: ToolCall | undefined
+      if (caller.role === "assistant") {
+        for (const c of caller.toolCalls) {
+          if (c.id === message.toolCallId) {
+            call = c
+            break
+          }
+        }
+      }
       if (call === undefined || call.name !== message.toolName) {
         return sessionError(
           "SESSION_TOOL_LINK",
@@ -150,15 +162,23 @@ export class History {
   }
 }
 
-const push = (map: Map<string, Array<number>>, key: string, index: number): void => {
-  const list = map.get(key)
-  if (list === undefined) map.set(key, [index])
-  else list.push(index)
+type Indexes = number | Array<number>
+
+const push = (map: Map<string, Indexes>, key: string, index: number): void => {
+  const held = map.get(key)
+  if (held === undefined) map.set(key, index)
+  else if (typeof held === "number") map.set(key, [held, index])
+  else held.push(index)
 }
 
-const pop = (map: Map<string, Array<number>>, key: string, index: number): void => {
-  const list = map.get(key)
-  if (list === undefined) return
-  if (list[list.length - 1] === index) list.pop()
-  if (list.length === 0) map.delete(key)
+/** Undoes the last `push` of `index` under `key`. */
+const pop = (map: Map<string, Indexes>, key: string, index: number): void => {
+  const held = map.get(key)
+  if (held === undefined) return
+  if (typeof held === "number") {
+    if (held === index) map.delete(key)
+    return
+  }
+  if (held[held.length - 1] === index) held.pop()
+  if (held.length === 0) map.delete(key)
 }

@@ -74,6 +74,64 @@ describe("History.checkAndAdd", () => {
   })
 })
 
+describe("History.truncate", () => {
+  // A call ID held by one entry is stored as a number, by several (on different branches) as an
+  // array; truncating must give back exactly the history of the entries kept.
+  it("gives a history that judges every next entry as one rebuilt from the entries kept", () => {
+    const entryOf = (i: number, parentId: string | null, kind: string, call: string, calls: ReadonlyArray<string>): SessionEntry => ({
+      type: "entry",
+      version: 1,
+      id: `e${i}`,
+      parentId,
+      timestamp: "2026-01-02T03:04:05.006Z",
+      message: kind === "user"
+        ? { role: "user", id: `m${i}`, content: "" }
+        : kind === "assistant"
+        ? { role: "assistant", id: `m${i}`, content: "", toolCalls: calls.map((id) => ({ id, name: "read", arguments: {} })) }
+        : { role: "tool", id: `m${i}`, toolCallId: call, toolName: "read", content: "", isError: false }
+    })
+    const probes = (history: History): Array<SessionEntry> =>
+      [null, ...history.entries.map((e) => e.id)].flatMap((parentId) =>
+        CALLS.flatMap((call) => [
+          entryOf(99, parentId, "tool", call, []),
+          entryOf(99, parentId, "assistant", call, [call])
+        ])
+      )
+    const verdicts = (history: History) =>
+      probes(history).map((p) => {
+        const e = history.check(p)
+        return e === undefined ? "ok" : `${e.code} ${e.reason}`
+      })
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), fc.nat(), fc.array(step, { maxLength: 8 }), (steps, cutPick, after) => {
+        const full = new History()
+        const grow = (histories: ReadonlyArray<History>, more: ReadonlyArray<typeof steps[number]>, from: number) => {
+          for (const [j, s] of more.entries()) {
+            const h = histories[0]!
+            const parentId = h.size === 0 || s.parent === "none" ? null : h.entries[s.pick % h.size]!.id
+            const entry = entryOf(from + j, parentId, s.kind, s.callId, s.calls)
+            const verdict = h.check(entry)
+            for (const other of histories) expect(other.check(entry)?.reason).toBe(verdict?.reason)
+            if (verdict === undefined) for (const other of histories) other.add(entry)
+          }
+        }
+        grow([full], steps, 0)
+        const cut = cutPick % (full.size + 1)
+        const kept = full.entries.slice(0, cut)
+        const rebuilt = new History()
+        for (const e of kept) rebuilt.add(e)
+        full.truncate(cut)
+        expect(full.entries).toEqual(kept)
+        expect(verdicts(full)).toEqual(verdicts(rebuilt))
+        // Entries added after the cut take the indexes of those removed.
+        grow([rebuilt, full], after, 50)
+        expect(verdicts(full)).toEqual(verdicts(rebuilt))
+      }),
+      { numRuns: 1_500 }
+    )
+  })
+})
+
 describe("the objects kept alive for the loader", () => {
   it("came out of the canonical path, one per message kind, frozen", () => {
     expect(kept.entries.map((e) => e?.message.role)).toEqual(["user", "assistant", "tool"])
