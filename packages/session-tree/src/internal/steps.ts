@@ -17,11 +17,15 @@ import { FsError, type FsService, type Handle, type Stat, type SyncFsService, sa
 import type { FileId } from "../Fs.js"
 import { SessionError, type SessionErrorCode, sessionError } from "../SessionError.js"
 
-/** One filesystem call, in both forms. */
+type Op = keyof SyncFsService
+
+/** One filesystem call: the operation and its arguments, for either form of the service. */
 export interface Step {
-  readonly effect: (fs: FsService) => Effect.Effect<unknown, FsError>
-  readonly call: (fs: SyncFsService) => unknown
+  readonly op: Op
+  readonly args: ReadonlyArray<unknown>
 }
+
+type Call = (...args: ReadonlyArray<unknown>) => unknown
 
 export type Steps<A> = Generator<Step, A, unknown>
 
@@ -46,12 +50,12 @@ export const run = <A>(fs: FsService, steps: Steps<A>): Effect.Effect<A, Session
       const step = result.value
       if (sync === undefined) {
         return Effect.flatMap(
-          Effect.either(step.effect(fs)),
+          Effect.either((fs[step.op] as Call)(...step.args) as Effect.Effect<unknown, FsError>),
           (outcome) => resume(outcome._tag === "Right" ? { ok: true, value: outcome.right } : { ok: false, error: outcome.left })
         )
       }
       try {
-        next = { ok: true, value: step.call(sync) }
+        next = { ok: true, value: (sync[step.op] as Call)(...step.args) }
       } catch (error) {
         next = { ok: false, error }
       }
@@ -60,23 +64,21 @@ export const run = <A>(fs: FsService, steps: Steps<A>): Effect.Effect<A, Session
   return Effect.suspend(() => resume({ ok: true, value: undefined }))
 }
 
-function* one<A>(effect: (fs: FsService) => Effect.Effect<A, FsError>, call: (fs: SyncFsService) => A): Steps<A> {
-  return (yield { effect, call }) as A
+function* call<K extends Op>(op: K, ...args: Parameters<SyncFsService[K]>): Steps<ReturnType<SyncFsService[K]>> {
+  return (yield { op, args }) as ReturnType<SyncFsService[K]>
 }
 
-export const lstat = (path: string) => one((fs) => fs.lstat(path), (fs) => fs.lstat(path))
-export const open = (path: string, flags: number, mode?: number) =>
-  one((fs) => fs.open(path, flags, mode), (fs) => fs.open(path, flags, mode))
-export const fstat = (h: Handle) => one((fs) => fs.fstat(h), (fs) => fs.fstat(h))
+export const lstat = (path: string) => call("lstat", path)
+export const open = (path: string, flags: number, mode?: number) => call("open", path, flags, mode)
+export const fstat = (h: Handle) => call("fstat", h)
 export const write = (h: Handle, buffer: Uint8Array, offset: number, length: number, position: number) =>
-  one((fs) => fs.write(h, buffer, offset, length, position), (fs) => fs.write(h, buffer, offset, length, position))
-export const fsync = (h: Handle) => one((fs) => fs.fsync(h), (fs) => fs.fsync(h))
-export const close = (h: Handle) => one((fs) => fs.close(h), (fs) => fs.close(h))
-export const link = (existing: string, newPath: string) =>
-  one((fs) => fs.link(existing, newPath), (fs) => fs.link(existing, newPath))
-export const rename = (from: string, to: string) => one((fs) => fs.rename(from, to), (fs) => fs.rename(from, to))
-export const unlink = (path: string) => one((fs) => fs.unlink(path), (fs) => fs.unlink(path))
-export const copyFile = (from: string, to: string) => one((fs) => fs.copyFile(from, to), (fs) => fs.copyFile(from, to))
+  call("write", h, buffer, offset, length, position)
+export const fsync = (h: Handle) => call("fsync", h)
+export const close = (h: Handle) => call("close", h)
+export const link = (existing: string, newPath: string) => call("link", existing, newPath)
+export const rename = (from: string, to: string) => call("rename", from, to)
+export const unlink = (path: string) => call("unlink", path)
+export const copyFile = (from: string, to: string) => call("copyFile", from, to)
 
 /** The `SessionError` of a failed step: `SESSION_IO` unless `codes` maps the errno elsewhere. */
 export const stepError = (name: string, e: FsError, codes?: Partial<Record<string, SessionErrorCode>>): SessionError =>
