@@ -34,7 +34,8 @@ export const writeAll = (handle: Handle, bytes: Uint8Array, offset: number, posi
 
 /** Best-effort removal of a name this operation created (see `Steps.removeOwn`). */
 export const removeOwn = (path: string): Effect.Effect<boolean, never, Fs> =>
-  Effect.orDie(Effect.suspend(() => run(Steps.removeOwn(path))))
+  Effect.flatMap(Fs, (fs) => fs.unlink(path).pipe(Effect.as(true), Effect.orElseSucceed(() => false)))
 
+/** Closes through the service's own `close`, which sends a close that frees blocks to the thread pool. */
 export const closeQuietly = (handle: Handle): Effect.Effect<void, never, Fs> =>
-  Effect.orDie(Effect.suspend(() => run(Steps.closeQuietly(handle))))
+  Effect.flatMap(Fs, (fs) => Effect.ignore(fs.close(handle)))
