@@ -152,7 +152,8 @@ export const makeSync: SyncFsService = {
   copyFile: (from, to) => guard("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS))
 }
 
-const now = <A>(run: () => A): Effect.Effect<A, FsError> => Effect.try({ try: run, catch: (err) => err as FsError })
+/** A plain step of `makeSync` as an Effect (it throws only `FsError`s). */
+const fromSync = <A>(run: () => A): Effect.Effect<A, FsError> => Effect.try({ try: run, catch: (err) => err as FsError })
 
 /** Whether closing `fd` frees nothing: the file still has a name (or the descriptor is not valid, which the close reports). */
 const closeFreesNothing = (fd: number): boolean => {
@@ -164,19 +165,19 @@ const closeFreesNothing = (fd: number): boolean => {
 }
 
 export const make: FsService = {
-  lstat: (path) => now(() => makeSync.lstat(path)),
-  open: (path, flags, mode) => now(() => makeSync.open(path, flags, mode)),
-  fstat: (h) => now(() => makeSync.fstat(h)),
-  read: (h, buffer, offset, length, position) => now(() => makeSync.read(h, buffer, offset, length, position)),
-  write: (h, buffer, offset, length, position) => now(() => makeSync.write(h, buffer, offset, length, position)),
-  fsync: (h) => now(() => makeSync.fsync(h)),
+  lstat: (path) => fromSync(() => makeSync.lstat(path)),
+  open: (path, flags, mode) => fromSync(() => makeSync.open(path, flags, mode)),
+  fstat: (h) => fromSync(() => makeSync.fstat(h)),
+  read: (h, buffer, offset, length, position) => fromSync(() => makeSync.read(h, buffer, offset, length, position)),
+  write: (h, buffer, offset, length, position) => fromSync(() => makeSync.write(h, buffer, offset, length, position)),
+  fsync: (h) => fromSync(() => makeSync.fsync(h)),
   // The last close of a file with no name left frees its blocks (about a millisecond per MB on ext4).
-  close: (h) => closeFreesNothing(h.fd) ? now(() => makeSync.close(h)) : call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
-  link: (existing, newPath) => now(() => makeSync.link(existing, newPath)),
-  rename: (from, to) => now(() => makeSync.rename(from, to)),
-  unlink: (path) => now(() => makeSync.unlink(path)),
-  readdir: (path) => now(() => makeSync.readdir(path)),
-  copyFile: (from, to) => now(() => makeSync.copyFile(from, to))
+  close: (h) => closeFreesNothing(h.fd) ? fromSync(() => makeSync.close(h)) : call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
+  link: (existing, newPath) => fromSync(() => makeSync.link(existing, newPath)),
+  rename: (from, to) => fromSync(() => makeSync.rename(from, to)),
+  unlink: (path) => fromSync(() => makeSync.unlink(path)),
+  readdir: (path) => fromSync(() => makeSync.readdir(path)),
+  copyFile: (from, to) => fromSync(() => makeSync.copyFile(from, to))
 }
 // Not enumerable, so that a service made by spreading `make` and replacing a step has no `sync`
 // that would bypass the replacement.

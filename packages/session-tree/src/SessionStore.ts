@@ -269,7 +269,7 @@ const make = (
       })))
     }
     // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
-    const awaitClosing = Effect.suspend(() => (running && closing !== undefined ? Fiber.await(closing) : Effect.void))
+    const awaitClosing = Effect.suspend(() => (running ? Fiber.await(closing!) : Effect.void))
     const retire = (handle: Handle): Effect.Effect<void> =>
       Effect.suspend(() => {
         startClose()

@@ -28,6 +28,7 @@ export class Lock {
   // woken then cannot leave the others waiting on a free lock.
   private readonly release: Effect.Effect<void> = Effect.sync(() => {
     this.held = false
+    if (this.waiters.size === 0) return
     const woken = [...this.waiters]
     this.waiters.clear()
     for (const waiter of woken) waiter()
