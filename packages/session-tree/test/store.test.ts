@@ -813,6 +813,31 @@ describe("plain steps", () => {
       }))
   }
 
+  it.scoped("appends started together share commits when every step is a plain call", () =>
+    Effect.gen(function*() {
+      yield* atT
+      const dir = yield* tempDir
+      const path = Path.join(dir, NAME)
+      let renames = 0
+      // Fs.make with a counting rename, still run as plain calls (no interceptor, which takes the Effect path).
+      const counting: Fs.FsService = {
+        ...Fs.make,
+        sync: { ...Fs.makeSync, rename: (from, to) => (renames++, Fs.makeSync.rename(from, to)) }
+      }
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* SessionStore.create(path)
+        const root = yield* store.append(null, user("root", "root"))
+        renames = 0
+        const results = yield* Effect.all(
+          Array.from({ length: 50 }, (_, i) => store.append(root.id, user(`m${i}`, `message ${i}`))),
+          { concurrency: "unbounded" }
+        )
+        // The caller that commits yields once first, so every append started with it joins its commit.
+        expect(renames).toBe(1)
+        expect((yield* SessionStore.read(path)).entries.slice(1)).toEqual(results)
+      })).pipe(Effect.provideService(Fs.Fs, counting), Effect.provide(Ids.layerDeterministic))
+    }))
+
   it.scoped("a service made by spreading Fs.make and replacing a step goes through the replacement", () =>
     Effect.gen(function*() {
       yield* atT
