@@ -295,18 +295,28 @@ export const decodeParsedEntry = (
   record: { readonly [key: string]: unknown },
   line?: number
 ): SessionEntry | SessionError => {
-  if (keysAre(record, ENTRY_KEYS) && record["type"] === "entry" && record["version"] === 1 && isId(record["id"])) {
-    const parentId = record["parentId"]
-    const timestamp = record["timestamp"]
-    if ((parentId === null || isId(parentId)) && typeof timestamp === "string" && isCanonicalTimestamp(timestamp)) {
-      const message = decodeCanonicalMessage(record["message"])
-      if (message !== undefined) {
-        return Object.freeze({ type: "entry", version: 1, id: record["id"], parentId, timestamp, message })
-      }
-    }
+  if (hasCanonicalEntryFields(record)) {
+    const message = decodeCanonicalMessage(record["message"])
+    if (message !== undefined) return canonicalEntry(record, message)
   }
   return decodeEntry(record, line)
 }
+
+/**
+ * Whether `v` is an object with the entry record's keys in schema order and a valid type, version,
+ * ID, parent and timestamp: everything of a canonical entry but its message.
+ */
+const hasCanonicalEntryFields = (v: unknown): v is Record<string, unknown> & { id: string; parentId: string | null; timestamp: string } => {
+  if (!isPlainObject(v) || !keysAre(v, ENTRY_KEYS) || v["type"] !== "entry" || v["version"] !== 1 || !isId(v["id"])) return false
+  const parentId = v["parentId"]
+  const timestamp = v["timestamp"]
+  return (parentId === null || isId(parentId)) && typeof timestamp === "string" && isCanonicalTimestamp(timestamp)
+}
+
+const canonicalEntry = (
+  fields: { readonly id: string; readonly parentId: string | null; readonly timestamp: string },
+  message: CourseMessage
+): SessionEntry => Object.freeze({ type: "entry", version: 1, id: fields.id, parentId: fields.parentId, timestamp: fields.timestamp, message })
 
 // ---------------------------------------------------------------------------
 // The loader's path for whole lines: everything `checkParsedLine` (the line
@@ -450,25 +460,10 @@ const copyMessage = (m: Record<string, unknown>): CourseMessage | undefined => {
  * Otherwise undefined. Reads `value` only.
  */
 export const decodeCanonicalLine = (value: unknown, text: string): SessionEntry | undefined => {
-  if (
-    !isPlainObject(value) || !keysAre(value, ENTRY_KEYS) || value["type"] !== "entry" || value["version"] !== 1 ||
-    !isId(value["id"])
-  ) return undefined
-  const parentId = value["parentId"]
-  const timestamp = value["timestamp"]
-  const m = value["message"]
-  if (
-    (parentId !== null && !isId(parentId)) || typeof timestamp !== "string" || !isCanonicalTimestamp(timestamp) ||
-    !isPlainObject(m)
-  ) return undefined
-  try {
-    const message = copyMessage(m)
-    if (message === undefined || !hasKeyTokens(text, ENTRY_KEYS.length + messageKeys)) return undefined
-    while (made.length > 0) Object.freeze(made.pop())
-    return Object.freeze({ type: "entry", version: 1, id: value["id"], parentId, timestamp, message: Object.freeze(message) })
-  } finally {
-    discardWork()
-  }
+  if (!hasCanonicalEntryFields(value)) return undefined
+  const message = decodeCanonicalMessage(value["message"])
+  // `messageKeys` is what decoding that message counted.
+  return message === undefined || !hasKeyTokens(text, ENTRY_KEYS.length + messageKeys) ? undefined : canonicalEntry(value, message)
 }
 
 /** Empties the work lists; only a message that was given up leaves anything in them. */
