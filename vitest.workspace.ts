@@ -5,15 +5,22 @@ import { defineWorkspace } from "vitest/config"
 export default defineWorkspace([
   {
     test: {
-      name: "session-tree",
-      include: ["packages/session-tree/test/**/*.test.ts"],
+      name: "core",
+      include: ["packages/core/test/**/*.test.ts"],
+      testTimeout: 60_000
+    }
+  },
+  {
+    test: {
+      name: "file",
+      include: ["packages/file/test/**/*.test.ts"],
       testTimeout: 60_000
     }
   },
   {
     test: {
       name: "reliability",
-      include: ["packages/session-tree/reliability/**/*.test.ts"],
+      include: ["packages/file/reliability/**/*.test.ts"],
       testTimeout: 3_600_000,
       hookTimeout: 600_000
     }

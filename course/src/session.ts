@@ -10,14 +10,16 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import * as Fs from "@session-tree/core/Fs"
 import type { Ids } from "@session-tree/core/Ids"
 import * as Options from "@session-tree/core/Options"
 import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Core from "@session-tree/core/SessionStore"
+import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as Tree from "@session-tree/core/SessionTree"
+import * as FileJournal from "@session-tree/file/FileJournal"
 
 export { SessionError }
 export type { CourseMessage, SessionEntry, SessionHeader }
@@ -50,14 +52,12 @@ const registry = new FinalizationRegistry<Scope.CloseableScope>((scope) => {
 const open = async (
   path: string,
   options: SessionOptions | undefined,
-  build: (path: string) => Effect.Effect<Core.SessionStore, SessionError, Fs.Fs | Scope.Scope | Ids>
+  build: (path: string) => Effect.Effect<Core.SessionStore, SessionError, SessionJournal | Scope.Scope | Ids>
 ): Promise<SessionStore> => {
   const scope = Effect.runSync(Scope.make())
   const opened = build(path).pipe(
     Scope.extend(scope),
-    // Provided one after the other, not merged: see Options.layerValid on the Clock.
-    Effect.provide(Fs.layer),
-    Effect.provide(Options.layer(options)),
+    Effect.provide(Layer.merge(FileJournal.layerWithFs(), Options.layer(options))),
     Effect.onError(() => release(scope))
   )
   return new SessionStore(await run(opened), scope)
@@ -80,8 +80,9 @@ export class SessionStore {
     registry.register(this, scope, this)
   }
 
+  /** The absolute path of the session file. */
   get path(): string {
-    return internals.get(this)!.core.path
+    return internals.get(this)!.core.location
   }
 
   get header(): SessionHeader {

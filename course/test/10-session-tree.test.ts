@@ -16,9 +16,10 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { afterAll, describe, expect, it } from "vitest"
-import * as Fs from "@session-tree/core/Fs"
+import * as FileJournal from "@session-tree/file/FileJournal"
+import * as Fs from "@session-tree/file/Fs"
 import * as Options from "@session-tree/core/Options"
-import * as Recovery from "@session-tree/core/Recovery"
+import * as Recovery from "@session-tree/file/Recovery"
 import * as Core from "@session-tree/core/SessionStore"
 import { type CourseMessage, type SessionEntry, SessionError, SessionStore, SessionTree } from "../src/session.js"
 import {
@@ -720,7 +721,7 @@ const expectFailedOnce = (
   expect(store.entries).toBe(entries)
 }
 
-const faulty = Fs.layerIntercepted(<A>(step: Fs.Step, run: Effect.Effect<A, Fs.FsError>): Effect.Effect<A, Fs.FsError> => {
+const faulty = FileJournal.layerIntercepted(<A>(step: Fs.Step, run: Effect.Effect<A, Fs.FsError>): Effect.Effect<A, Fs.FsError> => {
   if (!fault.match(step) || (!fault.always && fault.hits > 0)) return run
   fault.hits++
   return fault.short

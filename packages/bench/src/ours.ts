@@ -1,14 +1,17 @@
 /**
  * This project's store, held open across measurements: a store lives in a
  * Scope, so the benchmarks make one, extend it with `load`/`create`, and close
- * it when done. Real filesystem, random UUIDs, the system clock.
+ * it when done. The file journal on the real filesystem, random UUIDs, the
+ * system clock.
  */
+import * as Ids from "@session-tree/core/Ids"
+import { SessionJournal } from "@session-tree/core/SessionJournal"
+import * as SessionStore from "@session-tree/core/SessionStore"
+import * as FileJournal from "@session-tree/file/FileJournal"
+import * as Fs from "@session-tree/file/Fs"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import * as Fs from "@session-tree/core/Fs"
-import * as Ids from "@session-tree/core/Ids"
-import * as SessionStore from "@session-tree/core/SessionStore"
 
 export interface Open {
   readonly store: SessionStore.SessionStore
@@ -16,21 +19,29 @@ export interface Open {
 }
 
 const hold = async (
-  make: Effect.Effect<SessionStore.SessionStore, unknown, Fs.Fs | Ids.Ids | Scope.Scope>,
-  fs: Fs.FsService
+  make: Effect.Effect<SessionStore.SessionStore, unknown, SessionJournal | Ids.Ids | Scope.Scope>,
+  fs: Fs.FsService,
+  options?: FileJournal.Options
 ): Promise<Open> => {
   const scope = Effect.runSync(Scope.make())
   const store = await Effect.runPromise(make.pipe(
     Scope.extend(scope),
-    Effect.provideService(Fs.Fs, fs),
-    Effect.provideService(Ids.Ids, Ids.makeRandom)
+    Effect.provideService(SessionJournal, FileJournal.make(fs, options)),
+    Effect.provideService(Ids.Ids, Ids.random)
   ))
   return { store, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
 /** Loads `path`; `fs` may be the real filesystem seen through an interceptor that counts or times steps. */
-export const load = (path: string, fs: Fs.FsService = Fs.make): Promise<Open> => hold(SessionStore.load(path), fs)
-export const create = (path: string): Promise<Open> => hold(SessionStore.create(path), Fs.make)
+export const load = (path: string, fs: Fs.FsService = Fs.node, options?: FileJournal.Options): Promise<Open> =>
+  hold(SessionStore.load(path), fs, options)
+export const create = (path: string): Promise<Open> => hold(SessionStore.create(path), Fs.node)
+
+const defaultJournal = FileJournal.make(Fs.node)
+
+/** Loads a session read-only through the file journal. */
+export const read = (path: string): Promise<SessionStore.Loaded> =>
+  Effect.runPromise(Effect.provideService(SessionStore.read(path), SessionJournal, defaultJournal))
 
 /** One append, as a Promise. */
 export const append = (store: SessionStore.SessionStore, parentId: string | null, message: unknown) =>

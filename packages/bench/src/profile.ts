@@ -4,37 +4,34 @@
  * Load: the loader's phases added one at a time on the same bytes, each row
  * the cumulative cost: split into lines, JSON.parse, the duplicate-key /
  * `__proto__` / depth walk, record and message decoding, history checks (IDs,
- * parents, tool links); then the whole `decodeSession` and `SessionStore.read`.
+ * parents, tool links); then the whole `Jsonl.decode` and `SessionStore.read`.
  *
  * Append: every filesystem step of `store.append` timed through the Fs
  * service, and what is left outside the steps (validation, encoding, Effect,
  * scheduling). Timing a step means intercepting it, so these appends run the
- * commit one Effect per step, as tests do, not as plain calls as `Fs.make`
- * alone does (see `internal/steps.ts`): the time outside the steps is higher
- * here than in `npm run bench`.
+ * commit one Effect per step, as tests do, not as plain calls as `Fs.node`
+ * alone does: the time outside the steps is higher here than in `npm run bench`.
  */
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import { decodeSession } from "@session-tree/core/Codec"
-import * as Fs from "@session-tree/core/Fs"
 import { History } from "@session-tree/core/History"
-import { parseObjectLine } from "@session-tree/core/internal/json"
-import { splitLines } from "@session-tree/core/internal/lines"
+import { parseObjectLine } from "@session-tree/core/Json"
 import * as Record from "@session-tree/core/Record"
 import { SessionError } from "@session-tree/core/SessionError"
+import * as Fs from "@session-tree/file/Fs"
+import { decode as decodeSession, toLines } from "@session-tree/file/Jsonl"
 import { arg } from "./args.js"
 import { conversation, ourFile, prefixOfSize, userMessage } from "./data.js"
 import { machine, median, now, rounds, summarize, table, tempDir } from "./harness.js"
 import * as Ours from "./ours.js"
 import { floorLoad, ourRead } from "./suites/load.js"
 
-// The decoder the loader uses: `decodeParsedEntry` where it exists (the direct path for canonical records), else `decodeEntry`.
-const decodeEntry = (Record as unknown as { readonly decodeParsedEntry?: typeof Record.decodeEntry }).decodeParsedEntry ??
-  Record.decodeEntry
+// The decoder the loader uses for a parsed line: the direct path for canonical records, else `decodeEntry`.
+const decodeEntry = Record.decodeParsedEntry
 
 const lines = (bytes: Uint8Array): ReadonlyArray<string> => {
-  const split = splitLines(bytes)
+  const split = toLines(bytes)
   if (split instanceof SessionError) throw split
   return split.lines
 }
@@ -50,7 +47,7 @@ const profileLoad = async (ascii: boolean, options: { rounds: number; warmup: nu
   NFS.writeFileSync(path, bytes)
   const samples = await rounds([
     { name: "floor (read, isUtf8, split, JSON.parse)", run: () => void floorLoad(path) },
-    { name: "1 splitLines", run: () => void lines(bytes) },
+    { name: "1 Jsonl.toLines", run: () => void lines(bytes) },
     { name: "2 + JSON.parse", run: () => void lines(bytes).map((l) => JSON.parse(l)) },
     { name: "3 + key walk (parseObjectLine)", run: () => void lines(bytes).map(parsed) },
     {
@@ -68,7 +65,7 @@ const profileLoad = async (ascii: boolean, options: { rounds: number; warmup: nu
         })
       }
     },
-    { name: "decodeSession", run: () => void decodeSession(bytes) },
+    { name: "Jsonl.decode", run: () => void decodeSession(bytes) },
     { name: "SessionStore.read", run: async () => void (await ourRead(path)) }
   ], options)
   return summarize(`load phases, ${ascii ? "ASCII" : "UTF-8"}`, samples, "floor (read, isUtf8, split, JSON.parse)")
@@ -82,7 +79,7 @@ const profileAppend = async (size: number, appends: number, dir: string): Promis
   // other steps (of its own append and of the next), so the time outside the steps is what no step covers.
   const spans: Array<readonly [number, number]> = []
   let recording = false
-  const fs = Fs.intercept(Fs.make, (step, run) =>
+  const fs = Fs.intercept(Fs.node, (step, run) =>
     Effect.suspend(() => {
       const start = now()
       return Effect.ensuring(run, Effect.sync(() => {

@@ -11,12 +11,12 @@ import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as Fs from "@session-tree/core/Fs"
 import * as Ids from "@session-tree/core/Ids"
-import * as Recovery from "@session-tree/core/Recovery"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
+import * as FileJournal from "@session-tree/file/FileJournal"
+import * as Recovery from "@session-tree/file/Recovery"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
@@ -196,7 +196,7 @@ const root = Command.make("session-tree", {}, () =>
 const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
 
 /** What the commands need from the library: the real filesystem and random IDs. */
-export const LibraryLive = Layer.mergeAll(Fs.layer, Ids.layerRandom)
+export const LibraryLive = Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)
 
 // Option names are matched exactly: `--User` is a usage error, not a guess.
 const ConfigLive = CliConfig.layer({ isCaseSensitive: true })

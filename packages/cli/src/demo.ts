@@ -9,12 +9,12 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { encodeLine } from "@session-tree/core/Codec"
-import * as Fs from "@session-tree/core/Fs"
 import * as Ids from "@session-tree/core/Ids"
 import type { SessionEntry } from "@session-tree/core/Record"
 import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
+import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -48,7 +48,7 @@ const conversation = Effect.gen(function*() {
   const store = tree.store
 
   yield* heading(`A new session: ${store.header.id}`)
-  yield* say(`file ${store.path}`)
+  yield* say(`file ${store.location}`)
   yield* say("one header line, created exclusively, fsynced, directory fsynced")
 
   yield* heading("A conversation with a tool call (each append is durable when it resolves)")
@@ -77,13 +77,13 @@ const conversation = Effect.gen(function*() {
   yield* say(`${tree.entries.length} entries stored, ${tree.activeEntries.length} on the active path; the old branch is kept`)
 
   yield* heading("Tool links are checked against the branch, not the file")
-  const bytesBefore = NFS.readFileSync(store.path)
+  const bytesBefore = NFS.readFileSync(store.location)
   const linkError = yield* refusal(
     tree.append({ role: "tool", id: "msg-7", toolCallId: "call-1", toolName: "list_dir", content: "again", isError: false }),
     "a tool result whose call is on another branch"
   )
   yield* check(linkError.code === "SESSION_TOOL_LINK", "the result was refused with SESSION_TOOL_LINK")
-  yield* check(NFS.readFileSync(store.path).equals(bytesBefore), "the refused append wrote nothing")
+  yield* check(NFS.readFileSync(store.location).equals(bytesBefore), "the refused append wrote nothing")
   yield* say(`a result for call-1 on the new branch (the call is on the old one) is refused:`)
   yield* say(`  ${formatError(linkError)}`)
   yield* say("the file and the tree are unchanged")
@@ -93,7 +93,7 @@ const conversation = Effect.gen(function*() {
 
   yield* heading("The active path, root → leaf (what the model is shown)")
   yield* indent(yield* renderLog(tree.entries, tree.activeLeafId))
-  return store.path
+  return store.location
 })
 
 /** Part 2: damage copies of the file. */
@@ -147,7 +147,7 @@ const program = Effect.gen(function*() {
   yield* Console.log(`\nDone. Removing ${dir}.`)
 }).pipe(
   Effect.scoped,
-  Effect.provide(Layer.mergeAll(Fs.layer, Ids.layerDeterministic))
+  Effect.provide(Layer.merge(FileJournal.layerWithFs(), Ids.layerDeterministic))
 )
 
 NodeRuntime.runMain(program)

@@ -4,7 +4,7 @@
  * spawn costs about a second of start-up; each one asserts all it can per spawn.
  */
 import * as SessionStore from "@session-tree/core/SessionStore"
-import * as Fs from "@session-tree/core/Fs"
+import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
@@ -15,7 +15,7 @@ afterAll(removeTempDirs)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-const readOnly = (path: string) => Effect.runPromise(SessionStore.read(path).pipe(Effect.provide(Fs.layer)))
+const readOnly = (path: string) => Effect.runPromise(SessionStore.read(path).pipe(Effect.provide(FileJournal.layerWithFs())))
 
 /** A failed run: exit 1, nothing on stdout, the code as first word on stderr, no stack trace. */
 const expectFailure = (

@@ -1,5 +1,5 @@
 /** Helpers for the CLI tests: run the real bin, and build session files through the library. */
-import * as Fs from "@session-tree/core/Fs"
+import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Ids from "@session-tree/core/Ids"
 import type { SessionEntry } from "@session-tree/core/Record"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -65,7 +65,7 @@ export const removeTempDirs = (): void => {
   for (const dir of dirs.splice(0)) NFS.rmSync(dir, { recursive: true, force: true })
 }
 
-const Live = Layer.mergeAll(Fs.layer, Ids.layerDeterministic)
+const Live = Layer.merge(FileJournal.layerWithFs(), Ids.layerDeterministic)
 
 const assistantCall = {
   role: "assistant",

@@ -3,8 +3,8 @@
  *
  * - ours: `store.append` (validation, group-commit queue, the commit protocol
  *   with its identity checks, marker, rename, directory fsync; kernel copy of
- *   the current generation from 256 KB on), on `Fs.make` (each step waited for
- *   synchronously) and on `Fs.makeThreadPool` (each step in the thread pool);
+ *   the current generation from 256 KB on), on `Fs.node` (each step waited for
+ *   synchronously) and on `Fs.threadPool` (each step in the thread pool);
  * - protocol floor: the same syscalls on the same bytes with bare node:fs;
  * - minimal floor: write the whole file to a temp file, fsync, rename, fsync
  *   the directory: the least any durable whole-file replace can do;
@@ -15,8 +15,8 @@ import { Buffer } from "node:buffer"
 import { randomUUID } from "node:crypto"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import * as Fs from "@session-tree/core/Fs"
-import { KERNEL_COPY_MIN_BYTES } from "@session-tree/core/SessionStore"
+import { KERNEL_COPY_MIN_BYTES } from "@session-tree/file/FileJournal"
+import * as Fs from "@session-tree/file/Fs"
 import { conversation, ourFile, piFile, piMessage, prefixOfSize, userMessage } from "../data.js"
 import { MinimalFloor, ProtocolFloor } from "../floor.js"
 import { rounds, type Row, summarize, tempDir } from "../harness.js"
@@ -58,7 +58,7 @@ export const benchAppend = async (options: AppendOptions): Promise<Array<Row>> =
       NFS.writeFileSync(piPath, piFile(c))
 
       const ours = await Ours.load(names[0]!)
-      const pooled = await Ours.load(names[3]!, Fs.makeThreadPool)
+      const pooled = await Ours.load(names[3]!, Fs.threadPool)
       const protocol = new ProtocolFloor(names[1]!)
       const minimal = new MinimalFloor(names[2]!)
       const sm = SessionManager.open(piPath, tmp.dir)

@@ -4,13 +4,12 @@
  * flight at once (`Effect.forEach` with `concurrency: N`), where appends that
  * queue behind a commit share the next one (group commit). Each measurement
  * starts from a fresh copy of the same file; commits are counted by the
- * renames onto the session path, on the default (plain-call) path of `Fs.make`.
+ * renames onto the session path, on the default (plain-call) path of `Fs.node`.
  */
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import * as Fs from "@session-tree/core/Fs"
-import * as SessionStore from "@session-tree/core/SessionStore"
+import * as Fs from "@session-tree/file/Fs"
 import { conversation, ourFile, prefixOfSize, userMessage } from "../data.js"
 import { median, now, p90, rounds, type Row } from "../harness.js"
 import * as Ours from "../ours.js"
@@ -28,8 +27,8 @@ export const benchConcurrent = async (options: ConcurrentOptions, dir: string): 
   const writers = options.writers ?? [1, 2, 4, 8]
   const start = ourFile(prefixOfSize(conversation({ entries: 4_096 }), 1024 * 1024))
   let renames = 0
-  // Fs.make with a counting rename, its commit steps still plain calls (an interceptor would take the Effect path).
-  const fs: Fs.FsService = { ...Fs.make, sync: { ...Fs.makeSync, rename: (from, to) => (renames++, Fs.makeSync.rename(from, to)) } }
+  // The node calls with a counting rename, its commit steps still plain calls (an interceptor would take the Effect path).
+  const fs = Fs.blocking({ ...Fs.nodeCalls, rename: (from, to) => (renames++, Fs.nodeCalls.rename(from, to)) })
   const commits = new Map<string, Array<number>>()
 
   /** Loads a fresh copy, runs `appends` appends the way `mode` says, and returns the time they took. */
@@ -53,7 +52,7 @@ export const benchConcurrent = async (options: ConcurrentOptions, dir: string): 
     list.push(renames - before)
     commits.set(name, list)
     await close()
-    if ((await Effect.runPromise(Effect.provideService(SessionStore.read(path), Fs.Fs, Fs.make))).entries.length !== store.entries.length) {
+    if ((await Ours.read(path)).entries.length !== store.entries.length) {
       throw new Error("the file does not hold what the store acknowledged")
     }
     NFS.unlinkSync(path)

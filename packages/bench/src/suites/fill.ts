@@ -7,7 +7,7 @@
 import { Buffer } from "node:buffer"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import { KERNEL_COPY_MIN_BYTES } from "@session-tree/core/SessionStore"
+import { KERNEL_COPY_MIN_BYTES } from "@session-tree/file/FileJournal"
 import { conversation, ourFile, piMessage } from "../data.js"
 import { ProtocolFloor } from "../floor.js"
 import { now, rounds, type Row, summarize, tempDir } from "../harness.js"

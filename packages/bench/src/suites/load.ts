@@ -11,14 +11,13 @@
  *   file twice, once in `open` and once in `setSessionFile`), and Pi's parse
  *   alone (`readFileSync` + `parseSessionEntries`, one pass).
  */
-import * as Effect from "effect/Effect"
 import { Buffer, isUtf8 } from "node:buffer"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import * as Fs from "@session-tree/core/Fs"
-import * as SessionStore from "@session-tree/core/SessionStore"
+import type * as SessionStore from "@session-tree/core/SessionStore"
 import { conversation, ourFile, piFile } from "../data.js"
 import { rounds, type Row, summarize, tempDir } from "../harness.js"
+import * as Ours from "../ours.js"
 import { pi } from "../pi.js"
 
 export interface LoadOptions {
@@ -38,8 +37,7 @@ export const floorLoad = (path: string): Array<unknown> => {
   return records
 }
 
-export const ourRead = (path: string): Promise<SessionStore.Loaded> =>
-  Effect.runPromise(Effect.provideService(SessionStore.read(path), Fs.Fs, Fs.make))
+export const ourRead = (path: string): Promise<SessionStore.Loaded> => Ours.read(path)
 
 export const benchLoad = async (options: LoadOptions): Promise<Array<Row>> => {
   const { SessionManager, parseSessionEntries } = await pi()

@@ -1,4 +1,5 @@
-import { Fs, Ids, SessionStore, SessionTree } from "@session-tree/core"
+import { Ids, SessionStore, SessionTree } from "@session-tree/core"
+import { FileJournal } from "@session-tree/file"
 import { Effect, Layer } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -30,14 +31,15 @@ const program = Effect.gen(function*() {
 })
 
 // The store layer creates the file (layerLoad / layerOpen load an existing one);
-// the tree layer sits on the store; Fs and Ids are the real filesystem and random UUIDs.
+// the tree layer sits on the store; the file journal (on the real filesystem) and
+// random UUIDs sit under both.
 const SessionLive = SessionTree.layer.pipe(
   Layer.provideMerge(SessionStore.layerCreate(path)),
-  Layer.provide(Layer.merge(Fs.layer, Ids.layerRandom))
+  Layer.provide(Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom))
 )
 
 await Effect.runPromise(program.pipe(Effect.provide(SessionLive)))
 
 // Read-only: load without holding anything open, e.g. for a viewer.
-const loaded = await Effect.runPromise(SessionStore.read(path).pipe(Effect.provide(Fs.layer)))
+const loaded = await Effect.runPromise(SessionStore.read(path).pipe(Effect.provide(FileJournal.layerWithFs())))
 console.log(loaded.entries.length, loaded.tail) // 4 none

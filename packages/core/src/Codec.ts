@@ -1,0 +1,148 @@
+/**
+ * Record lines → a validated history, and records → their canonical lines
+ * (SPEC B1–B4). Every backend hands the loader the same thing: the text of the
+ * header line and of each entry line, with their sizes in bytes. So a file, a
+ * database row and a line in memory are held to exactly one notion of a valid
+ * session, caps included.
+ */
+import { History } from "./History.js"
+// Loaded for its effect only: it keeps the loader's optimized code alive between loads.
+import "./internal/anchors.js"
+import { checkParsedLine, parseObjectLine, syntaxReason } from "./Json.js"
+import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
+import { SessionError, sessionError } from "./SessionError.js"
+
+/** Bytes per line, terminator excluded. */
+export const MAX_LINE_BYTES = 65_536
+/** Bytes of a whole session: its canonical generation, every line with its newline. */
+export const MAX_FILE_BYTES = 4_194_304
+/** Entries per session. */
+export const MAX_ENTRIES = 4_096
+
+/** What a backend read back: a session's lines, in order, none with its terminator. */
+export interface RecordLines {
+  /** The header's line first, then one line per entry in commit order. */
+  readonly lines: ReadonlyArray<string>
+  /** The UTF-8 size of each line in bytes, as the backend stored it. */
+  readonly sizes: ReadonlyArray<number>
+  /** Bytes the whole session takes as stored (a file's size); by default the lines with a newline each. */
+  readonly size?: number | undefined
+  /** `incomplete` when the backend skipped an unfinished final record (only a file can hold one). */
+  readonly tail: "none" | "incomplete"
+  /**
+   * The entry ID each entry line is stored under, for a backend that indexes entries by ID
+   * (a database): a record that does not hold that ID was changed behind the library's back.
+   */
+  readonly ids?: ReadonlyArray<string> | undefined
+}
+
+export interface DecodedSession {
+  readonly header: SessionHeader
+  readonly history: History
+  readonly tail: "none" | "incomplete"
+}
+
+/**
+ * One entry line → its entry: a canonical record in one pass
+ * (`decodeCanonicalLine`); anything else, or any doubt, through the general
+ * path, which finds and explains the first problem.
+ */
+const decodeEntryLine = (text: string, line: number): SessionEntry | SessionError => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    return sessionError("SESSION_INVALID_JSON", syntaxReason(e), { line })
+  }
+  const canonical = decodeCanonicalLine(value, text)
+  if (canonical !== undefined) return canonical
+  const parsed = checkParsedLine(value, text)
+  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
+  const record = parsed.value
+  if (Object.prototype.hasOwnProperty.call(record, "type") && record["type"] === "session") {
+    return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
+  }
+  return decodeParsedEntry(record, line)
+}
+
+/** The caps of SPEC B3 over the lines' sizes: a session over the file cap, or the first line over its cap. */
+const checkSizes = (input: RecordLines): SessionError | undefined => {
+  const sizes = input.sizes
+  let total = input.size
+  if (total === undefined) {
+    total = 0
+    for (let i = 0; i < sizes.length; i++) total += sizes[i]! + 1
+  }
+  if (total > MAX_FILE_BYTES) {
+    return sessionError("SESSION_FILE_TOO_LARGE", `the session holds ${total} bytes, more than ${MAX_FILE_BYTES}`)
+  }
+  for (let i = 0; i < sizes.length; i++) {
+    const size = sizes[i]!
+    if (size > MAX_LINE_BYTES) {
+      return sessionError("SESSION_LINE_TOO_LONG", `line has ${size} bytes, at most ${MAX_LINE_BYTES} are allowed`, { line: i + 1 })
+    }
+  }
+  return undefined
+}
+
+/**
+ * Decodes a session's lines; fails closed on the first problem in line order.
+ * Line numbers count from the header (line 1), as in the session's file.
+ */
+export const decodeLines = (input: RecordLines): DecodedSession | SessionError => {
+  const { ids, lines, tail } = input
+  const oversize = checkSizes(input)
+  if (oversize !== undefined) return oversize
+  if (lines.length === 0) {
+    return sessionError("SESSION_INVALID_HEADER", tail === "incomplete" ? "the header is incomplete" : "the header is missing", {
+      line: 1
+    })
+  }
+  if (lines.length - 1 > MAX_ENTRIES) {
+    return sessionError("SESSION_TOO_MANY_ENTRIES", `more than ${MAX_ENTRIES} entries`, { line: MAX_ENTRIES + 2 })
+  }
+  const first = parseObjectLine(lines[0]!)
+  if (!first.ok) return sessionError("SESSION_INVALID_JSON", first.reason, { line: 1 })
+  const header = decodeHeader(first.value, 1)
+  if (header instanceof SessionError) return header
+  const history = new History()
+  for (let i = 1; i < lines.length; i++) {
+    const entry = decodeEntryLine(lines[i]!, i + 1)
+    if (entry instanceof SessionError) return entry
+    if (ids !== undefined && ids[i - 1] !== entry.id) {
+      return sessionError("SESSION_INVALID_RECORD", `the line is stored as entry "${ids[i - 1]}" but holds entry "${entry.id}"`, {
+        line: i + 1
+      })
+    }
+    const problem = history.checkAndAdd(entry, i + 1)
+    if (problem !== undefined) return problem
+  }
+  return { header, history, tail }
+}
+
+/** The canonical text of a record: `JSON.stringify` in schema key order, without the newline. */
+export const encodeRecord = (record: SessionHeader | SessionEntry): string => JSON.stringify(record)
+
+/** The canonical line of a record: its text and `\n` (SPEC B1). */
+export const encodeLine = (record: SessionHeader | SessionEntry): string => JSON.stringify(record) + "\n"
+
+/**
+ * The UTF-8 size of a string in bytes, without encoding it. For what
+ * `JSON.stringify` writes (never a lone surrogate) this is exact; a lone
+ * surrogate counts as the three bytes of U+FFFD that an encoder writes for it.
+ */
+export const utf8Length = (text: string): number => {
+  const n = text.length
+  let bytes = n
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) continue
+    if (c < 0x800) bytes += 1
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      // A surrogate pair: two code units, four bytes.
+      bytes += 2
+      i++
+    } else bytes += 2
+  }
+  return bytes
+}

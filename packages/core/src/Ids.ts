@@ -1,0 +1,37 @@
+/**
+ * Where session and entry IDs come from. Production uses random UUIDs; tests use
+ * `layerDeterministic` so record order and chosen parents can be asserted directly.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { SessionError } from "./SessionError.js"
+
+export interface IdsService {
+  readonly sessionId: Effect.Effect<string, SessionError>
+  readonly entryId: Effect.Effect<string, SessionError>
+}
+
+export class Ids extends Context.Tag("@session-tree/Ids")<Ids, IdsService>() {}
+
+/** A random UUID (version 4) from the Web Crypto API, which Node, Deno, Bun and browsers all provide. */
+export const randomUUID = (): string => globalThis.crypto.randomUUID()
+
+export const random: IdsService = {
+  sessionId: Effect.sync(randomUUID),
+  entryId: Effect.sync(randomUUID)
+}
+
+/** `session-001`, `session-002`, … and `entry-001`, `entry-002`, … in call order. */
+export const makeDeterministic = (): IdsService => {
+  let sessions = 0
+  let entries = 0
+  const pad = (n: number) => String(n).padStart(3, "0")
+  return {
+    sessionId: Effect.sync(() => `session-${pad(++sessions)}`),
+    entryId: Effect.sync(() => `entry-${pad(++entries)}`)
+  }
+}
+
+export const layerRandom: Layer.Layer<Ids> = Layer.succeed(Ids, random)
+export const layerDeterministic: Layer.Layer<Ids> = Layer.sync(Ids, makeDeterministic)

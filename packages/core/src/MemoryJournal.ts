@@ -1,0 +1,80 @@
+/**
+ * The memory backend: sessions as arrays of canonical lines in a `Map`, for
+ * tests and examples. Nothing is durable, but everything else holds as on the
+ * other backends: a session is created whole or not at all, a writer appends
+ * only after the lines it last saw (the loser of a race gets SESSION_REPLACED),
+ * and loading validates every line, so lines put in the map by hand are held to
+ * the same rules as a file's.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { utf8Length } from "./Codec.js"
+import { type SessionError, sessionError } from "./SessionError.js"
+import { SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
+
+/**
+ * Session location → its lines, the header's first, none with a terminator. A
+ * commit replaces a session's array, so a writer knows the array it last wrote.
+ */
+export type Storage = Map<string, ReadonlyArray<string>>
+
+const missing = (location: string): SessionError =>
+  sessionError("SESSION_NOT_FOUND", "no session at this location", { path: location })
+
+const storedOf = (location: string, lines: ReadonlyArray<string>): Stored => {
+  const sizes = lines.map(utf8Length)
+  return { location, lines, sizes, tail: "none", size: sizes.reduce((sum, size) => sum + size + 1, 0) }
+}
+
+/** A journal over `storage` (a fresh map by default). */
+export const make = (storage: Storage = new Map()): SessionJournalService => {
+  const writerOf = (location: string, initial: ReadonlyArray<string>): Effect.Effect<Writer, never, Scope.Scope> =>
+    Effect.map(
+      Effect.acquireRelease(Effect.sync(() => ({ seen: initial, closed: false })), (held) => Effect.sync(() => (held.closed = true))),
+      (held): Writer => ({
+        append: (batch) =>
+          Effect.suspend(() => {
+            if (held.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: location }))
+            if (storage.get(location) !== held.seen) {
+              return Effect.fail(sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: location }))
+            }
+            if (batch.lines.length === 0) return Effect.void
+            const next = [...held.seen, ...batch.lines]
+            storage.set(location, next)
+            held.seen = next
+            return Effect.void
+          })
+      })
+    )
+  return {
+    sessionIdAt: () => undefined,
+    create: (location, session) =>
+      Effect.suspend(() => {
+        if (location === "") return Effect.fail(missing(location))
+        if (storage.has(location)) {
+          return Effect.fail(sessionError("SESSION_EXISTS", "a session is already at this location", { path: location }))
+        }
+        const lines = session.lines.slice()
+        storage.set(location, lines)
+        return Effect.map(writerOf(location, lines), (writer) => ({ location, writer }))
+      }),
+    open: (location) =>
+      Effect.suspend(() => {
+        const lines = storage.get(location)
+        if (lines === undefined) return Effect.fail(missing(location))
+        return Effect.map(writerOf(location, lines), (writer) => ({ ...storedOf(location, lines), writer }))
+      }),
+    read: (location) =>
+      Effect.suspend(() => {
+        const lines = storage.get(location)
+        return lines === undefined ? Effect.fail(missing(location)) : Effect.succeed(storedOf(location, lines))
+      })
+  }
+}
+
+/** A fresh, empty memory journal per build of the layer. */
+export const layer: Layer.Layer<SessionJournal> = Layer.sync(SessionJournal, () => make())
+
+/** A memory journal over `storage`, which the caller can read and change. */
+export const layerStorage = (storage: Storage): Layer.Layer<SessionJournal> => Layer.succeed(SessionJournal, make(storage))

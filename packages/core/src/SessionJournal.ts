@@ -1,0 +1,95 @@
+/**
+ * The port between the store and a backend (SPEC C1): a backend persists the
+ * canonical lines of a session's records, reads them back, and says whether
+ * another writer got there first. Records, validation, history, group commit
+ * and the tree belong to the core and are written once; a backend never parses
+ * a record, so it cannot accept what another backend would refuse.
+ *
+ * Backends: `FileJournal` (`@session-tree/file`, one JSONL file per session),
+ * `MemoryJournal` (beside this module, for tests and examples) and the
+ * PostgreSQL journal (`@session-tree/pg`).
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { RecordLines } from "./Codec.js"
+import type { SessionError } from "./SessionError.js"
+
+/** Canonical record lines: each text without its terminator, with its UTF-8 size in bytes. */
+export interface Lines {
+  readonly lines: ReadonlyArray<string>
+  readonly sizes: ReadonlyArray<number>
+}
+
+/** What a backend read back: the lines of one session as stored, and where they are. */
+export interface Stored extends RecordLines {
+  /** The session's location as the backend resolved it: an absolute path, a session ID. */
+  readonly location: string
+  /** Bytes the backend read: a file's size; elsewhere the lines with a newline each. */
+  readonly size: number
+}
+
+/** A batch of new entries, in commit order. */
+export interface Batch extends Lines {
+  /** The entry ID of each line. */
+  readonly ids: ReadonlyArray<string>
+  /**
+   * The canonical lines of everything accepted before this batch, the header's first. A backend
+   * that rewrites whole sessions (a file) asks for them once, when it first needs them; others never do.
+   */
+  readonly accepted: () => Lines
+}
+
+/**
+ * One session held for appending, by one store. Appends through a writer never
+ * run concurrently: the store hands it one batch at a time.
+ */
+export interface Writer {
+  /**
+   * Adds `batch` after what the session held when this writer last read or
+   * wrote it: durably, and all of it or nothing. When the session changed
+   * meanwhile it writes nothing and fails with SESSION_REPLACED (or
+   * SESSION_BUSY while another writer's commit is in flight); a failed step is
+   * SESSION_IO; SESSION_ROLLBACK_FAILED when neither outcome can be proven.
+   *
+   * An empty batch commits the canonical generation of what is accepted when
+   * the backend holds anything else (a file's CRLF endings, a torn tail), and
+   * does nothing otherwise. Once the writer's scope has closed, every call
+   * fails with SESSION_IO.
+   */
+  readonly append: (batch: Batch) => Effect.Effect<void, SessionError>
+}
+
+/** A session held for appending: what was read, and the writer that appends after it. */
+export interface Opened extends Stored {
+  readonly writer: Writer
+}
+
+export interface Created {
+  readonly location: string
+  readonly writer: Writer
+}
+
+export interface SessionJournalService {
+  /**
+   * The session ID a new session at `location` must carry, for a backend that
+   * names sessions by their ID (a database); undefined where the caller chooses it.
+   */
+  readonly sessionIdAt: (location: string) => string | undefined
+  /**
+   * Creates a session holding exactly `session` (the header's line first, then
+   * any entries, whose IDs `ids` gives): durable and complete, or nothing.
+   * SESSION_EXISTS when something is at `location`. The writer is held until
+   * the scope closes.
+   */
+  readonly create: (
+    location: string,
+    session: Lines & { readonly ids: ReadonlyArray<string> }
+  ) => Effect.Effect<Created, SessionError, Scope.Scope>
+  /** Reads a session and holds it for appending until the scope closes. Reading never writes. */
+  readonly open: (location: string) => Effect.Effect<Opened, SessionError, Scope.Scope>
+  /** Reads a session without holding anything afterwards, and without writing. */
+  readonly read: (location: string) => Effect.Effect<Stored, SessionError>
+}
+
+export class SessionJournal extends Context.Tag("@session-tree/SessionJournal")<SessionJournal, SessionJournalService>() {}

@@ -1,0 +1,84 @@
+/**
+ * SessionStore: one session, its accepted history in memory, and durable
+ * appends through whichever backend provides the `SessionJournal` (SPEC Part A
+ * "Mechanism", B5, C1).
+ *
+ * Every append is checked when it is called and again, against the history it
+ * will follow, when its batch is built. Appends started together, or queued
+ * behind a commit in flight, share one commit (group commit); each resolves
+ * only once the commit that holds it is durable, and a failed commit fails
+ * exactly those appends and changes neither memory nor the backend.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type { Ids } from "./Ids.js"
+import * as internal from "./internal/sessionStore.js"
+import type { SessionEntry, SessionHeader } from "./Record.js"
+import type { SessionError } from "./SessionError.js"
+import type { SessionJournal } from "./SessionJournal.js"
+
+export interface SessionStore {
+  /** Where the session is, as its backend resolved it: an absolute path, a session ID. */
+  readonly location: string
+  readonly header: SessionHeader
+  /** Every accepted entry in commit order; a frozen array, replaced (never mutated) by each commit. */
+  readonly entries: ReadonlyArray<SessionEntry>
+  /** Whether the loaded session ended in a skipped incomplete tail that no commit has removed yet. */
+  readonly tail: "none" | "incomplete"
+  readonly get: (id: string) => SessionEntry | undefined
+  /**
+   * Appends one entry. The message is snapshot when `append` is called (own data
+   * properties only, no caller code runs), so later changes to it never reach the
+   * entry; the entry resolves once durable. Once the store's scope has closed,
+   * `append` and `flush` fail with SESSION_IO.
+   */
+  readonly append: (parentId: string | null, message: unknown) => Effect.Effect<SessionEntry, SessionError>
+  /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
+  readonly flush: Effect.Effect<void, SessionError>
+}
+
+export const SessionStore: Context.Tag<SessionStore, SessionStore> = Context.GenericTag<SessionStore>(
+  "@session-tree/SessionStore"
+)
+
+/** What a read-only load finds. */
+export interface Loaded {
+  readonly location: string
+  readonly header: SessionHeader
+  readonly entries: ReadonlyArray<SessionEntry>
+  readonly tail: "none" | "incomplete"
+  /** Bytes the backend read (see `SessionJournal.Stored`). */
+  readonly size: number
+}
+
+/** Loads a session read-only: it never writes, and holds nothing afterwards. */
+export const read: (location: string) => Effect.Effect<Loaded, SessionError, SessionJournal> = internal.read
+
+/**
+ * Creates a new session holding one header, durably: SESSION_EXISTS when the
+ * location is taken. The ID comes from `options.id`, from the backend when it
+ * names sessions by ID, or from `Ids`; the timestamp from the clock.
+ */
+export const create: (
+  location: string,
+  options?: { readonly id?: string }
+) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> = internal.create
+
+/** Loads a session for appending; the backend holds it until the scope closes. */
+export const load: (location: string) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
+  internal.load
+
+/** Loads the session at `location`, creating it first when nothing is there. */
+export const open: (location: string) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
+  internal.open
+
+export const layerLoad = (location: string): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> =>
+  Layer.scoped(SessionStore, load(location))
+export const layerCreate = (
+  location: string,
+  options?: { readonly id?: string }
+): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> => Layer.scoped(SessionStore, create(location, options))
+export const layerOpen = (location: string): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> =>
+  Layer.scoped(SessionStore, open(location))

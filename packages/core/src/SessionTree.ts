@@ -1,0 +1,222 @@
+/**
+ * SessionTree: the current leaf of a session and the root-to-leaf projection of
+ * its entries (SPEC Part A "SessionTree", Trace).
+ *
+ * A branch is nothing but parent links plus the leaf pointer: `moveTo` changes
+ * only the pointer (no byte on disk), `append` adds a child of the leaf through
+ * the store and moves the pointer once the commit is durable. Every tree
+ * operation waits for the earlier ones, so a `moveTo` issued after an `append`
+ * sees that append's entry and an `append` issued after a `moveTo` uses the
+ * leaf it chose.
+ *
+ * The pure functions at the bottom work on any entry list in commit order (a
+ * parent always precedes its children), so read-only tools use the same
+ * navigation as the tree.
+ */
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import type { CourseMessage, SessionEntry } from "./Record.js"
+import { SessionError, sessionError } from "./SessionError.js"
+import { snapshotMessage } from "./internal/snapshot.js"
+import { SessionStore } from "./SessionStore.js"
+
+export interface SessionTree {
+  readonly store: SessionStore
+  /** The entry the next `append` becomes a child of; null selects a new root. */
+  readonly activeLeafId: string | null
+  /** Every entry of every branch in commit order (the store's frozen array). */
+  readonly entries: ReadonlyArray<SessionEntry>
+  /** The frozen root-to-leaf path. */
+  readonly activeEntries: ReadonlyArray<SessionEntry>
+  /** The messages of `activeEntries`, frozen. */
+  readonly activeMessages: ReadonlyArray<CourseMessage>
+  /** Selects `id` (or the position for a new root) as the leaf; SESSION_UNKNOWN_ENTRY if it is not in the tree. */
+  readonly moveTo: (id: string | null) => Effect.Effect<void, SessionError>
+  /** Appends `message` as a child of the leaf; the leaf moves to the new entry once it is durable. */
+  readonly append: (message: unknown) => Effect.Effect<SessionEntry, SessionError>
+  /** The children of `id` in commit order; null gives the roots. */
+  readonly children: (id: string | null) => ReadonlyArray<SessionEntry>
+  /** Entries without children, in commit order. */
+  readonly leaves: ReadonlyArray<SessionEntry>
+  /** The root-to-`id` path, or [] when `id` is not in the tree. */
+  readonly pathTo: (id: string) => ReadonlyArray<SessionEntry>
+}
+
+export const SessionTree: Context.Tag<SessionTree, SessionTree> = Context.GenericTag<SessionTree>(
+  "@session-tree/SessionTree"
+)
+
+const EMPTY: ReadonlyArray<never> = Object.freeze([])
+
+/**
+ * Runs operations one at a time, strictly in the order they start. (A Semaphore
+ * wakes its waiters through the scheduler, so an operation that starts just then
+ * could overtake ones that were already waiting.) The body runs uninterruptibly:
+ * an append's commit and its leaf move happen together or not at all. An
+ * operation interrupted while it waits passes its turn on only once the earlier
+ * ones are done, so order is kept for everyone after it.
+ */
+const makeSequencer = () => {
+  let last: Deferred.Deferred<void> | undefined
+  return <A, E>(body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.suspend((): Effect.Effect<A, E> => {
+        const previous = last
+        const mine = Deferred.unsafeMake<void>(FiberId.none)
+        last = mine
+        const release: Effect.Effect<void> = Deferred.complete(mine, Effect.void).pipe(Effect.asVoid)
+        if (previous === undefined) return Effect.ensuring(body, release)
+        const handOver: Effect.Effect<void> = Effect.flatMap(Deferred.isDone(previous), (done) =>
+          done ? release : Effect.asVoid(Effect.forkDaemon(Effect.zipRight(Deferred.await(previous), release))))
+        return Effect.ensuring(Effect.zipRight(restore(Deferred.await(previous)), body), handOver)
+      })
+    )
+}
+
+/** Walks parents from `id` using `get`; returns the frozen root-to-`id` path ([] if `id` is unknown). */
+const walk = (
+  get: (id: string) => SessionEntry | undefined,
+  id: string,
+  limit: number
+): ReadonlyArray<SessionEntry> => {
+  const path: Array<SessionEntry> = []
+  let current = get(id)
+  // `limit` guards lists that are not in commit order (a cycle would otherwise never end).
+  while (current !== undefined && path.length <= limit) {
+    path.push(current)
+    current = current.parentId === null ? undefined : get(current.parentId)
+  }
+  if (path.length === 0 || path.length > limit || path[path.length - 1]!.parentId !== null) return EMPTY
+  return Object.freeze(path.reverse())
+}
+
+export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
+  Effect.sync(() => {
+    const serialized = makeSequencer()
+    const initial = store.entries
+    let leaf: string | null = initial.length === 0 ? null : initial[initial.length - 1]!.id
+    // IDs of committed entries, extended as the store's view grows (a commit only adds at the end).
+    // The tree keeps its own map so it never sees an entry whose commit is still in flight.
+    const byId = new Map<string, SessionEntry>()
+    let indexed = 0
+    const get = (id: string): SessionEntry | undefined => {
+      const entries = store.entries
+      for (; indexed < entries.length; indexed++) byId.set(entries[indexed]!.id, entries[indexed]!)
+      return byId.get(id)
+    }
+    // One cached projection for the last (entries array, leaf) pair seen; commits replace the array.
+    let cache: {
+      readonly entries: ReadonlyArray<SessionEntry>
+      readonly leaf: string | null
+      readonly path: ReadonlyArray<SessionEntry>
+      messages: ReadonlyArray<CourseMessage> | undefined
+    } | undefined
+
+    const projection = () => {
+      const entries = store.entries
+      if (cache === undefined || cache.entries !== entries || cache.leaf !== leaf) {
+        const path = leaf === null ? EMPTY : walk(get, leaf, entries.length)
+        cache = { entries, leaf, path, messages: undefined }
+      }
+      return cache
+    }
+
+    const tree: SessionTree = {
+      store,
+      get activeLeafId() {
+        return leaf
+      },
+      get entries() {
+        return store.entries
+      },
+      get activeEntries() {
+        return projection().path
+      },
+      get activeMessages() {
+        const p = projection()
+        if (p.messages === undefined) p.messages = Object.freeze(p.path.map((entry) => entry.message))
+        return p.messages
+      },
+      moveTo: (id) =>
+        serialized(Effect.suspend(() => {
+          if (id !== null && (typeof id !== "string" || get(id) === undefined)) {
+            return Effect.fail(
+              sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(id) ?? String(id)} is not an entry of this session`)
+            )
+          }
+          leaf = id
+          return Effect.void
+        })),
+      append: (message) =>
+        Effect.suspend(() => {
+          // Copied at call time, not when its turn in the tree comes.
+          const snapshot = snapshotMessage(message)
+          if (snapshot instanceof SessionError) return Effect.fail(snapshot)
+          return serialized(Effect.tap(Effect.suspend(() => store.append(leaf, snapshot)), (entry) => {
+            leaf = entry.id
+          }))
+        }),
+      children: (id) => childrenOf(store.entries, id),
+      get leaves() {
+        return leavesOf(store.entries)
+      },
+      pathTo: (id) => (typeof id === "string" ? walk(get, id, store.entries.length) : EMPTY)
+    }
+    return tree
+  })
+
+export const layer: Layer.Layer<SessionTree, never, SessionStore> = Layer.effect(
+  SessionTree,
+  Effect.flatMap(SessionStore, make)
+)
+
+// ---------------------------------------------------------------------------------------------
+// Pure navigation over any entry list in commit order.
+
+interface Index {
+  readonly byId: Map<string, SessionEntry>
+  readonly children: Map<string | null, ReadonlyArray<SessionEntry>>
+  readonly leaves: ReadonlyArray<SessionEntry>
+}
+
+/** Indexes of frozen lists (the store's views never change); other lists are indexed per call. */
+const indexes = new WeakMap<ReadonlyArray<SessionEntry>, Index>()
+
+const indexOf = (entries: ReadonlyArray<SessionEntry>): Index => {
+  const cached = indexes.get(entries)
+  if (cached !== undefined) return cached
+  const byId = new Map<string, SessionEntry>()
+  const children = new Map<string | null, Array<SessionEntry>>()
+  const hasChild = new Set<string>()
+  for (const entry of entries) {
+    if (!byId.has(entry.id)) byId.set(entry.id, entry)
+    const siblings = children.get(entry.parentId)
+    if (siblings === undefined) children.set(entry.parentId, [entry])
+    else siblings.push(entry)
+    if (entry.parentId !== null) hasChild.add(entry.parentId)
+  }
+  for (const list of children.values()) Object.freeze(list)
+  const index: Index = {
+    byId,
+    children,
+    leaves: Object.freeze(entries.filter((entry) => !hasChild.has(entry.id)))
+  }
+  if (Object.isFrozen(entries)) indexes.set(entries, index)
+  return index
+}
+
+/** The root-to-`id` path; [] when `id` is not in `entries` or its chain does not reach a root. */
+export const pathTo = (entries: ReadonlyArray<SessionEntry>, id: string): ReadonlyArray<SessionEntry> => {
+  const { byId } = indexOf(entries)
+  return walk((key) => byId.get(key), id, entries.length)
+}
+
+/** The children of `id` in commit order; null gives the roots. */
+export const childrenOf = (entries: ReadonlyArray<SessionEntry>, id: string | null): ReadonlyArray<SessionEntry> =>
+  indexOf(entries).children.get(id) ?? EMPTY
+
+/** The entries nobody names as parent, in commit order. */
+export const leavesOf = (entries: ReadonlyArray<SessionEntry>): ReadonlyArray<SessionEntry> => indexOf(entries).leaves

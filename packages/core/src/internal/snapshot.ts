@@ -1,0 +1,118 @@
+/**
+ * A deep copy of caller input that never runs caller code: own data properties
+ * are read by descriptor, so getters, proxies, class instances, cycles and
+ * anything JSON cannot carry are refused instead of being called or dropped.
+ */
+import { MAX_LINE_BYTES } from "../Codec.js"
+import { type CourseMessage, decodeCanonicalMessage, decodeMessage, deepFreeze } from "../Record.js"
+import { SessionError, sessionError } from "../SessionError.js"
+import { MAX_DEPTH } from "../Json.js"
+import { isProxy } from "./runtime.js"
+
+export type Snapshot = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string; readonly tooLarge?: true }
+
+const refuse = (reason: string): Snapshot => ({ ok: false, reason })
+
+/** The objects enclosing a value, innermost first: a cycle is an object that encloses itself. */
+interface Enclosing {
+  readonly value: object
+  readonly outer: Enclosing | undefined
+}
+
+/**
+ * Copies a JSON-shaped value whose root sits at nesting depth `rootDepth` of its
+ * record. A cycle is refused; a value reached twice (shared, not cyclic) is copied
+ * twice, as JSON writes it. `budget` is a lower bound of the bytes the value's
+ * JSON takes and every value visited costs at least one, so neither a large value
+ * nor heavy sharing can make the copy do more than about a line's worth of work:
+ * past MAX_LINE_BYTES the copy stops as too large.
+ */
+export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
+  let budget = MAX_LINE_BYTES
+  const root: { value: unknown } = { value: undefined }
+  // Explicit stack of pending copies: (source, target container, key, depth, enclosing objects).
+  const stack: Array<{
+    readonly source: unknown
+    readonly into: Record<string, unknown> | Array<unknown>
+    readonly key: string | number
+    readonly depth: number
+    readonly outer: Enclosing | undefined
+  }> = [
+    { source: input, into: root as unknown as Record<string, unknown>, key: "value", depth: rootDepth, outer: undefined }
+  ]
+  while (stack.length > 0) {
+    const { depth, into, key, outer, source } = stack.pop()!
+    switch (typeof source) {
+      case "string":
+        budget -= source.length + 2
+        ;(into as Record<string, unknown>)[key] = source
+        break
+      case "boolean":
+        budget -= source ? 4 : 5
+        ;(into as Record<string, unknown>)[key] = source
+        break
+      case "number":
+        if (!Number.isFinite(source)) return refuse(`${source} is not a JSON number`)
+        budget -= 1
+        ;(into as Record<string, unknown>)[key] = source === 0 ? 0 : source
+        break
+      case "object": {
+        if (source === null) {
+          budget -= 4
+          ;(into as Record<string, unknown>)[key] = null
+          break
+        }
+        // Before anything else touches it: a Proxy's traps are caller code.
+        if (isProxy(source)) return refuse("a Proxy is not plain data")
+        if (depth > MAX_DEPTH) return refuse(`nesting deeper than ${MAX_DEPTH}`)
+        for (let e = outer; e !== undefined; e = e.outer) {
+          if (e.value === source) return refuse("the value contains a cycle")
+        }
+        const isArray = Array.isArray(source)
+        const proto = Object.getPrototypeOf(source)
+        if (isArray ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) {
+          return refuse("only plain objects and arrays can be stored")
+        }
+        const keys = Reflect.ownKeys(source)
+        const target: Record<string, unknown> | Array<unknown> = isArray ? new Array((source as Array<unknown>).length) : {}
+        const enclosing: Enclosing = { value: source, outer }
+        // Brackets and separators: one per container plus one per member is at most what JSON writes.
+        budget -= 1
+        for (const k of keys) {
+          if (typeof k === "symbol") return refuse("symbol keys cannot be stored")
+          const d = Object.getOwnPropertyDescriptor(source, k)!
+          if (isArray && k === "length") continue
+          if (!("value" in d)) return refuse(`property "${k}" is an accessor`)
+          if (!d.enumerable) return refuse(`property "${k}" is not enumerable`)
+          if (k === "__proto__") return refuse("a __proto__ key cannot be stored")
+          if (isArray && !/^(0|[1-9]\d*)$/.test(k)) return refuse(`array property "${k}" cannot be stored`)
+          budget -= isArray ? 1 : k.length + 4
+          // Claim the key now so the copy keeps the caller's key order (the stack pops in reverse).
+          if (!isArray) (target as Record<string, unknown>)[k] = undefined
+          stack.push({ source: d.value, into: target, key: isArray ? Number(k) : k, depth: depth + 1, outer: enclosing })
+        }
+        if (isArray && keys.length - 1 !== (source as Array<unknown>).length) return refuse("sparse arrays cannot be stored")
+        ;(into as Record<string, unknown>)[key] = target
+        break
+      }
+      default:
+        return refuse(`a ${typeof source} is not JSON data`)
+    }
+    if (budget < 0) return { ok: false, reason: `the record would exceed ${MAX_LINE_BYTES} bytes`, tooLarge: true }
+  }
+  return { ok: true, value: root.value }
+}
+
+/**
+ * Copies and decodes a message without running caller code: a fresh, deeply
+ * frozen Message IR value, or the error that refuses it.
+ */
+export const snapshotMessage = (message: unknown): CourseMessage | SessionError => {
+  const snapshot = snapshotJson(message, 2)
+  if (!snapshot.ok) {
+    return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
+  }
+  // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
+  const decoded = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
+  return decoded instanceof SessionError ? decoded : deepFreeze(decoded)
+}

@@ -1,0 +1,39 @@
+/** The loader's permanent regression cases (regressions/*.json): each pinned outcome holds, and the reference agrees. */
+import * as NFS from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+import { decode as decodeSession } from "../src/Jsonl.js"
+import { SessionError } from "@session-tree/core/SessionError"
+import { judge } from "./support/judge.js"
+
+interface Case {
+  readonly name: string
+  readonly found: string
+  readonly note: string
+  readonly text?: string
+  readonly base64?: string
+  readonly expect: { readonly outcome: string; readonly line?: number; readonly entries?: number; readonly tail?: string }
+}
+
+const dir = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "regressions")
+const cases: Array<Case> = NFS.readdirSync(dir)
+  .filter((n) => n.endsWith(".json"))
+  .sort()
+  .map((n) => JSON.parse(NFS.readFileSync(Path.join(dir, n), "utf8")) as Case)
+
+describe("loader regression cases", () => {
+  it("there are cases", () => expect(cases.length).toBeGreaterThan(0))
+  for (const c of cases) {
+    it(`${c.name}: ${c.note}`, () => {
+      const bytes = c.base64 !== undefined ? Buffer.from(c.base64, "base64") : Buffer.from(c.text ?? "", "utf8")
+      const decoded = decodeSession(bytes)
+      const actual = decoded instanceof SessionError
+        ? { outcome: decoded.code, line: decoded.line }
+        : { outcome: "accepted", entries: decoded.history.entries.length, tail: decoded.tail }
+      expect(actual).toEqual(c.expect)
+      expect(judge(bytes).kind).toBe("ok")
+      expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+    })
+  }
+})

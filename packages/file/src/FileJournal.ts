@@ -1,0 +1,46 @@
+/**
+ * The file backend (SPEC Parts A/B, C1): one session per JSONL file. Reads
+ * never write and hold nothing afterwards; every commit writes the whole next
+ * generation beside the file and installs it atomically and durably, behind a
+ * recovery marker that is also the lock between processes, with rollback. A
+ * commit on a file of 256 KB or more that already holds the canonical
+ * generation copies it in the kernel and writes only the new lines.
+ *
+ * Locations are paths; the session file is never followed through a symlink,
+ * and its directory is pinned by (device, inode) for as long as it is held.
+ * Within a process, stores of one file share a lock, so their commits take
+ * turns; the loser of a race gets SESSION_REPLACED or SESSION_BUSY.
+ */
+import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Fs, type FsError, type FsService, intercept, node, type Step } from "./Fs.js"
+import * as internal from "./internal/fileJournal.js"
+
+/** Commits of a canonical file of at least this many bytes copy it in the kernel (the default of `kernelCopyFrom`). */
+export const KERNEL_COPY_MIN_BYTES: number = internal.KERNEL_COPY_MIN_BYTES
+
+export interface Options {
+  /**
+   * A commit on a file of at least this many bytes that holds the canonical generation copies
+   * it in the kernel (reflink, copy_file_range) and writes only the new lines; smaller files, and
+   * any file after a load until its first commit, are written whole. `Infinity` writes every
+   * generation whole. Default: `KERNEL_COPY_MIN_BYTES` (256 KB).
+   */
+  readonly kernelCopyFrom?: number | undefined
+}
+
+/** The journal of session files, every filesystem step through `fs`. */
+export const make: (fs: FsService, options?: Options) => SessionJournalService = internal.make
+
+/** The file journal over the `Fs` service in context. */
+export const layer: Layer.Layer<SessionJournal, never, Fs> = Layer.effect(SessionJournal, Effect.map(Fs, (fs) => make(fs)))
+
+/** The file journal together with the filesystem service it runs on (the real one, `Fs.node`, by default). */
+export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<SessionJournal | Fs> =>
+  Layer.merge(Layer.succeed(SessionJournal, make(fs, options)), Layer.succeed(Fs, fs))
+
+/** The file journal on the real filesystem seen through `around` (see `Fs.intercept`), and that `Fs`. */
+export const layerIntercepted = (
+  around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
+): Layer.Layer<SessionJournal | Fs> => layerWithFs(intercept(node, around))

@@ -1,0 +1,274 @@
+/**
+ * The one filesystem service every step of the store goes through.
+ *
+ * `@effect/platform`'s FileSystem has no lstat, no O_NOFOLLOW and blocks on a
+ * FIFO, so the store uses this small wrapper of `node:fs` instead. Because every
+ * step is a named operation of one injectable service, tests can fail, delay,
+ * shorten or record any single step (see `intercept`).
+ *
+ * `node` (the default) waits for each step synchronously, as the caller must
+ * wait for it anyway: a round trip through Node's thread pool costs more than
+ * most steps take. The one step nobody waits for, the close that frees a
+ * replaced generation's blocks, goes to the thread pool (`closeDetached`).
+ * `threadPool` runs every step there, so the event loop is never held while
+ * the disk works: for servers holding many sessions, and for network mounts.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as NFS from "node:fs"
+
+export class FsError extends Schema.TaggedError<FsError>("@session-tree/FsError")("FsError", {
+  op: Schema.String,
+  path: Schema.String,
+  /** The errno code (`EIO`, `ENOENT`, …) or `SHORT_WRITE`. */
+  errno: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message(): string {
+    return `${this.op} ${this.path}: ${this.errno}`
+  }
+}
+
+/** The identity of a file: device and inode, compared as a pair. */
+export interface FileId {
+  readonly dev: bigint
+  readonly ino: bigint
+}
+
+export interface Stat extends FileId {
+  readonly size: number
+  readonly nlink: number
+  /** Permission bits only. */
+  readonly mode: number
+  /** Modification time in nanoseconds: a link or rename leaves it alone, a write in place does not. */
+  readonly mtimeNs: bigint
+  readonly kind: "file" | "directory" | "symlink" | "other"
+}
+
+/** An open descriptor, remembering the path it was opened by so every step can be named. */
+export interface Handle {
+  readonly fd: number
+  readonly path: string
+}
+
+export const sameFile = (a: FileId, b: FileId): boolean => a.dev === b.dev && a.ino === b.ino
+
+export const Flags = {
+  readNoFollow: NFS.constants.O_RDONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK,
+  createExclusive: NFS.constants.O_WRONLY | NFS.constants.O_CREAT | NFS.constants.O_EXCL | NFS.constants.O_NOFOLLOW,
+  directory: NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW
+} as const
+
+/** The steps as Effects: every service offers them (`effectsOf`). */
+export interface FsEffects {
+  readonly lstat: (path: string) => Effect.Effect<Stat, FsError>
+  readonly open: (path: string, flags: number, mode?: number) => Effect.Effect<Handle, FsError>
+  readonly fstat: (handle: Handle) => Effect.Effect<Stat, FsError>
+  /** Reads up to `length` bytes at `position`; returns the count read (0 at end of file). */
+  readonly read: (handle: Handle, buffer: Uint8Array, offset: number, length: number, position: number) => Effect.Effect<number, FsError>
+  /** Writes once; returns the count written, which may be short. */
+  readonly write: (handle: Handle, buffer: Uint8Array, offset: number, length: number, position: number) => Effect.Effect<number, FsError>
+  readonly fsync: (handle: Handle) => Effect.Effect<void, FsError>
+  readonly close: (handle: Handle) => Effect.Effect<void, FsError>
+  readonly link: (existing: string, newPath: string) => Effect.Effect<void, FsError>
+  readonly rename: (from: string, to: string) => Effect.Effect<void, FsError>
+  readonly unlink: (path: string) => Effect.Effect<void, FsError>
+  readonly readdir: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
+  /** Kernel copy (reflink where the filesystem can, copy_file_range elsewhere); fails if `to` exists. */
+  readonly copyFile: (from: string, to: string) => Effect.Effect<void, FsError>
+}
+
+/** The steps as plain calls: each returns its value or throws an `FsError`. */
+export type FsCalls =
+  & {
+    readonly [K in keyof FsEffects]: (...args: Parameters<FsEffects[K]>) => Effect.Effect.Success<ReturnType<FsEffects[K]>>
+  }
+  & {
+    /**
+     * Closes without waiting, reporting to `done`: the last close of a file with no name left
+     * frees its blocks (about a millisecond per MB on ext4), which nobody needs to wait for.
+     */
+    readonly closeDetached: (handle: Handle, done: (error: FsError | undefined) => void) => void
+  }
+
+/**
+ * The filesystem service, in exactly one of two forms, so that a step replaced
+ * in a service is the step that runs:
+ * - `Blocking`: plain calls that return when the kernel is done. A commit then
+ *   runs its twenty-odd steps without an Effect each (the default, `layer`).
+ * - `Effects`: one Effect per step (the thread pool; interceptors in tests).
+ */
+export type FsService =
+  | { readonly _tag: "Blocking"; readonly calls: FsCalls }
+  | { readonly _tag: "Effects"; readonly effects: FsEffects }
+
+export class Fs extends Context.Tag("@session-tree/Fs")<Fs, FsService>() {}
+
+const toStat = (s: NFS.BigIntStats): Stat => ({
+  dev: s.dev,
+  ino: s.ino,
+  size: Number(s.size),
+  nlink: Number(s.nlink),
+  mode: Number(s.mode) & 0o7777,
+  mtimeNs: s.mtimeNs,
+  kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : s.isSymbolicLink() ? "symlink" : "other"
+})
+
+const fail = (op: string, path: string) => (err: NodeJS.ErrnoException) =>
+  new FsError({ op, path, errno: err.code ?? "EUNKNOWN", cause: err })
+
+/** Wraps one callback-style `node:fs` call; errors become `FsError`s named after the step. */
+const call = <A>(
+  op: string,
+  path: string,
+  run: (cb: (err: NodeJS.ErrnoException | null, value?: A) => void) => void
+): Effect.Effect<A, FsError> =>
+  Effect.async<A, FsError>((resume) => {
+    try {
+      run((err, value) => resume(err ? Effect.fail(fail(op, path)(err)) : Effect.succeed(value as A)))
+    } catch (err) {
+      // Synchronous throws are argument errors: still a typed failure of the step.
+      resume(Effect.fail(fail(op, path)(err as NodeJS.ErrnoException)))
+    }
+  })
+
+/** Runs one synchronous `node:fs` call; errors become `FsError`s named after the step. */
+const guard = <A>(op: string, path: string, run: () => A): A => {
+  try {
+    return run()
+  } catch (err) {
+    throw fail(op, path)(err as NodeJS.ErrnoException)
+  }
+}
+
+const COPY_FLAGS = NFS.constants.COPYFILE_EXCL | NFS.constants.COPYFILE_FICLONE
+
+/** Every step as a plain synchronous call of `node:fs`. */
+export const nodeCalls: FsCalls = {
+  lstat: (path) => guard("lstat", path, () => toStat(NFS.lstatSync(path, { bigint: true }))),
+  open: (path, flags, mode = 0o644) => guard("open", path, () => ({ fd: NFS.openSync(path, flags, mode), path })),
+  fstat: (h) => guard("fstat", h.path, () => toStat(NFS.fstatSync(h.fd, { bigint: true }))),
+  read: (h, buffer, offset, length, position) => guard("read", h.path, () => NFS.readSync(h.fd, buffer, offset, length, position)),
+  write: (h, buffer, offset, length, position) =>
+    guard("write", h.path, () => NFS.writeSync(h.fd, buffer, offset, length, position)),
+  fsync: (h) => guard("fsync", h.path, () => NFS.fsyncSync(h.fd)),
+  close: (h) => guard("close", h.path, () => NFS.closeSync(h.fd)),
+  link: (existing, newPath) => guard("link", newPath, () => NFS.linkSync(existing, newPath)),
+  rename: (from, to) => guard("rename", to, () => NFS.renameSync(from, to)),
+  unlink: (path) => guard("unlink", path, () => NFS.unlinkSync(path)),
+  readdir: (path) => guard("readdir", path, () => NFS.readdirSync(path)),
+  copyFile: (from, to) => guard("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS)),
+  closeDetached: (h, done) => NFS.close(h.fd, (err) => done(err ? fail("close", h.path)(err) : undefined))
+}
+
+export const blocking = (calls: FsCalls): FsService => ({ _tag: "Blocking", calls })
+export const fromEffects = (effects: FsEffects): FsService => ({ _tag: "Effects", effects })
+
+/** A plain call as an Effect (it throws only `FsError`s). */
+const fromCall = <A>(run: () => A): Effect.Effect<A, FsError> => Effect.try({ try: run, catch: (err) => err as FsError })
+
+const effectsOfCalls = (calls: FsCalls): FsEffects => ({
+  lstat: (path) => fromCall(() => calls.lstat(path)),
+  open: (path, flags, mode) => fromCall(() => calls.open(path, flags, mode)),
+  fstat: (h) => fromCall(() => calls.fstat(h)),
+  read: (h, buffer, offset, length, position) => fromCall(() => calls.read(h, buffer, offset, length, position)),
+  write: (h, buffer, offset, length, position) => fromCall(() => calls.write(h, buffer, offset, length, position)),
+  fsync: (h) => fromCall(() => calls.fsync(h)),
+  close: (h) => fromCall(() => calls.close(h)),
+  link: (existing, newPath) => fromCall(() => calls.link(existing, newPath)),
+  rename: (from, to) => fromCall(() => calls.rename(from, to)),
+  unlink: (path) => fromCall(() => calls.unlink(path)),
+  readdir: (path) => fromCall(() => calls.readdir(path)),
+  copyFile: (from, to) => fromCall(() => calls.copyFile(from, to))
+})
+
+const derived = new WeakMap<FsCalls, FsEffects>()
+
+/** The steps of `fs` as Effects: its own, or its plain calls each wrapped in one. */
+export const effectsOf = (fs: FsService): FsEffects => {
+  if (fs._tag === "Effects") return fs.effects
+  let effects = derived.get(fs.calls)
+  if (effects === undefined) {
+    effects = effectsOfCalls(fs.calls)
+    derived.set(fs.calls, effects)
+  }
+  return effects
+}
+
+/**
+ * Closes a descriptor nobody waits for (a replaced generation): on a blocking
+ * service in the background, so that freeing the file's blocks holds no one up.
+ */
+export const closeDetached = (fs: FsService, handle: Handle): Effect.Effect<void, FsError> =>
+  fs._tag === "Effects"
+    ? fs.effects.close(handle)
+    : Effect.async<void, FsError>((resume) =>
+      fs.calls.closeDetached(handle, (error) => resume(error === undefined ? Effect.void : Effect.fail(error)))
+    )
+
+/** The real filesystem, every step waited for synchronously: the default. */
+export const node: FsService = blocking(nodeCalls)
+
+/** Every step in the thread pool: the event loop is never held by a filesystem call. */
+export const threadPool: FsService = fromEffects({
+  lstat: (path) => Effect.map(call<NFS.BigIntStats>("lstat", path, (cb) => NFS.lstat(path, { bigint: true }, cb)), toStat),
+  open: (path, flags, mode = 0o644) =>
+    Effect.map(call<number>("open", path, (cb) => NFS.open(path, flags, mode, cb)), (fd) => ({ fd, path })),
+  fstat: (h) => Effect.map(call<NFS.BigIntStats>("fstat", h.path, (cb) => NFS.fstat(h.fd, { bigint: true }, cb)), toStat),
+  read: (h, buffer, offset, length, position) =>
+    call<number>("read", h.path, (cb) => NFS.read(h.fd, buffer, offset, length, position, cb)),
+  write: (h, buffer, offset, length, position) =>
+    call<number>("write", h.path, (cb) => NFS.write(h.fd, buffer, offset, length, position, cb)),
+  fsync: (h) => call<void>("fsync", h.path, (cb) => NFS.fsync(h.fd, cb)),
+  close: (h) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
+  link: (existing, newPath) => call<void>("link", newPath, (cb) => NFS.link(existing, newPath, cb)),
+  rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
+  unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
+  readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
+  copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb))
+})
+
+export const layer: Layer.Layer<Fs> = Layer.succeed(Fs, node)
+export const layerThreadPool: Layer.Layer<Fs> = Layer.succeed(Fs, threadPool)
+
+/** One step as seen by an interceptor: its name and the path(s) it touches. */
+export interface Step {
+  readonly op: keyof FsEffects
+  readonly path: string
+  /** The second path of `link` (new name), `rename` (target) and `copyFile` (target). */
+  readonly target?: string
+  /** Bytes requested, for `write`. */
+  readonly length?: number
+}
+
+/**
+ * Wraps every operation of `fs` with `around`, which receives the step and the
+ * real effect and may run it, replace it, fail it or record it.
+ */
+export const intercept = (
+  service: FsService,
+  around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
+): FsService => {
+  const fs = effectsOf(service)
+  return fromEffects({
+  lstat: (path) => around({ op: "lstat", path }, fs.lstat(path)),
+  open: (path, flags, mode) => around({ op: "open", path }, fs.open(path, flags, mode)),
+  fstat: (h) => around({ op: "fstat", path: h.path }, fs.fstat(h)),
+  read: (h, b, o, l, p) => around({ op: "read", path: h.path, length: l }, fs.read(h, b, o, l, p)),
+  write: (h, b, o, l, p) => around({ op: "write", path: h.path, length: l }, fs.write(h, b, o, l, p)),
+  fsync: (h) => around({ op: "fsync", path: h.path }, fs.fsync(h)),
+  close: (h) => around({ op: "close", path: h.path }, fs.close(h)),
+  link: (existing, newPath) => around({ op: "link", path: existing, target: newPath }, fs.link(existing, newPath)),
+  rename: (from, to) => around({ op: "rename", path: from, target: to }, fs.rename(from, to)),
+  unlink: (path) => around({ op: "unlink", path }, fs.unlink(path)),
+  readdir: (path) => around({ op: "readdir", path }, fs.readdir(path)),
+  copyFile: (from, to) => around({ op: "copyFile", path: from, target: to }, fs.copyFile(from, to))
+  })
+}
+
+/** A layer of the real filesystem seen through `around`. */
+export const layerIntercepted = (
+  around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
+): Layer.Layer<Fs> => Layer.succeed(Fs, intercept(node, around))

@@ -1,0 +1,42 @@
+/**
+ * The bytes of a session file ↔ its record lines (SPEC B1, B3): UTF-8 decoded
+ * fatally, one record per line (`\n` or `\r\n`), caps counted in bytes, and
+ * the one kind of damage a crash can cause, an unfinished final record, told
+ * apart from corruption. What the lines mean is the core's `Codec`.
+ */
+import { type DecodedSession, decodeLines, encodeLine, type RecordLines } from "@session-tree/core/Codec"
+import type { SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import { splitLines } from "./internal/lines.js"
+import { classifyTail } from "./internal/tail.js"
+
+/**
+ * A file's bytes → its record lines. Bytes after the last newline are a last
+ * line when they hold a complete JSON object, skipped (`tail: "incomplete"`)
+ * when some continuation would make them one, and corruption otherwise.
+ */
+export const toLines = (bytes: Uint8Array): RecordLines | SessionError => {
+  const split = splitLines(bytes)
+  if (split instanceof SessionError) return split
+  const size = bytes.byteLength
+  if (split.tail === null) return { lines: split.lines, sizes: split.sizes, size, tail: "none" }
+  const state = classifyTail(split.tail)
+  if (state === "invalid") {
+    return sessionError("SESSION_INVALID_JSON", "the last line is not a JSON object nor a prefix of one", {
+      line: split.lines.length + 1
+    })
+  }
+  // Whitespace alone is a viable prefix too; either way bytes were skipped and stay on disk.
+  if (state === "incomplete") return { lines: split.lines, sizes: split.sizes, size, tail: "incomplete" }
+  return { lines: [...split.lines, split.tail], sizes: [...split.sizes, split.tailSize!], size, tail: "none" }
+}
+
+/** A file's bytes → its validated records; fails closed on the first problem in line order. */
+export const decode = (bytes: Uint8Array): DecodedSession | SessionError => {
+  const lines = toLines(bytes)
+  return lines instanceof SessionError ? lines : decodeLines(lines)
+}
+
+/** The canonical generation of a session: its header's line, then its entries' in commit order. */
+export const encode = (header: SessionHeader, entries: ReadonlyArray<SessionEntry>): string =>
+  encodeLine(header) + entries.map(encodeLine).join("")

@@ -1,0 +1,159 @@
+/**
+ * `recover`: the one explicit operation that resolves what a crashed commit, or
+ * a store locked by SESSION_ROLLBACK_FAILED, left beside a session file.
+ *
+ * The rule, in order:
+ * 1. Refuse (SESSION_BUSY) while any leftover names a writer that may still be
+ *    running: same boot, and its pid runs with the same start time. Leftovers of
+ *    this process count as gone, since recover holds the in-process path lock.
+ * 2. With a marker `NAME.marker` (the generation that was being replaced):
+ *    - the path is missing → the marker is restored onto the path;
+ *    - the path is the marker's file → the commit never installed; the marker goes;
+ *    - otherwise the path is the newer generation: it is kept when it loads and
+ *      the marker's entries are a prefix of its entries (a commit only adds), and
+ *      the marker is restored when only the marker loads. Anything else is
+ *      refused (SESSION_REPLACED) and nothing is touched.
+ * 3. Temp, next and rollback names of gone writers are removed.
+ * Every change is followed by a directory fsync. An entry whose append resolved
+ * is in both candidates, so no rule above can lose it.
+ *
+ * The marker is looked at before the directory is listed, and both are looked
+ * at again just before the marker is touched (SESSION_BUSY if either changed):
+ * a writer names itself with its temp file before it links the marker and until
+ * it has removed it. What remains is a window of a few system calls in which a
+ * writer that started after the second listing could have its marker of the
+ * same generation taken for the one judged; `recover` is an explicit operation
+ * for after a crash or a lock, not one to run in a loop beside live writers.
+ */
+import { encodeLine } from "@session-tree/core/Codec"
+import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import * as Effect from "effect/Effect"
+import * as Path from "node:path"
+import { effectsOf, Fs, sameFile } from "./Fs.js"
+import * as Generation from "./internal/generation.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, step } from "./internal/io.js"
+import { lockFor } from "./internal/locks.js"
+import * as Owner from "./internal/owner.js"
+import * as Paths from "./internal/paths.js"
+import { decode } from "./Jsonl.js"
+
+export interface RecoveryReport {
+  readonly path: string
+  /** What happened to the marker. */
+  readonly marker: "none" | "removed" | "restored"
+  /** Leftover names (temp, next, rollback) that were removed. */
+  readonly removed: ReadonlyArray<string>
+}
+
+const decodeAt = (path: string) =>
+  Effect.flatMap(Generation.open(Paths.resolve(path)), (opened) =>
+    Effect.ensuring(Effect.sync(() => decode(opened.bytes)), closeQuietly(opened.generation.handle))).pipe(
+      Effect.map((d) => (d instanceof SessionError ? undefined : d)),
+      Effect.orElseSucceed(() => undefined)
+    )
+
+const isPrefix = (
+  older: NonNullable<Effect.Effect.Success<ReturnType<typeof decodeAt>>>,
+  newer: NonNullable<Effect.Effect.Success<ReturnType<typeof decodeAt>>>
+): boolean => {
+  if (encodeLine(older.header) !== encodeLine(newer.header)) return false
+  const a = older.history.entries
+  const b = newer.history.entries
+  if (a.length > b.length) return false
+  for (let i = 0; i < a.length; i++) if (encodeLine(a[i]!) !== encodeLine(b[i]!)) return false
+  return true
+}
+
+/** Lists the leftovers of `paths` and fails with SESSION_BUSY while one names a writer that may be running. */
+const leftoversOfGoneWriters = (paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<Paths.Leftover>, SessionError, Fs> =>
+  Effect.flatMap(Fs, (fs) =>
+    Effect.flatMap(step("list directory", effectsOf(fs).readdir(paths.dir)), (names) => {
+      const leftovers = names.flatMap((name) => {
+        const l = Paths.parseLeftover(paths, name)
+        return l === undefined ? [] : [l]
+      })
+      const live = leftovers.find((l) => Owner.isAlive(l.owner))
+      return live === undefined
+        ? Effect.succeed(leftovers)
+        : Effect.fail(sessionError("SESSION_BUSY", `a writer (pid ${live.owner.pid}) may still be committing`, {
+          path: paths.path
+        }))
+    })
+  )
+
+export const recover = (path: string): Effect.Effect<RecoveryReport, SessionError, Fs> =>
+  Effect.scoped(Effect.gen(function*() {
+    const fs = effectsOf(yield* Fs)
+    const paths = Paths.resolve(path)
+    const dir = yield* Generation.statDirectory(paths)
+    const lock = yield* lockFor(paths.lockKey(dir.dev, dir.ino))
+    return yield* lock.withLock(Effect.gen(function*() {
+      // The marker is looked at before the listing: a writer creates its temp name before it links the
+      // marker and removes it after, so a marker seen here whose writer is running shows up below.
+      const markerStat = yield* step("lstat marker", lstatOrMissing(paths.marker))
+      const leftovers = yield* leftoversOfGoneWriters(paths)
+      const dirHandle = yield* Generation.openDirectory(paths, dir)
+      return yield* Effect.gen(function*() {
+        const syncDir = step("fsync directory", fs.fsync(dirHandle))
+        let marker: RecoveryReport["marker"] = "none"
+        if (markerStat !== undefined) {
+          if (markerStat.kind !== "file") {
+            return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the marker is not a regular file", { path: paths.marker })
+          }
+          const current = yield* step("lstat", lstatOrMissing(paths.path))
+          let restore: boolean
+          if (current === undefined) restore = true
+          else if (current.kind !== "file") {
+            return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
+          } else if (sameFile(current, markerStat)) restore = false
+          else {
+            const older = yield* decodeAt(paths.marker)
+            const newer = yield* decodeAt(paths.path)
+            if (newer !== undefined && (older === undefined || isPrefix(older, newer))) restore = false
+            else if (newer === undefined && older !== undefined) restore = true
+            else {
+              return yield* sessionError(
+                "SESSION_REPLACED",
+                "the file is not a successor of the marker's generation; both are left for inspection",
+                { path: paths.path }
+              )
+            }
+          }
+          // Judged on what was seen above: act only if the marker and the path are still exactly that.
+          const markerNow = yield* step("lstat marker", lstatOrMissing(paths.marker))
+          const pathNow = yield* step("lstat", lstatOrMissing(paths.path))
+          if (
+            markerNow === undefined || !sameFile(markerNow, markerStat) ||
+            (current === undefined ? pathNow !== undefined : pathNow === undefined || !sameFile(pathNow, current))
+          ) {
+            return yield* sessionError("SESSION_BUSY", "the marker or the file changed while recover looked at them", {
+              path: paths.path
+            })
+          }
+          yield* leftoversOfGoneWriters(paths)
+          if (restore) {
+            const rollback = Paths.ownName(paths, "rollback", Paths.nextSeq())
+            yield* step("link marker", fs.link(paths.marker, rollback))
+            yield* step("restore", fs.rename(rollback, paths.path)).pipe(
+              Effect.tapError(() => Effect.ignore(fs.unlink(rollback)))
+            )
+            yield* expectIdentity("restored generation", paths.path, "file", markerStat)
+            yield* syncDir
+            marker = "restored"
+          } else {
+            marker = "removed"
+          }
+          yield* step("unlink marker", fs.unlink(paths.marker))
+          yield* syncDir
+        }
+        const removed: Array<string> = []
+        for (const l of leftovers) {
+          const target = Path.join(paths.dir, l.name)
+          yield* step(`remove ${l.kind}`, fs.unlink(target).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.void)))
+          removed.push(l.name)
+        }
+        if (removed.length > 0) yield* syncDir
+        return { path: paths.path, marker, removed }
+      }).pipe(Effect.ensuring(closeQuietly(dirHandle)))
+    }))
+  }))

@@ -1,0 +1,287 @@
+import type { RecordLines } from "@session-tree/core/Codec"
+import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
+import { closeDetached, effectsOf, type FileId, Fs, type FsService, type Handle } from "../Fs.js"
+import { toLines } from "../Jsonl.js"
+import * as Generation from "./generation.js"
+import { closeQuietly } from "./io.js"
+import { type Lock, lockFor } from "./locks.js"
+import * as Paths from "./paths.js"
+
+/** Commits at or above this size copy the current generation in the kernel (reflink/copy_file_range). */
+export const KERNEL_COPY_MIN_BYTES = 256 * 1024
+
+const NEWLINE = 0x0a
+
+/** Growable bytes of the canonical generation, so the next one is the previous plus its new lines. */
+class GenerationBuffer {
+  private buffer: Buffer
+  length: number
+  constructor(initial: Buffer) {
+    this.buffer = Buffer.allocUnsafe(Math.max(initial.length * 2, 4096))
+    initial.copy(this.buffer)
+    this.length = initial.length
+  }
+  /** Writes `lines` after the current bytes without committing them; returns the whole candidate. */
+  stage(lines: Lines, added: number): Buffer {
+    const needed = this.length + added
+    if (needed > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2))
+      this.buffer.copy(grown, 0, 0, this.length)
+      this.buffer = grown
+    }
+    let at = this.length
+    for (let i = 0; i < lines.lines.length; i++) {
+      at += this.buffer.write(lines.lines[i]!, at, lines.sizes[i]!, "utf8")
+      this.buffer[at++] = NEWLINE
+    }
+    return this.buffer.subarray(0, needed)
+  }
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length)
+  }
+}
+
+/** The bytes of a whole generation: every line and its newline. */
+const bytesOf = (lines: Lines): Buffer => {
+  let total = 0
+  for (const size of lines.sizes) total += size + 1
+  const buffer = Buffer.allocUnsafe(total)
+  let at = 0
+  for (let i = 0; i < lines.lines.length; i++) {
+    at += buffer.write(lines.lines[i]!, at, lines.sizes[i]!, "utf8")
+    buffer[at++] = NEWLINE
+  }
+  return buffer
+}
+
+/** The bytes a batch adds: its lines with a newline each. */
+const addedBytes = (lines: Lines): number => {
+  let added = 0
+  for (const size of lines.sizes) added += size + 1
+  return added
+}
+
+interface State {
+  /** The generation this writer holds open: the one it last read or committed. */
+  base: Generation.OpenGeneration
+  /** The canonical generation; built on the first commit of a loaded file. */
+  generation: GenerationBuffer | undefined
+  /** Bytes read at load, kept until the first commit decides whether they are canonical. */
+  loadedBytes: Uint8Array | undefined
+  /** Whether the file holds exactly `generation`. */
+  diskCanonical: boolean
+  /** Set when a commit could not prove its rollback: the marker is kept, nothing more is committed. */
+  locked: SessionError | undefined
+  /** Set once the scope has closed: the descriptors are gone. */
+  closed: boolean
+  /** Own names a commit could not remove, retried before the next commit. */
+  leftover: Array<string>
+}
+
+interface Directory {
+  readonly handle: Handle
+  readonly id: FileId
+}
+
+/** The writer of one session file, held until the scope closes; takes the file's in-process lock for every commit. */
+const makeWriter = (
+  fs: FsService,
+  kernelCopyFrom: number,
+  paths: Paths.SessionPaths,
+  dir: Directory,
+  lock: Lock,
+  state: State
+): Effect.Effect<Writer, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const effects = effectsOf(fs)
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const provide = <A, E>(effect: Effect.Effect<A, E, Fs>) => Effect.provideService(effect, Fs, fs)
+
+    const removeLeftovers = Effect.suspend(() =>
+      state.leftover.length === 0 ? Effect.void : Effect.forEach(state.leftover.splice(0), (name) =>
+        Effect.flatMap(Effect.either(effects.unlink(name)), (gone) =>
+          Effect.sync(() => {
+            if (gone._tag === "Left" && gone.left.errno !== "ENOENT") state.leftover.push(name)
+          })), { discard: true })
+    )
+
+    /**
+     * Closes replaced generations in the background: the last close of one frees its blocks (about
+     * a millisecond per MB on ext4), which no caller needs to wait for. A close starts on the event
+     * loop's next turn, after the append that replaced the generation has resolved, so that its cost
+     * (a fiber, a thread-pool call) is not paid by the append either. Appends that follow each other
+     * with no turn in between start the waiting close themselves; at most one close runs, and one
+     * waits to start, at any time, and the scope waits for both.
+     */
+    let unclosed: Handle | undefined
+    let closing: Fiber.RuntimeFiber<void> | undefined
+    let running = false
+    const startClose = (): void => {
+      if (unclosed === undefined || running) return
+      const handle = unclosed
+      unclosed = undefined
+      running = true
+      // When it ends, a close that waited meanwhile starts.
+      closing = runFork(Effect.ensuring(Effect.ignore(closeDetached(fs, handle)), Effect.sync(() => {
+        running = false
+        startClose()
+      })))
+    }
+    // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
+    const awaitClosing = Effect.suspend(() => (running ? Fiber.await(closing!) : Effect.void))
+    const closeReplaced = (handle: Handle): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        startClose()
+        if (unclosed === undefined) {
+          unclosed = handle
+          setImmediate(startClose)
+          return Effect.void
+        }
+        // One close runs and one waits: the end of the running one starts the waiting one.
+        return Effect.zipRight(awaitClosing, closeReplaced(handle))
+      })
+    const awaitReplacedClosed: Effect.Effect<void> = Effect.suspend(() => {
+      startClose()
+      return running ? Effect.zipRight(awaitClosing, awaitReplacedClosed) : Effect.void
+    })
+
+    // Waits for a commit in flight, then releases the generation this writer holds. The directory
+    // handle is released after this (it was acquired first), so no later call may use either.
+    yield* Effect.addFinalizer(() =>
+      lock.withLock(Effect.suspend(() => {
+        state.closed = true
+        return awaitReplacedClosed.pipe(Effect.zipRight(closeQuietly(state.base.handle)), Effect.zipRight(removeLeftovers), provide)
+      }))
+    )
+
+    const canonicalOf = (batch: Batch): GenerationBuffer => {
+      if (state.generation === undefined) {
+        const canonical = bytesOf(batch.accepted())
+        state.diskCanonical = state.loadedBytes !== undefined && canonical.equals(state.loadedBytes)
+        state.generation = new GenerationBuffer(canonical)
+        state.loadedBytes = undefined
+      }
+      return state.generation
+    }
+
+    /** Commits `bytes` (the current generation plus `added` new bytes) and makes it the base on success. */
+    const commitBytes = (bytes: Buffer, added: number): Effect.Effect<void, SessionError> =>
+      Effect.gen(function*() {
+        yield* removeLeftovers
+        const copyPrefix = state.diskCanonical && bytes.length >= kernelCopyFrom ? bytes.length - added : 0
+        const result = yield* Generation.commit(fs, {
+          paths,
+          dirHandle: dir.handle,
+          dirId: dir.id,
+          base: state.base,
+          bytes,
+          copyPrefix
+        })
+        switch (result._tag) {
+          case "Committed": {
+            const old = state.base
+            state.base = result.generation
+            state.diskCanonical = true
+            state.leftover.push(...result.leftover)
+            yield* closeReplaced(old.handle)
+            return
+          }
+          case "Failed":
+            state.leftover.push(...result.leftover)
+            return yield* result.error
+          case "Locked":
+            state.locked = result.error
+            return yield* result.error
+        }
+      })
+
+    return {
+      append: (batch) =>
+        lock.withLock(Effect.suspend(() => {
+          if (state.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: paths.path }))
+          if (state.locked !== undefined) return Effect.fail(state.locked)
+          const generation = canonicalOf(batch)
+          if (batch.lines.length === 0) return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
+          const added = addedBytes(batch)
+          return Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
+            generation.length += added
+          })
+        }))
+    }
+  })
+
+/** The record lines of a generation's bytes. */
+const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, SessionError> => {
+  const lines = toLines(bytes)
+  return lines instanceof SessionError ? Effect.fail(lines) : Effect.succeed(lines)
+}
+
+const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<Stored, SessionError> =>
+  Effect.map(linesOf(bytes), (lines) => ({ ...lines, location: paths.path, size: bytes.length }))
+
+export interface Options {
+  readonly kernelCopyFrom?: number | undefined
+}
+
+/** The journal of session files, every step through `fs`. */
+export const make = (fs: FsService, options?: Options): SessionJournalService => {
+  const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
+  const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Fs, fs)
+  return {
+    sessionIdAt: () => undefined,
+    read: (location) =>
+      provide(Effect.suspend(() => {
+        const paths = Paths.resolve(location)
+        return Effect.acquireUseRelease(
+          Generation.open(paths),
+          (opened) => storedOf(paths, opened.bytes),
+          (opened) => closeQuietly(opened.generation.handle)
+        )
+      })),
+    open: (location) =>
+      provide(Effect.uninterruptible(Effect.gen(function*() {
+        const paths = Paths.resolve(location)
+        const opened = yield* Generation.open(paths)
+        const writer = yield* Effect.gen(function*() {
+          const stored = yield* storedOf(paths, opened.bytes)
+          const lock = yield* lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
+          const handle = yield* Effect.acquireRelease(Generation.openDirectory(paths, opened.dir), closeQuietly)
+          const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: opened.dir }, lock, {
+            base: opened.generation,
+            generation: undefined,
+            loadedBytes: opened.bytes,
+            diskCanonical: false,
+            locked: undefined,
+            closed: false,
+            leftover: []
+          })
+          return { ...stored, writer }
+        }).pipe(Effect.onError(() => closeQuietly(opened.generation.handle)))
+        return writer
+      }))),
+    create: (location, session) =>
+      provide(Effect.uninterruptible(Effect.gen(function*() {
+        const paths = Paths.resolve(location)
+        const bytes = bytesOf(session)
+        const dirStat = yield* Generation.statDirectory(paths)
+        const handle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)
+        const lock = yield* lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+        const created = yield* lock.withLock(Generation.create(paths, bytes, handle, dirStat))
+        const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {
+          base: created.generation,
+          generation: new GenerationBuffer(bytes),
+          loadedBytes: undefined,
+          diskCanonical: true,
+          locked: undefined,
+          closed: false,
+          leftover: created.leftover.slice()
+        })
+        return { location: paths.path, writer }
+      })))
+  }
+}
