@@ -19,6 +19,13 @@ export default defineWorkspace([
   },
   {
     test: {
+      name: "conformance",
+      include: ["packages/conformance/test/**/*.test.ts"],
+      testTimeout: 120_000
+    }
+  },
+  {
+    test: {
       name: "reliability",
       include: ["packages/file/reliability/**/*.test.ts"],
       testTimeout: 3_600_000,

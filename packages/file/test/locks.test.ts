@@ -9,7 +9,14 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import { Lock } from "../src/internal/locks.js"
+import * as Ids from "@session-tree/core/Ids"
+import * as SessionStore from "@session-tree/core/SessionStore"
+import * as NFS from "node:fs"
+import * as Path from "node:path"
+import * as FileJournal from "../src/FileJournal.js"
+import { heldLocks, Lock, lockFor } from "../src/internal/locks.js"
+import * as Recovery from "../src/Recovery.js"
+import { makeTempDir } from "./fixtures/helpers.js"
 
 /** Runs `n` fibers that each hold the lock across a yield; returns the most that held it at once. */
 const contend = (lock: Lock, n: number) =>
@@ -76,4 +83,41 @@ describe("Lock", () => {
       expect(order).toContain("c")
       expect(yield* lock.withLock(Effect.succeed("free"))).toBe("free")
     }))
+})
+
+describe("the locks of files", () => {
+  it.scoped("are shared while held and forgotten once nobody holds them, whatever ends the holding", () =>
+    Effect.gen(function*() {
+      const base = heldLocks()
+      const [a, b] = yield* Effect.scoped(Effect.gen(function*() {
+        const a = yield* lockFor("k")
+        const b = yield* lockFor("k")
+        expect(heldLocks()).toBe(base + 1)
+        return [a, b] as const
+      }))
+      expect(a).toBe(b)
+      expect(heldLocks()).toBe(base)
+      yield* Effect.exit(Effect.scoped(Effect.zipRight(lockFor("k"), Effect.fail("boom"))))
+      expect(heldLocks()).toBe(base)
+    }))
+
+  it.scoped("of hundreds of sessions opened and closed one after the other are all forgotten", () =>
+    Effect.gen(function*() {
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => makeTempDir()),
+        (d) => Effect.sync(() => NFS.rmSync(d, { recursive: true, force: true }))
+      )
+      const base = heldLocks()
+      for (let i = 0; i < 500; i++) {
+        const path = Path.join(dir, `s${i}.jsonl`)
+        yield* Effect.scoped(Effect.gen(function*() {
+          const store = yield* SessionStore.create(path)
+          yield* store.append(null, { role: "user", id: "m", content: "x" })
+          expect(heldLocks()).toBe(base + 1)
+          yield* Effect.scoped(SessionStore.load(path))
+        }))
+        yield* Recovery.recover(path)
+      }
+      expect(heldLocks()).toBe(base)
+    }).pipe(Effect.provide(FileJournal.layerWithFs()), Effect.provide(Ids.layerDeterministic)))
 })

@@ -1,0 +1,38 @@
+/**
+ * The port for many sessions (SPEC C5): which sessions a backend holds, and a
+ * token that changes whenever one of them changes, so that a listing knows
+ * what it must read again. Like `SessionJournal`, a catalog never parses a
+ * record: summaries, validation and order belong to the core's `Sessions`.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type { SessionError } from "./SessionError.js"
+import type { Stored } from "./SessionJournal.js"
+
+/** One session as a catalog sees it, without reading it. */
+export interface Entry {
+  /** The session's location, as the journal takes it. */
+  readonly location: string
+  /**
+   * Changes whenever the stored session changes (a file: its identity, size, modification
+   * and change times; a database: its head). Equal versions mean equal contents.
+   */
+  readonly version: string
+  /** When it last changed, in epoch milliseconds (a file's modification time; a database's commit time). */
+  readonly changed: number
+}
+
+export interface SessionCatalogService {
+  /**
+   * Every session in `scope` (a directory for files, the current one when
+   * undefined; a database holds one set and ignores it). Reads no session.
+   */
+  readonly scan: (scope: string | undefined) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
+  /**
+   * Reads several sessions, each as `SessionJournal.read` would, in one go where the backend can
+   * (one query for a database); a session that cannot be read gives its error in its place.
+   */
+  readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Stored | SessionError>>
+}
+
+export class SessionCatalog extends Context.Tag("@session-tree/SessionCatalog")<SessionCatalog, SessionCatalogService>() {}
