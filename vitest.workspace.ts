@@ -19,6 +19,20 @@ export default defineWorkspace([
   },
   {
     test: {
+      name: "pg",
+      include: ["packages/pg/test/**/*.test.ts"],
+      testTimeout: 120_000
+    }
+  },
+  {
+    test: {
+      name: "view",
+      include: ["packages/view/test/**/*.test.ts"],
+      testTimeout: 120_000
+    }
+  },
+  {
+    test: {
       name: "conformance",
       include: ["packages/conformance/test/**/*.test.ts"],
       testTimeout: 120_000
