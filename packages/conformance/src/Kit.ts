@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as MemoryJournal from "@session-tree/core/MemoryJournal"
+import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as NFS from "node:fs"
@@ -15,6 +16,8 @@ import * as OS from "node:os"
 import * as Path from "node:path"
 
 export interface KitService {
+  /** What `Sessions.list` takes as its scope to list this kit's sessions (a directory for files). */
+  readonly scope: string | undefined
   /** A location no test has used, as the journal takes it (`name` only makes it readable). */
   readonly location: (name: string) => string
   /** Stores exactly `lines` (the header's first, none with a terminator) at `location`, replacing what is there. */
@@ -27,7 +30,7 @@ export class Kit extends Context.Tag("@session-tree/conformance/Kit")<Kit, KitSe
 
 export interface Backend {
   readonly name: string
-  readonly layer: Layer.Layer<SessionJournal | Kit, unknown>
+  readonly layer: Layer.Layer<SessionJournal | SessionCatalog | Kit, unknown>
 }
 
 let sequence = 0
@@ -39,6 +42,7 @@ export const memory: Backend = {
   layer: Layer.suspend(() => {
     const storage: MemoryJournal.Storage = new Map()
     const kit: KitService = {
+      scope: undefined,
       location: unique,
       put: (location, lines) => Effect.sync(() => void storage.set(location, lines.slice())),
       raw: (location) => Effect.sync(() => storage.get(location))
@@ -58,6 +62,7 @@ export const file: Backend = {
       ),
       (dir) => {
         const kit: KitService = {
+          scope: dir,
           location: (name) => Path.join(dir, `${unique(name)}.jsonl`),
           put: (location, lines) => Effect.sync(() => NFS.writeFileSync(location, lines.map((line) => `${line}\n`).join(""))),
           raw: (location) =>

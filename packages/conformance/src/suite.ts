@@ -16,6 +16,8 @@ import * as Ids from "@session-tree/core/Ids"
 import type { CourseMessage, SessionEntry } from "@session-tree/core/Record"
 import type { SessionError, SessionErrorCode } from "@session-tree/core/SessionError"
 import { SessionJournal, type SessionJournalService, type Writer } from "@session-tree/core/SessionJournal"
+import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
 import type * as Scope from "effect/Scope"
@@ -181,7 +183,7 @@ const fresh = Layer.fresh(Ids.layerDeterministic)
 export const conformance = (backend: Backend): { readonly cases: number } => {
   const registered = { cases: 0 }
   it.layer(backend.layer, { timeout: "120 seconds" })(`SessionJournal conformance: ${backend.name}`, (it) => {
-    const test = (name: string, body: () => Effect.Effect<void, unknown, SessionJournal | Kit | Ids.Ids | Scope.Scope>) => {
+    const test = (name: string, body: () => Effect.Effect<void, unknown, SessionJournal | SessionCatalog | Kit | Ids.Ids | Scope.Scope>) => {
       registered.cases++
       it.scoped(name, () => Effect.provide(body(), fresh))
     }
@@ -480,6 +482,152 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
         expect([loaded.location, loaded.header]).toEqual([store.location, store.header])
         expect(loaded.entries).toEqual(entries)
         expect(loaded.entries.map((e) => e.message.role === "user" && e.message.content)).toEqual(texts)
+      }))
+
+    /** The listing restricted to `locations` (a database lists other tests' sessions too), in listing order. */
+    const listed = (service: Sessions.SessionsService, locations: ReadonlyArray<string>, scope: string | undefined) =>
+      Effect.map(service.list({ scope }), (listing) => listing.sessions.filter((s) => locations.includes(s.location)))
+
+    test("list: every session with its fields, newest change first, a corrupt one listed with its error", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const service = yield* Sessions.make
+        const [a, b, c, bad] = ["a", "b", "c", "bad"].map((n) => kit.location(`list-${n}`))
+        const first = yield* SessionStore.create(a!)
+        yield* first.append(null, { role: "assistant", id: "m0", content: "no user yet", toolCalls: [] })
+        const title = "é".repeat(79) + "😀" + "tail that is cut"
+        yield* first.append(null, user("m1", title))
+        yield* Effect.scoped(SessionStore.create(b!))
+        yield* kit.put(bad!, [headerLine(), "not-json"])
+        const third = yield* SessionStore.create(c!)
+        const leaf = yield* third.append(null, user("m2", "hello"))
+        const sessions = yield* listed(service, [a!, b!, c!, bad!], kit.scope)
+        expect(sessions.map((s) => s.location).sort()).toEqual([a, b, c, bad].sort())
+        const byLocation = new Map(sessions.map((s) => [s.location, s]))
+        expect(byLocation.get(a!)).toEqual({
+          id: first.header.id,
+          location: a,
+          entries: 2,
+          leaf: first.entries[1]!.id,
+          created: first.header.timestamp,
+          updated: first.entries[1]!.timestamp,
+          title: "é".repeat(79) + "😀"
+        })
+        expect(byLocation.get(b!)).toMatchObject({ entries: 0, leaf: null, title: "" })
+        expect(byLocation.get(c!)).toMatchObject({ entries: 1, leaf: leaf.id, title: "hello" })
+        expect(byLocation.get(bad!)).toEqual({ location: bad, error: { code: "SESSION_INVALID_JSON", message: expect.stringContaining("(line 2)") } })
+        // The session changed last comes first.
+        expect(sessions.findIndex((s) => s.location === c)).toBeLessThan(sessions.findIndex((s) => s.location === a))
+      }))
+
+    test("list: a session changed between two listings is read again; an unchanged one is not", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const service = yield* Sessions.make
+        const location = kit.location("relist")
+        const other = kit.location("relist-other")
+        const store = yield* SessionStore.create(location)
+        yield* Effect.scoped(SessionStore.create(other))
+        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 0 }])
+        const entry = yield* store.append(null, user("m1", "now"))
+        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 1, leaf: entry.id, title: "now" }])
+        // Corrupted behind the library's back: the listing shows it at once.
+        yield* kit.put(location, [headerLine(), entryLine("e1", "nope", userMessage("m1"))])
+        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ location, error: { code: "SESSION_UNKNOWN_PARENT" } }])
+        yield* kit.put(location, [headerLine(), entryLine("e1", null, userMessage("m1"))])
+        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 1, leaf: "e1" }])
+        expect(yield* listed(service, [other], kit.scope)).toMatchObject([{ entries: 0 }])
+      }))
+
+    test("list pages: offset and limit over one order, the total of all; latest is the first", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const service = yield* Sessions.make
+        for (let i = 0; i < 5; i++) yield* Effect.scoped(SessionStore.create(kit.location(`page-${i}`)))
+        const all = yield* service.list({ scope: kit.scope })
+        expect(all.total).toBe(all.sessions.length)
+        const pages = [
+          yield* service.list({ scope: kit.scope, offset: 0, limit: 2 }),
+          yield* service.list({ scope: kit.scope, offset: 2, limit: 2 }),
+          yield* service.list({ scope: kit.scope, offset: 4 })
+        ]
+        expect(pages.flatMap((p) => p.sessions)).toEqual(all.sessions)
+        expect(pages.map((p) => p.total)).toEqual([all.total, all.total, all.total])
+        expect(yield* service.latest(kit.scope)).toEqual(all.sessions[0])
+        expect(codeOf(yield* Effect.either(service.list({ scope: kit.scope, limit: -1 })))).toBe("SESSION_INVALID_OPTIONS")
+      }))
+
+    test("fork at a root, a middle entry and a leaf: exactly that path under a new header; the source unchanged", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const service = yield* Sessions.make
+        const source = kit.location("fork-source")
+        const tree = yield* SessionTree.make(yield* SessionStore.create(source))
+        const root = yield* tree.append(user("m1", "root"))
+        const call = yield* tree.append(assistant("m2", [["c1", "read"]]))
+        const result = yield* tree.append(tool("m3", "c1", "read"))
+        yield* tree.moveTo(root.id)
+        const branch = yield* tree.append(user("m4", "other branch"))
+        const stored = yield* kit.raw(source)
+        for (const [leaf, path] of [[root, [root]], [call, [root, call]], [result, [root, call, result]], [branch, [root, branch]]] as const) {
+          const target = kit.location("fork-target")
+          const forked = yield* service.fork(source, leaf.id, target)
+          const loaded = yield* SessionStore.read(target)
+          expect(loaded.entries).toEqual(path)
+          expect(forked).toMatchObject({ location: loaded.location, entries: path.length, leaf: leaf.id, id: loaded.header.id })
+          expect(loaded.header.id).not.toBe(tree.store.header.id)
+        }
+        const named = kit.location("fork-named")
+        const chosen = yield* Effect.either(service.fork(source, call.id, named, { id: "chosen-id" }))
+        // A backend that names sessions by ID refuses another ID than the location's.
+        if (Either.isRight(chosen)) expect((yield* SessionStore.read(named)).header.id).toBe("chosen-id")
+        else expect(codeOf(chosen)).toBe("SESSION_INVALID_HEADER")
+        expect(yield* kit.raw(source)).toEqual(stored)
+        const taken = kit.location("fork-taken")
+        yield* Effect.scoped(SessionStore.create(taken))
+        const takenBefore = yield* kit.raw(taken)
+        expect(codeOf(yield* Effect.either(service.fork(source, call.id, taken)))).toBe("SESSION_EXISTS")
+        expect(yield* kit.raw(taken)).toEqual(takenBefore)
+        const nowhere = kit.location("fork-nowhere")
+        expect(codeOf(yield* Effect.either(service.fork(source, "nope", nowhere)))).toBe("SESSION_UNKNOWN_ENTRY")
+        expect(yield* kit.raw(nowhere)).toBeUndefined()
+      }))
+
+    test("export gives the canonical generation; import stores it again, keeping the header; refused records store nothing", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const journal = yield* SessionJournal
+        const service = yield* Sessions.make
+        // A backend that names sessions by ID holds a session under its header's ID.
+        const idAt = (location: string) => journal.sessionIdAt(location) ?? "s"
+        const source = kit.location("export")
+        yield* kit.put(source, [
+          `{"version":1,"type":"session","timestamp":"${T}","id":${JSON.stringify(idAt(source))}}`,
+          ` ${entryLine("e1", null, userMessage("m1", "caf\\u00e9"))}`
+        ])
+        const jsonl = yield* service.exportJsonl(source)
+        expect(jsonl).toBe(`${headerLine(idAt(source))}\n${entryLine("e1", null, userMessage("m1", "café"))}\n`)
+        const loaded = yield* SessionStore.read(source)
+
+        const target = kit.location("import")
+        const header = { ...loaded.header, id: idAt(target) }
+        const records = { header, entries: loaded.entries }
+        const to = journal.sessionIdAt(target) === undefined ? target : undefined
+        const imported = yield* service.import(records, to)
+        expect(imported).toMatchObject({ id: header.id, entries: 1, leaf: "e1" })
+        expect(yield* service.exportJsonl(imported.location)).toBe(Sessions.toJsonl(records))
+        expect(Sessions.toJsonl(records)).toBe(jsonl.replace(headerLine(idAt(source)), headerLine(header.id)))
+        const before = yield* kit.raw(imported.location)
+        expect(codeOf(yield* Effect.either(service.import(records, imported.location)))).toBe("SESSION_EXISTS")
+        expect(yield* kit.raw(imported.location)).toEqual(before)
+
+        const broken = kit.location("import-broken")
+        const orphan = yield* Effect.either(service.import({
+          header: { ...loaded.header, id: idAt(broken) },
+          entries: [{ ...loaded.entries[0]!, parentId: "nope" }]
+        }, journal.sessionIdAt(broken) === undefined ? broken : undefined))
+        expect(codeOf(orphan)).toBe("SESSION_UNKNOWN_PARENT")
+        expect(yield* kit.raw(broken)).toBeUndefined()
       }))
   })
   return registered

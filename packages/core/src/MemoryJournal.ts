@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { utf8Length } from "./Codec.js"
+import { SessionCatalog, type SessionCatalogService } from "./SessionCatalog.js"
 import { type SessionError, sessionError } from "./SessionError.js"
 import { SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
 
@@ -73,8 +74,46 @@ export const make = (storage: Storage = new Map()): SessionJournalService => {
   }
 }
 
-/** A fresh, empty memory journal per build of the layer. */
-export const layer: Layer.Layer<SessionJournal> = Layer.sync(SessionJournal, () => make())
+/**
+ * The catalog of `storage`: every location in it. A session's version is the identity of its
+ * array (a commit replaces it), numbered on first sight; its change time is when the catalog first
+ * saw that array, so a session changed later lists before one changed earlier.
+ */
+export const makeCatalog = (storage: Storage): SessionCatalogService => {
+  const seen = new WeakMap<ReadonlyArray<string>, { readonly version: number; readonly changed: number }>()
+  let versions = 0
+  let clock = 0
+  const versionOf = (lines: ReadonlyArray<string>) => {
+    let v = seen.get(lines)
+    if (v === undefined) {
+      // A logical clock that never runs backwards, so equal milliseconds still order the changes.
+      clock = Math.max(clock + 1, Date.now())
+      v = { version: ++versions, changed: clock }
+      seen.set(lines, v)
+    }
+    return v
+  }
+  return {
+    scan: () =>
+      Effect.sync(() =>
+        [...storage].map(([location, lines]) => {
+          const v = versionOf(lines)
+          return { location, version: String(v.version), changed: v.changed }
+        })
+      ),
+    readMany: (locations) =>
+      Effect.sync(() =>
+        locations.map((location) => {
+          const lines = storage.get(location)
+          return lines === undefined ? missing(location) : storedOf(location, lines)
+        })
+      )
+  }
+}
 
-/** A memory journal over `storage`, which the caller can read and change. */
-export const layerStorage = (storage: Storage): Layer.Layer<SessionJournal> => Layer.succeed(SessionJournal, make(storage))
+/** A fresh, empty memory journal and its catalog per build of the layer. */
+export const layer: Layer.Layer<SessionJournal | SessionCatalog> = Layer.suspend(() => layerStorage(new Map()))
+
+/** A memory journal and catalog over `storage`, which the caller can read and change. */
+export const layerStorage = (storage: Storage): Layer.Layer<SessionJournal | SessionCatalog> =>
+  Layer.merge(Layer.succeed(SessionJournal, make(storage)), Layer.succeed(SessionCatalog, makeCatalog(storage)))

@@ -11,10 +11,12 @@
  * Within a process, stores of one file share a lock, so their commits take
  * turns; the loser of a race gets SESSION_REPLACED or SESSION_BUSY.
  */
+import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Fs, type FsError, type FsService, intercept, node, type Step } from "./Fs.js"
+import * as FileCatalog from "./FileCatalog.js"
 import * as internal from "./internal/fileJournal.js"
 
 /** Commits of a canonical file of at least this many bytes copy it in the kernel (the default of `kernelCopyFrom`). */
@@ -36,11 +38,14 @@ export const make: (fs: FsService, options?: Options) => SessionJournalService =
 /** The file journal over the `Fs` service in context. */
 export const layer: Layer.Layer<SessionJournal, never, Fs> = Layer.effect(SessionJournal, Effect.map(Fs, (fs) => make(fs)))
 
-/** The file journal together with the filesystem service it runs on (the real one, `Fs.node`, by default). */
-export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<SessionJournal | Fs> =>
-  Layer.merge(Layer.succeed(SessionJournal, make(fs, options)), Layer.succeed(Fs, fs))
+/**
+ * The file journal, its catalog (`FileCatalog`) and the filesystem service they run on (the real
+ * one, `Fs.node`, by default): everything a program that stores sessions in files provides.
+ */
+export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<SessionJournal | SessionCatalog | Fs> =>
+  Layer.mergeAll(Layer.succeed(SessionJournal, make(fs, options)), Layer.succeed(SessionCatalog, FileCatalog.make(fs)), Layer.succeed(Fs, fs))
 
 /** The file journal on the real filesystem seen through `around` (see `Fs.intercept`), and that `Fs`. */
 export const layerIntercepted = (
   around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
-): Layer.Layer<SessionJournal | Fs> => layerWithFs(intercept(node, around))
+): Layer.Layer<SessionJournal | SessionCatalog | Fs> => layerWithFs(intercept(node, around))

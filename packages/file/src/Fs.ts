@@ -44,6 +44,8 @@ export interface Stat extends FileId {
   readonly mode: number
   /** Modification time in nanoseconds: a link or rename leaves it alone, a write in place does not. */
   readonly mtimeNs: bigint
+  /** Status change time in nanoseconds: any change to the inode, a link or a rename included. */
+  readonly ctimeNs: bigint
   readonly kind: "file" | "directory" | "symlink" | "other"
 }
 
@@ -113,6 +115,7 @@ const toStat = (s: NFS.BigIntStats): Stat => ({
   nlink: Number(s.nlink),
   mode: Number(s.mode) & 0o7777,
   mtimeNs: s.mtimeNs,
+  ctimeNs: s.ctimeNs,
   kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : s.isSymbolicLink() ? "symlink" : "other"
 })
 

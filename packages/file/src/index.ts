@@ -1,3 +1,4 @@
+export * as FileCatalog from "./FileCatalog.js"
 export * as FileJournal from "./FileJournal.js"
 export * as Fs from "./Fs.js"
 export * as Jsonl from "./Jsonl.js"

@@ -353,27 +353,43 @@ const withChildScope = <A, R>(
     Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
       Effect.onExit(use(child), (exit) => Exit.isFailure(exit) ? Scope.close(child, exit) : Effect.void)))
 
+/**
+ * The ID of a new session at `location`: the caller's, else the one the backend requires there,
+ * else a fresh one from `Ids`.
+ */
+export const newSessionId = (
+  journal: SessionJournalService,
+  location: string,
+  given: string | undefined
+): Effect.Effect<string, SessionError, Ids> =>
+  Effect.gen(function*() {
+    const required = journal.sessionIdAt(location)
+    const id = yield* (given !== undefined
+      ? validId("session", given).pipe(
+        Effect.mapError(() => sessionError("SESSION_INVALID_HEADER", "the session ID must be a non-empty string"))
+      )
+      : required !== undefined
+      ? Effect.succeed(required)
+      : Effect.flatMap(Ids, (ids) => catchDefects("the ID factory", Effect.flatMap(ids.sessionId, (id) => validId("session", id)))))
+    if (required !== undefined && id !== required) {
+      return yield* sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`)
+    }
+    return id
+  })
+
+/** A new header with this ID, stamped now. */
+export const newHeader = (id: string): Effect.Effect<SessionHeader, SessionError> =>
+  Effect.flatMap(currentClock, (clock) =>
+    Effect.map(timestampNow(clock), (timestamp): SessionHeader => Object.freeze({ type: "session", version: 1, id, timestamp })))
+
 export const create = (
   location: string,
   options?: { readonly id?: string }
 ): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
   Effect.gen(function*() {
     const journal = yield* SessionJournal
-    const ids = yield* Ids
-    const clock = yield* currentClock
-    const required = journal.sessionIdAt(location)
-    const id = yield* (options?.id !== undefined
-      ? validId("session", options.id).pipe(
-        Effect.mapError(() => sessionError("SESSION_INVALID_HEADER", "the session ID must be a non-empty string"))
-      )
-      : required !== undefined
-      ? Effect.succeed(required)
-      : catchDefects("the ID factory", Effect.flatMap(ids.sessionId, (id) => validId("session", id))))
-    if (required !== undefined && id !== required) {
-      return yield* sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`)
-    }
-    const timestamp = yield* timestampNow(clock)
-    const header: SessionHeader = Object.freeze({ type: "session", version: 1, id, timestamp })
+    const id = yield* newSessionId(journal, location, options?.id)
+    const header = yield* newHeader(id)
     const line = JSON.stringify(header)
     const size = utf8Length(line)
     if (size > MAX_LINE_BYTES) {
@@ -398,6 +414,30 @@ export const create = (
             scope
           )
       )
+    ))
+  })
+
+/**
+ * Stores a whole session at once (a fork, an import): its canonical lines, validated exactly as a
+ * load validates them, so no backend ever holds what the loader would refuse. Holds nothing afterwards.
+ */
+export const createWhole = (
+  journal: SessionJournalService,
+  location: string,
+  header: SessionHeader,
+  entries: ReadonlyArray<SessionEntry>
+): Effect.Effect<{ readonly location: string; readonly header: SessionHeader; readonly entries: ReadonlyArray<SessionEntry> }, SessionError> =>
+  Effect.suspend(() => {
+    const lines = encodeAll([header, ...entries])
+    const decoded = decodeLines({ ...lines, tail: "none" })
+    if (decoded instanceof SessionError) return Effect.fail(decoded)
+    const required = journal.sessionIdAt(location)
+    if (required !== undefined && header.id !== required) {
+      return Effect.fail(sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`))
+    }
+    return Effect.scoped(Effect.map(
+      journal.create(location, { lines: lines.lines, sizes: lines.sizes, ids: entries.map((entry) => entry.id) }),
+      (created) => ({ location: created.location, header: decoded.header, entries: decoded.history.entries })
     ))
   })
 

@@ -1,0 +1,117 @@
+/**
+ * Sessions: the many sessions of one backend (SPEC C5) — create and open by
+ * location, list them newest change first, the most recently changed one,
+ * fork a branch into a new session, export the canonical JSONL generation,
+ * import records from elsewhere. Written once over the `SessionJournal` and
+ * `SessionCatalog` ports, so every backend lists, forks and imports alike.
+ *
+ * A listing is never wrong: a session that does not load is listed with its
+ * error, never skipped or guessed; and a session is read again whenever the
+ * catalog's version of it changed since the last listing (a file's identity,
+ * size and times; a database's head). Unchanged sessions come from memory.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type { Ids } from "./Ids.js"
+import * as internal from "./internal/sessions.js"
+import type { SessionEntry, SessionHeader } from "./Record.js"
+import type { SessionCatalog } from "./SessionCatalog.js"
+import type { SessionError, SessionErrorCode } from "./SessionError.js"
+import type { SessionJournal } from "./SessionJournal.js"
+import type { Loaded, SessionStore } from "./SessionStore.js"
+
+/** What a listing shows of a session that loads (the fields of `session-tree list --json`). */
+export interface Summary {
+  readonly id: string
+  readonly location: string
+  readonly entries: number
+  /** The newest entry (the leaf after a load), or null when there is none. */
+  readonly leaf: string | null
+  /** The header's timestamp. */
+  readonly created: string
+  /** The newest entry's timestamp; the header's when there is none. */
+  readonly updated: string
+  /** The first at most 80 characters of the first user message's content; "" when there is none. */
+  readonly title: string
+}
+
+/** A session that does not load, listed with the reason. */
+export interface Unreadable {
+  readonly location: string
+  readonly error: { readonly code: SessionErrorCode; readonly message: string }
+}
+
+export type Listed = Summary | Unreadable
+
+export const isUnreadable = (listed: Listed): listed is Unreadable => "error" in listed
+
+/** One page of a listing, newest change first. */
+export interface Listing {
+  readonly sessions: ReadonlyArray<Listed>
+  /** How many sessions there are in all. */
+  readonly total: number
+}
+
+export interface ListOptions {
+  /** A directory for files (the current one by default); a database ignores it. */
+  readonly scope?: string | undefined
+  readonly offset?: number | undefined
+  readonly limit?: number | undefined
+}
+
+/** A whole session's records, as an import takes them. */
+export interface Records {
+  readonly header: SessionHeader
+  readonly entries: ReadonlyArray<SessionEntry>
+}
+
+export interface SessionsService {
+  /** Creates a session holding one header (see `SessionStore.create`). */
+  readonly create: (location: string, options?: { readonly id?: string }) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
+  /** Loads a session for appending (see `SessionStore.load`). */
+  readonly load: (location: string) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
+  /** Loads a session read-only. */
+  readonly read: (location: string) => Effect.Effect<Loaded, SessionError>
+  /** A page of the sessions in a scope, newest change first. */
+  readonly list: (options?: ListOptions) => Effect.Effect<Listing, SessionError>
+  /** The most recently changed session of a scope (unreadable ones included); SESSION_NOT_FOUND when there is none. */
+  readonly latest: (scope?: string) => Effect.Effect<Listed, SessionError>
+  /**
+   * Creates `target` holding exactly the root→`leaf` path of `source` (the same entry IDs,
+   * parents, timestamps and messages) under a new header (timestamp now; ID from `options.id`,
+   * the backend, or `Ids`). `source` is not changed. SESSION_UNKNOWN_ENTRY for a leaf that is not
+   * in the source; SESSION_EXISTS when `target` is taken.
+   */
+  readonly fork: (
+    source: string,
+    leaf: string,
+    target: string,
+    options?: { readonly id?: string }
+  ) => Effect.Effect<Summary, SessionError>
+  /** The canonical JSONL generation of a session, byte for byte what a commit writes. */
+  readonly exportJsonl: (location: string) => Effect.Effect<string, SessionError>
+  /**
+   * Stores `records` as a new session that keeps its header, validated as a load validates.
+   * `to` is the location; a backend that names sessions by ID takes the header's ID by default.
+   */
+  readonly import: (records: Records, to?: string) => Effect.Effect<Summary, SessionError>
+}
+
+export class Sessions extends Context.Tag("@session-tree/Sessions")<Sessions, SessionsService>() {}
+
+/** The sessions of the backend in context; each service keeps its own listing cache. */
+export const make: Effect.Effect<SessionsService, never, SessionJournal | SessionCatalog | Ids> = internal.make
+
+export const layer: Layer.Layer<Sessions, never, SessionJournal | SessionCatalog | Ids> = Layer.effect(Sessions, make)
+
+/** The summary of loaded records at `location`. */
+export const summarize: (location: string, records: Records) => Summary = internal.summarize
+
+/** The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. */
+export const pathTo: (entries: ReadonlyArray<SessionEntry>, leaf: string) => Effect.Effect<ReadonlyArray<SessionEntry>, SessionError> =
+  internal.pathToLeaf
+
+/** The canonical JSONL generation of `records`. */
+export const toJsonl: (records: Records) => string = internal.toJsonl

@@ -1,0 +1,139 @@
+import * as Effect from "effect/Effect"
+import { decodeLines, encodeLine } from "../Codec.js"
+import type { Ids } from "../Ids.js"
+import type { SessionEntry } from "../Record.js"
+import { SessionCatalog } from "../SessionCatalog.js"
+import { SessionError, sessionError } from "../SessionError.js"
+import { SessionJournal, type Stored } from "../SessionJournal.js"
+import type { Listed, Listing, ListOptions, Records, SessionsService, Summary } from "../Sessions.js"
+import * as SessionStore from "../SessionStore.js"
+import { pathTo } from "../SessionTree.js"
+import { createWhole, newHeader, newSessionId } from "./sessionStore.js"
+
+const TITLE_CHARACTERS = 80
+
+/** The first `n` characters (code points, so a pair of surrogates is never cut) of `text`. */
+const firstCharacters = (text: string, n: number): string => {
+  let end = 0
+  for (let count = 0; count < n && end < text.length; count++) {
+    const c = text.charCodeAt(end)
+    end += c >= 0xd800 && c <= 0xdbff && end + 1 < text.length ? 2 : 1
+  }
+  return text.slice(0, end)
+}
+
+export const summarize = (location: string, records: Records): Summary => {
+  const { entries, header } = records
+  const newest = entries.length === 0 ? undefined : entries[entries.length - 1]!
+  let title = ""
+  for (const entry of entries) {
+    if (entry.message.role === "user") {
+      title = firstCharacters(entry.message.content, TITLE_CHARACTERS)
+      break
+    }
+  }
+  return {
+    id: header.id,
+    location,
+    entries: entries.length,
+    leaf: newest?.id ?? null,
+    created: header.timestamp,
+    updated: newest?.timestamp ?? header.timestamp,
+    title
+  }
+}
+
+const unreadable = (location: string, error: SessionError): Listed => ({
+  location,
+  error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
+})
+
+export const pathToLeaf = (entries: ReadonlyArray<SessionEntry>, leaf: string): Effect.Effect<ReadonlyArray<SessionEntry>, SessionError> => {
+  const path = pathTo(entries, leaf)
+  return path.length === 0
+    ? Effect.fail(sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(leaf)} is not an entry of this session`))
+    : Effect.succeed(path)
+}
+
+export const toJsonl = (records: Records): string => encodeLine(records.header) + records.entries.map(encodeLine).join("")
+
+/** A page of `items`: `offset` and `limit` taken as given when they are whole numbers, else refused. */
+const page = <A>(items: ReadonlyArray<A>, options: ListOptions | undefined): ReadonlyArray<A> | SessionError => {
+  const offset = options?.offset ?? 0
+  const limit = options?.limit ?? Number.POSITIVE_INFINITY
+  if (!Number.isSafeInteger(offset) || offset < 0) return sessionError("SESSION_INVALID_OPTIONS", `offset ${offset} is not a whole number`)
+  if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit < 0)) {
+    return sessionError("SESSION_INVALID_OPTIONS", `limit ${limit} is not a whole number`)
+  }
+  return items.slice(offset, limit === Number.POSITIVE_INFINITY ? undefined : offset + limit)
+}
+
+export const make: Effect.Effect<SessionsService, never, SessionJournal | SessionCatalog | Ids> = Effect.gen(function*() {
+  const journal = yield* SessionJournal
+  const catalog = yield* SessionCatalog
+  const context = yield* Effect.context<SessionJournal | Ids>()
+  const provide = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, SessionJournal | Ids>> =>
+    Effect.provide(effect, context)
+
+  /** What was listed of each location, under the catalog's version it had then. */
+  const cache = new Map<string, { readonly version: string; readonly listed: Listed }>()
+
+  /** The listing of a stored session: its summary, or why it does not load. */
+  const listedOf = (stored: Stored | SessionError, location: string): Listed => {
+    if (stored instanceof SessionError) return unreadable(location, stored)
+    const decoded = decodeLines(stored)
+    if (decoded instanceof SessionError) return unreadable(location, decoded)
+    const expected = journal.sessionIdAt(stored.location)
+    if (expected !== undefined && decoded.header.id !== expected) {
+      return unreadable(location, sessionError("SESSION_INVALID_HEADER", `the header names session "${decoded.header.id}", stored as "${expected}"`, { line: 1 }))
+    }
+    return summarize(location, { header: decoded.header, entries: decoded.history.entries })
+  }
+
+  const list = (options?: ListOptions): Effect.Effect<Listing, SessionError> =>
+    Effect.gen(function*() {
+      const scanned = yield* catalog.scan(options?.scope)
+      const ordered = [...scanned].sort((a, b) => b.changed - a.changed || (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
+      const wanted = page(ordered, options)
+      if (wanted instanceof SessionError) return yield* wanted
+      const stale = wanted.filter((entry) => cache.get(entry.location)?.version !== entry.version)
+      if (stale.length > 0) {
+        const read = yield* catalog.readMany(stale.map((entry) => entry.location))
+        stale.forEach((entry, i) => cache.set(entry.location, { version: entry.version, listed: listedOf(read[i]!, entry.location) }))
+      }
+      return { sessions: wanted.map((entry) => cache.get(entry.location)!.listed), total: ordered.length }
+    })
+
+  const read = (location: string) => provide(SessionStore.read(location))
+
+  return {
+    create: (location, options) => provide(SessionStore.create(location, options)),
+    load: (location) => provide(SessionStore.load(location)),
+    read,
+    list,
+    latest: (scope) =>
+      Effect.flatMap(list({ scope, limit: 1 }), (listing) =>
+        listing.sessions.length === 0
+          ? Effect.fail(sessionError("SESSION_NOT_FOUND", scope === undefined ? "there is no session" : "there is no session here", { path: scope }))
+          : Effect.succeed(listing.sessions[0]!)),
+    fork: (source, leaf, target, options) =>
+      Effect.gen(function*() {
+        const loaded = yield* read(source)
+        const path = yield* pathToLeaf(loaded.entries, leaf)
+        const id = yield* provide(newSessionId(journal, target, options?.id))
+        const header = yield* newHeader(id)
+        const created = yield* createWhole(journal, target, header, path)
+        return summarize(created.location, created)
+      }),
+    exportJsonl: (location) => Effect.map(read(location), toJsonl),
+    import: (records, to) =>
+      Effect.gen(function*() {
+        const location = to ?? (journal.sessionIdAt(records.header.id) === records.header.id ? records.header.id : undefined)
+        if (location === undefined) {
+          return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to import to")
+        }
+        const created = yield* createWhole(journal, location, records.header, records.entries)
+        return summarize(created.location, created)
+      })
+  }
+})

@@ -1,0 +1,18 @@
+/**
+ * The catalog of session files (SPEC C5 `list`): the `*.jsonl` names directly
+ * in a directory, each with a version made of its identity, size and times, so
+ * that a listing reads a file again whenever anything about it changed. A name
+ * that is not a regular file is still listed (its read then fails with
+ * SESSION_NOT_REGULAR_FILE): nothing is hidden.
+ */
+import { SessionCatalog, type SessionCatalogService } from "@session-tree/core/SessionCatalog"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Fs, type FsService } from "./Fs.js"
+import * as internal from "./internal/fileCatalog.js"
+
+/** The catalog of session files, every step through `fs`, reading sessions through the file journal. */
+export const make: (fs: FsService) => SessionCatalogService = internal.make
+
+/** The file catalog over the `Fs` service in context. */
+export const layer: Layer.Layer<SessionCatalog, never, Fs> = Layer.effect(SessionCatalog, Effect.map(Fs, make))
