@@ -13,9 +13,11 @@ import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
 import * as FileJournal from "@session-tree/file/FileJournal"
+import * as Files from "@session-tree/file/Files"
 import * as Recovery from "@session-tree/file/Recovery"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
@@ -185,18 +187,89 @@ const tree = Command.make(
     })
 ).pipe(Command.withDescription("Draw the whole tree; ● marks the path to the newest entry."))
 
+// --- list / fork / export / import ---------------------------------------------------------
+
+const listLine = (listed: Sessions.Listed): string =>
+  Sessions.isUnreadable(listed)
+    ? `${listed.error.code} ${listed.location}  ${listed.error.message}`
+    : `${listed.updated}  ${String(listed.entries).padStart(4)} entries  ${listed.id}  ${JSON.stringify(listed.title)}  ${listed.location}`
+
+const list = Command.make(
+  "list",
+  {
+    dir: Args.text({ name: "DIR" }).pipe(Args.withDescription("the directory whose *.jsonl files are listed (default: .)"), Args.optional),
+    json: Options.boolean("json").pipe(Options.withDescription("print one JSON array on stdout"))
+  },
+  ({ dir, json }) =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions.Sessions
+      const listing = yield* sessions.list({ scope: Option.getOrUndefined(dir) })
+      if (json) return yield* Console.log(JSON.stringify(listing.sessions))
+      if (listing.sessions.length === 0) return yield* Console.log("no sessions")
+      for (const listed of listing.sessions) yield* Console.log(listLine(listed))
+    })
+).pipe(Command.withDescription("List the sessions in DIR, newest change first; unreadable ones with their error code."))
+
+const fork = Command.make(
+  "fork",
+  {
+    source: Args.text({ name: "SRC" }).pipe(Args.withDescription("the session to fork")),
+    leaf: Options.text("leaf").pipe(Options.withPseudoName("ENTRY"), Options.withDescription("the last entry of the path to copy")),
+    to: Options.text("to").pipe(Options.withPseudoName("DST"), Options.withDescription("the new session")),
+    id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the new session's ID (default: a random UUID)"))
+  },
+  ({ id, leaf, source, to }) =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions.Sessions
+      const forked = yield* sessions.fork(source, leaf, to, Option.isSome(id) ? { id: id.value } : undefined)
+      yield* Console.log(forked.id)
+    })
+).pipe(Command.withDescription("Copy the root→ENTRY path of SRC into a new session DST; prints its ID. SRC is not changed."))
+
+const exportCommand = Command.make(
+  "export",
+  {
+    source: Args.text({ name: "SRC" }).pipe(Args.withDescription("the session to export")),
+    format: Options.choice("format", ["jsonl"]).pipe(Options.withDefault("jsonl" as const), Options.withDescription("jsonl: the canonical generation")),
+    out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout"))
+  },
+  ({ out, source }) =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions.Sessions
+      const text = yield* sessions.exportJsonl(source)
+      if (Option.isSome(out)) return yield* Files.writeFile(out.value, text)
+      yield* Effect.sync(() => process.stdout.write(text))
+    })
+).pipe(Command.withDescription("Print a session as its canonical JSONL generation, byte for byte."))
+
+const importCommand = Command.make(
+  "import",
+  {
+    file: Args.text({ name: "FILE" }).pipe(Args.withDescription("the session file to import")),
+    to: Options.text("to").pipe(Options.withPseudoName("PATH"), Options.optional, Options.withDescription("where the new session goes (required on files)"))
+  },
+  ({ file, to }) =>
+    Effect.gen(function*() {
+      const source = yield* FileJournal.readSession(file)
+      const sessions = yield* Sessions.Sessions
+      if (Option.isNone(to)) return yield* new UsageError({ reason: "import needs --to PATH on files" })
+      const imported = yield* sessions.import(source, to.value)
+      yield* Console.log(imported.id)
+    })
+).pipe(Command.withDescription("Store the session in FILE, validated fail-closed, as a new session that keeps its header; prints its ID."))
+
 // --- the application ----------------------------------------------------------------------
 
 const root = Command.make("session-tree", {}, () =>
-  new UsageError({ reason: "a command is required: create, append, verify, recover, log or tree" })).pipe(
+  new UsageError({ reason: "a command is required: create, append, verify, recover, log, tree, list, fork, export or import" })).pipe(
     Command.withDescription("A durable, append-only, branching JSONL store for agent conversations."),
-    Command.withSubcommands([create, append, verify, recover, log, tree])
+    Command.withSubcommands([create, append, verify, recover, log, tree, list, fork, exportCommand, importCommand])
   )
 
 const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
 
-/** What the commands need from the library: the real filesystem and random IDs. */
-export const LibraryLive = Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)
+/** What the commands need from the library: session files on the real filesystem, the sessions over them, random IDs. */
+export const LibraryLive = Layer.provideMerge(Sessions.layer, Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom))
 
 // Option names are matched exactly: `--User` is a usage error, not a guess.
 const ConfigLive = CliConfig.layer({ isCaseSensitive: true })

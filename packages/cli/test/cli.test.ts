@@ -269,4 +269,92 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(runs[3]!.stderr).toMatch(/--parent and --root/)
     expect(NFS.readFileSync(path).equals(before)).toBe(true)
   })
+
+  it("list shows every *.jsonl session newest change first, an unreadable one with its code", async ({ expect }) => {
+    const dir = tempDir()
+    await writeConversation(Path.join(dir, "a.jsonl"))
+    NFS.writeFileSync(Path.join(dir, "broken.jsonl"), `{"type":"session","version":1,"id":"x","timestamp":"2026-01-02T03:04:05.006Z"}\nnot-json\n`)
+    NFS.writeFileSync(Path.join(dir, "notes.txt"), "not a session")
+    NFS.mkdirSync(Path.join(dir, "folder.jsonl"))
+    const past = new Date(Date.now() - 60_000)
+    NFS.utimesSync(Path.join(dir, "a.jsonl"), past, past)
+    const json = await runCli("list", dir, "--json")
+    expect(json.code).toBe(0)
+    const listed = JSON.parse(json.stdout) as Array<Record<string, unknown>>
+    expect(listed.map((l) => Path.basename(l["location"] as string))).toEqual(["broken.jsonl", "folder.jsonl", "a.jsonl"])
+    expect(listed[0]).toEqual({ location: Path.join(dir, "broken.jsonl"), error: { code: "SESSION_INVALID_JSON", message: expect.stringMatching(/\(line 2\)$/) } })
+    expect(listed[1]).toMatchObject({ error: { code: "SESSION_NOT_REGULAR_FILE" } })
+    expect(listed[2]).toEqual({
+      id: "s-1",
+      location: Path.join(dir, "a.jsonl"),
+      entries: 5,
+      leaf: "entry-005",
+      created: expect.any(String),
+      updated: expect.any(String),
+      title: "What is in /project?"
+    })
+    const words = await runCli("list", dir)
+    expect(words.code).toBe(0)
+    expect(words.stdout.split("\n")[0]).toMatch(/^SESSION_INVALID_JSON /)
+    expect(words.stdout).toMatch(/5 entries {2}s-1 {2}"What is in \/project\?"/)
+    const missing = await runCli("list", Path.join(dir, "nope"))
+    expectFailure(expect, missing, "SESSION_NOT_FOUND")
+  })
+
+  it("fork copies exactly the root→entry path under a new header and leaves the source alone", async ({ expect }) => {
+    const dir = tempDir()
+    const source = Path.join(dir, "s.jsonl")
+    const entries = await writeConversation(source)
+    const before = NFS.readFileSync(source)
+    const [middle, named, unknown, taken] = await Promise.all([
+      runCli("fork", source, "--leaf", "entry-002", "--to", Path.join(dir, "middle.jsonl")),
+      runCli("fork", source, "--leaf", "entry-005", "--to", Path.join(dir, "named.jsonl"), "--id", "forked"),
+      runCli("fork", source, "--leaf", "nope", "--to", Path.join(dir, "unknown.jsonl")),
+      runCli("fork", source, "--leaf", "entry-001", "--to", source)
+    ])
+    expect(middle.code).toBe(0)
+    expect(middle.stdout.trim()).toMatch(UUID)
+    expect((await readOnly(Path.join(dir, "middle.jsonl"))).entries).toEqual(entries.slice(0, 2))
+    expect(named.stdout).toBe("forked\n")
+    const forked = await readOnly(Path.join(dir, "named.jsonl"))
+    expect(forked.header.id).toBe("forked")
+    expect(forked.entries).toEqual([entries[0], entries[3], entries[4]])
+    expectFailure(expect, unknown, "SESSION_UNKNOWN_ENTRY")
+    expect(NFS.existsSync(Path.join(dir, "unknown.jsonl"))).toBe(false)
+    expectFailure(expect, taken, "SESSION_EXISTS")
+    expect(NFS.readFileSync(source).equals(before)).toBe(true)
+  })
+
+  it("export prints the canonical generation byte for byte, or writes it to --out; import stores it again", async ({ expect }) => {
+    const dir = tempDir()
+    const source = Path.join(dir, "s.jsonl")
+    await writeConversation(source)
+    const canonical = NFS.readFileSync(source)
+    // CRLF endings and a torn tail load, and export canonically.
+    NFS.writeFileSync(Path.join(dir, "crlf.jsonl"), canonical.toString("utf8").replaceAll("\n", "\r\n") + `{"type":"entry","id":"cut`)
+    const [plain, crlf, out] = await Promise.all([
+      runCli("export", source),
+      runCli("export", Path.join(dir, "crlf.jsonl")),
+      runCli("export", source, "--out", Path.join(dir, "out.jsonl"))
+    ])
+    expect(plain.code).toBe(0)
+    expect(Buffer.from(plain.stdout, "utf8").equals(canonical)).toBe(true)
+    expect(Buffer.from(crlf.stdout, "utf8").equals(canonical)).toBe(true)
+    expect([out.code, out.stdout]).toEqual([0, ""])
+    expect(NFS.readFileSync(Path.join(dir, "out.jsonl")).equals(canonical)).toBe(true)
+    expect(NFS.readdirSync(dir).sort()).toEqual(["crlf.jsonl", "out.jsonl", "s.jsonl"])
+
+    const imported = await runCli("import", Path.join(dir, "crlf.jsonl"), "--to", Path.join(dir, "copy.jsonl"))
+    expect(imported.stdout).toBe("s-1\n")
+    expect(NFS.readFileSync(Path.join(dir, "copy.jsonl")).equals(canonical)).toBe(true)
+    const [again, noTarget, corrupt] = await Promise.all([
+      runCli("import", source, "--to", Path.join(dir, "copy.jsonl")),
+      runCli("import", source),
+      runCli("import", Path.join(dir, "missing.jsonl"), "--to", Path.join(dir, "never.jsonl"))
+    ])
+    expectFailure(expect, again, "SESSION_EXISTS")
+    expect(noTarget.code).toBe(2)
+    expectFailure(expect, corrupt, "SESSION_NOT_FOUND")
+    expect(NFS.existsSync(Path.join(dir, "never.jsonl"))).toBe(false)
+  })
 })

@@ -12,6 +12,8 @@
  * turns; the loser of a race gets SESSION_REPLACED or SESSION_BUSY.
  */
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import type { SessionError } from "@session-tree/core/SessionError"
+import * as SessionStore from "@session-tree/core/SessionStore"
 import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -49,3 +51,10 @@ export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Laye
 export const layerIntercepted = (
   around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
 ): Layer.Layer<SessionJournal | SessionCatalog | Fs> => layerWithFs(intercept(node, around))
+
+/**
+ * Loads the session file at `path` read-only through this journal, whatever journal the context
+ * holds: the source of an import into another backend.
+ */
+export const readSession = (path: string): Effect.Effect<SessionStore.Loaded, SessionError, Fs> =>
+  Effect.flatMap(Fs, (fs) => Effect.provideService(SessionStore.read(path), SessionJournal, make(fs)))

@@ -1,5 +1,6 @@
 export * as FileCatalog from "./FileCatalog.js"
 export * as FileJournal from "./FileJournal.js"
+export * as Files from "./Files.js"
 export * as Fs from "./Fs.js"
 export * as Jsonl from "./Jsonl.js"
 export * as Recovery from "./Recovery.js"
