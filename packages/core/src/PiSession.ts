@@ -1,0 +1,408 @@
+/**
+ * Pi coding-agent session files (format v3, `@mariozechner/pi-coding-agent`)
+ * → this project's records (SPEC C5, `import --from pi`; records B1, Message
+ * IR B2, codes B4). Pure: bytes in, records out, no I/O and no platform module.
+ *
+ * The conversion is one pass over Pi's lines in file order. Pi's own entries
+ * are checked only as far as the conversion depends on them (the envelope, IDs,
+ * parents, the parts of messages); everything the result must satisfy is then
+ * checked by the loader itself: the records are encoded canonically and decoded
+ * with `Codec.decodeLines`, so an import can never produce a session that a load
+ * would refuse. Problems of the Pi file are reported first, in file order; then
+ * those of the converted session (tool links, caps), at the Pi line they come
+ * from.
+ *
+ * Mapping, per Pi entry type (`type` of each line after the header):
+ * - `message`: by `message.role`
+ *   - `user` → `{ role: "user", id, content }`; a string content is kept as is,
+ *     a part array becomes its text parts joined with `"\n"` (the separator Pi's
+ *     own providers use when they flatten parts into one string);
+ *   - `assistant` → `{ role: "assistant", id, content, toolCalls }`: the text
+ *     parts joined with `"\n"`, and each `toolCall` part as `{ id, name, arguments }`
+ *     in order (an aborted message with `content: []` becomes `""` and `[]`);
+ *   - `toolResult` → `{ role: "tool", id, toolCallId, toolName, content, isError }`,
+ *     the text parts joined with `"\n"`;
+ *   - `bashExecution` (a `!` command the user ran), `custom` (an extension's
+ *     message), `branchSummary`, `compactionSummary`: content Message IR cannot
+ *     hold, see below.
+ *   The message `id` is the Pi entry ID: Pi messages have none of their own, and
+ *   the entry ID is unique in the file and stable across imports.
+ * - `model_change`, `thinking_level_change`, `label`, `session_info`, `custom`:
+ *   not conversation content; skipped (counted in `skipped`, never an error),
+ *   and their children re-attached to the nearest kept ancestor.
+ * - `compaction`, `branch_summary`, `custom_message`: content Message IR cannot
+ *   hold (a summary that stands in for earlier context, an extension's injected
+ *   message); see below. Re-attaching past a dropped compaction keeps every
+ *   message before it: what is lost is only the summary.
+ * - any other type, role or part type is refused (SESSION_INVALID_RECORD,
+ *   SESSION_INVALID_MESSAGE) even when lossy: it may hold content, and lossy
+ *   only drops what is known.
+ *
+ * Unrepresentable content: images (parts of user and tool-result messages),
+ * thinking blocks (parts of assistant messages, redacted ones included),
+ * compactions, branch summaries, custom messages (`custom_message` entries and
+ * `custom` messages), bash executions. Without `lossy` the first entry in file
+ * order that holds any is refused with SESSION_INVALID_MESSAGE naming its Pi
+ * entry ID, its line and what it holds. With `lossy` parts are removed from
+ * their message (which is kept, so the tree keeps its shape) and whole entries
+ * are dropped like skipped ones; `dropped` counts each kind.
+ *
+ * Metadata that is not conversation content is not kept and not counted as
+ * lost: the header's `cwd`, `parentSession` and version; an assistant's `api`,
+ * `provider`, `model`, `responseModel`, `responseId`, `diagnostics`, `usage`,
+ * `stopReason`, `errorMessage`; a tool result's `details`; every message's epoch
+ * `timestamp` (the entry's ISO timestamp is kept); signatures on parts
+ * (`textSignature`, `thoughtSignature`); any other field of a known shape.
+ *
+ * The header keeps the Pi session's ID and timestamp; entries keep their IDs,
+ * timestamps and order; parents are the nearest kept ancestors.
+ */
+import * as Either from "effect/Either"
+import { decodeLines, encodeRecord, utf8Length } from "./Codec.js"
+import { parseObjectLine } from "./Json.js"
+import { type CourseMessage, isCanonicalTimestamp, type SessionEntry, type SessionHeader } from "./Record.js"
+import { SessionError, sessionError } from "./SessionError.js"
+
+/** The only Pi session format this module reads. Pi migrates older files when it opens them. */
+export const PI_VERSION = 3
+
+export interface FromPiOptions {
+  /** Drop content Message IR cannot hold instead of refusing the file; `dropped` says how much. */
+  readonly lossy?: boolean | undefined
+}
+
+/** Content removed by a lossy conversion, per kind. All zero for a lossless one. */
+export interface Dropped {
+  /** Image parts of user and tool-result messages. */
+  readonly images: number
+  /** Thinking parts of assistant messages. */
+  readonly thinking: number
+  /** `compaction` entries and `compactionSummary` messages. */
+  readonly compactions: number
+  /** `branch_summary` entries and `branchSummary` messages. */
+  readonly branchSummaries: number
+  /** `custom_message` entries and `custom` messages. */
+  readonly customMessages: number
+  /** `bashExecution` messages. */
+  readonly bashExecutions: number
+}
+
+/** Entries that are not messages, skipped without loss, per Pi entry type. */
+export interface Skipped {
+  readonly modelChanges: number
+  readonly thinkingLevelChanges: number
+  readonly labels: number
+  readonly sessionInfo: number
+  readonly custom: number
+}
+
+/** A converted Pi session; every part of it is frozen. */
+export interface Converted {
+  /** Version 1 of this project, with the Pi session's ID and timestamp. */
+  readonly header: SessionHeader
+  /** Valid Message IR v1 entries in Pi's file order (so parents come first), deeply frozen. */
+  readonly entries: ReadonlyArray<SessionEntry>
+  readonly dropped: Dropped
+  readonly skipped: Skipped
+}
+
+type Counts<T> = { -readonly [K in keyof T]: number }
+
+/** The Pi entry types that hold no conversation content, and the count each goes to. */
+const SKIPPED: Readonly<Record<string, keyof Skipped>> = {
+  model_change: "modelChanges",
+  thinking_level_change: "thinkingLevelChanges",
+  label: "labels",
+  session_info: "sessionInfo",
+  custom: "custom"
+}
+
+/** Entries and messages Message IR cannot hold as a whole: the count each goes to, and what it holds. */
+const UNREPRESENTABLE_ENTRIES: Readonly<Record<string, readonly [keyof Dropped, string]>> = {
+  compaction: ["compactions", "a compaction summary"],
+  branch_summary: ["branchSummaries", "a branch summary"],
+  custom_message: ["customMessages", "a custom message"]
+}
+const UNREPRESENTABLE_ROLES: Readonly<Record<string, readonly [keyof Dropped, string]>> = {
+  bashExecution: ["bashExecutions", "a bash execution"],
+  custom: ["customMessages", "a custom message"],
+  branchSummary: ["branchSummaries", "a branch summary message"],
+  compactionSummary: ["compactions", "a compaction summary message"]
+}
+
+const hasOwn = Object.prototype.hasOwnProperty
+const own = (o: { readonly [key: string]: unknown }, key: string): unknown => (hasOwn.call(o, key) ? o[key] : undefined)
+const isObject = (v: unknown): v is { readonly [key: string]: unknown } => typeof v === "object" && v !== null && !Array.isArray(v)
+const isId = (v: unknown): v is string => typeof v === "string" && v.length > 0
+const plural = (n: number, one: string, many: string): string => (n === 1 ? one : `${n} ${many}`)
+
+/** The conversion state of one call. */
+interface Run {
+  readonly lossy: boolean
+  readonly dropped: Counts<Dropped>
+}
+
+/** What one entry converts to: a message, or nothing (skipped or dropped), or the error that refuses the file. */
+type Outcome = CourseMessage | undefined | SessionError
+
+/**
+ * Content Message IR cannot hold, `count` pieces of `kind` in entry `id`: the
+ * error that refuses the file, or (lossy) undefined after counting it.
+ */
+const unrepresentable = (
+  run: Run,
+  kind: keyof Dropped,
+  count: number,
+  what: string,
+  id: string,
+  line: number
+): SessionError | undefined => {
+  if (!run.lossy) {
+    return sessionError(
+      "SESSION_INVALID_MESSAGE",
+      `Pi entry "${id}" holds ${what}, which Message IR v1 cannot hold (a lossy import drops it)`,
+      { line }
+    )
+  }
+  run.dropped[kind] += count
+  return undefined
+}
+
+const invalidMessage = (id: string, line: number, reason: string): SessionError =>
+  sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}": ${reason}`, { line })
+
+/** The parts of a user or tool-result message: text joined, images counted. */
+const textAndImages = (
+  content: unknown,
+  id: string,
+  line: number
+): { readonly text: string; readonly images: number } | SessionError => {
+  if (typeof content === "string") return { text: content, images: 0 }
+  if (!Array.isArray(content)) return invalidMessage(id, line, "content is neither a string nor an array of parts")
+  const texts: Array<string> = []
+  let images = 0
+  for (const part of content) {
+    const type = isObject(part) ? own(part, "type") : undefined
+    if (type === "text" && isObject(part) && typeof own(part, "text") === "string") texts.push(part["text"] as string)
+    else if (type === "image") images++
+    else return invalidMessage(id, line, `a part that is not text or an image: ${describePart(part)}`)
+  }
+  return { text: texts.join("\n"), images }
+}
+
+/** A part named in an error: its type, or what it is when it has none. */
+const describePart = (part: unknown): string => {
+  const type = isObject(part) ? own(part, "type") : undefined
+  if (typeof type !== "string") return part === null ? "null" : Array.isArray(part) ? "an array" : typeof part
+  return type === "text" ? "a text part without a string text" : `type ${JSON.stringify(type)}`
+}
+
+/** One `message` entry's message → Message IR (or nothing, when lossy drops it). */
+const convertMessage = (run: Run, message: unknown, id: string, line: number): Outcome => {
+  if (!isObject(message)) return invalidMessage(id, line, "message is not an object")
+  const role = own(message, "role")
+  switch (role) {
+    case "user": {
+      const parts = textAndImages(own(message, "content"), id, line)
+      if (parts instanceof SessionError) return parts
+      if (parts.images > 0) {
+        const lost = unrepresentable(run, "images", parts.images, plural(parts.images, "an image", "images") + " in a user message", id, line)
+        if (lost !== undefined) return lost
+      }
+      return { role: "user", id, content: parts.text }
+    }
+    case "toolResult": {
+      const parts = textAndImages(own(message, "content"), id, line)
+      if (parts instanceof SessionError) return parts
+      if (parts.images > 0) {
+        const lost = unrepresentable(run, "images", parts.images, plural(parts.images, "an image", "images") + " in a tool result", id, line)
+        if (lost !== undefined) return lost
+      }
+      // Types are checked by the loader's own decoder after encoding; a missing field is omitted there and reported.
+      return {
+        role: "tool",
+        id,
+        toolCallId: own(message, "toolCallId") as string,
+        toolName: own(message, "toolName") as string,
+        content: parts.text,
+        isError: own(message, "isError") as boolean
+      }
+    }
+    case "assistant": {
+      const content = own(message, "content")
+      if (!Array.isArray(content)) return invalidMessage(id, line, "an assistant's content is not an array of parts")
+      const texts: Array<string> = []
+      const toolCalls: Array<{ id: string; name: string; arguments: { readonly [key: string]: unknown } }> = []
+      let thinking = 0
+      for (const part of content) {
+        const type = isObject(part) ? own(part, "type") : undefined
+        if (type === "text" && isObject(part) && typeof own(part, "text") === "string") texts.push(part["text"] as string)
+        else if (type === "thinking") thinking++
+        else if (type === "toolCall" && isObject(part)) {
+          toolCalls.push({
+            id: own(part, "id") as string,
+            name: own(part, "name") as string,
+            arguments: own(part, "arguments") as { readonly [key: string]: unknown }
+          })
+        } else return invalidMessage(id, line, `an assistant part that is not text, thinking or a tool call: ${describePart(part)}`)
+      }
+      if (thinking > 0) {
+        const lost = unrepresentable(run, "thinking", thinking, plural(thinking, "a thinking block", "thinking blocks"), id, line)
+        if (lost !== undefined) return lost
+      }
+      return { role: "assistant", id, content: texts.join("\n"), toolCalls }
+    }
+    default: {
+      const whole = typeof role === "string" && hasOwn.call(UNREPRESENTABLE_ROLES, role) ? UNREPRESENTABLE_ROLES[role] : undefined
+      if (whole === undefined) return invalidMessage(id, line, `unknown message role ${JSON.stringify(role) ?? "(none)"}`)
+      return unrepresentable(run, whole[0], 1, whole[1], id, line)
+    }
+  }
+}
+
+/** The Pi header (line 1) → this project's header, or why the file is not a Pi v3 session. */
+const convertHeader = (text: string | undefined): SessionHeader | SessionError => {
+  if (text === undefined || text === "") return sessionError("SESSION_INVALID_HEADER", "the first line is empty: there is no Pi session header", { line: 1 })
+  const parsed = parseObjectLine(text)
+  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line: 1 })
+  const header = parsed.value
+  if (own(header, "type") !== "session") {
+    return sessionError("SESSION_INVALID_HEADER", "the first line is not a Pi session header", { line: 1 })
+  }
+  const version = own(header, "version")
+  // Every Pi header names its working directory; this project's own header has none.
+  if (typeof own(header, "cwd") !== "string") {
+    return sessionError(
+      "SESSION_INVALID_HEADER",
+      version === 1 && !hasOwn.call(header, "cwd")
+        ? "not a Pi session header (no cwd): this looks like a session-tree file, which is imported as session-tree"
+        : "not a Pi session header (no cwd)",
+      { line: 1 }
+    )
+  }
+  if (version !== PI_VERSION) {
+    return sessionError(
+      "SESSION_UNSUPPORTED_VERSION",
+      `Pi session format ${version === undefined ? "1 (no version)" : JSON.stringify(version)} is not supported, only ${PI_VERSION} (Pi migrates a file when it opens it)`,
+      { line: 1 }
+    )
+  }
+  // ID and timestamp are checked by the loader's header decoder.
+  return { type: "session", version: 1, id: own(header, "id") as string, timestamp: own(header, "timestamp") as string }
+}
+
+/**
+ * Converts the bytes of a Pi session file (format v3) to this project's header
+ * and entries; see the module's documentation for the mapping.
+ *
+ * Returns an `Either` (synchronous; in Effect 3 an `Either` is also an Effect,
+ * so it can be yielded in `Effect.gen`): Right with the converted session, or
+ * Left with the first problem as a SessionError whose `line` is the 1-based
+ * line of the Pi file:
+ * - SESSION_INVALID_UTF8: the bytes are not UTF-8;
+ * - SESSION_INVALID_JSON: a line that is not one JSON object (an empty line, a
+ *   line cut short, trailing text; a byte order mark on the first line);
+ * - SESSION_INVALID_HEADER: no header, one that is not Pi's (this project's own
+ *   files included), a second header;
+ * - SESSION_UNSUPPORTED_VERSION: a Pi format other than 3;
+ * - SESSION_INVALID_RECORD: an entry without a valid type, ID, parent or ISO
+ *   timestamp, or of an unknown type;
+ * - SESSION_DUPLICATE_ID, SESSION_UNKNOWN_PARENT: among all Pi entries,
+ *   skipped ones included (a parent must be an earlier entry);
+ * - SESSION_INVALID_MESSAGE: content Message IR cannot hold (without `lossy`),
+ *   an unknown role or part, or a message the loader's decoder refuses;
+ * - SESSION_TOOL_LINK: a result without a call among its kept ancestors, a call
+ *   answered twice on a branch, a tool-call ID repeated on a branch;
+ * - SESSION_TOO_MANY_ENTRIES, SESSION_LINE_TOO_LONG, SESSION_FILE_TOO_LARGE:
+ *   the caps of Codec, on the converted session (its entries, its canonical
+ *   lines and generation), not on the Pi file, which may be larger.
+ */
+export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Either<Converted, SessionError> => {
+  let text: string
+  try {
+    // ignoreBOM keeps a byte order mark in the text, where it makes the header invalid JSON, as it does for Pi.
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes)
+  } catch (cause) {
+    return Either.left(sessionError("SESSION_INVALID_UTF8", "the file is not valid UTF-8", { cause }))
+  }
+  // A final newline ends the last line; bytes after the last newline are a last line without one.
+  // A CR before a newline needs no handling: JSON allows it as whitespace after the object.
+  const lines = text.split("\n")
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
+
+  const header = convertHeader(lines[0])
+  if (header instanceof SessionError) return Either.left(header)
+
+  const run: Run = {
+    lossy: options?.lossy === true,
+    dropped: { images: 0, thinking: 0, compactions: 0, branchSummaries: 0, customMessages: 0, bashExecutions: 0 }
+  }
+  const skipped: Counts<Skipped> = { modelChanges: 0, thinkingLevelChanges: 0, labels: 0, sessionInfo: 0, custom: 0 }
+  // Pi entry ID → the nearest kept entry at or above it (null: none), for every entry seen so far.
+  const keptAt = new Map<string, string | null>()
+  const records: Array<string> = [encodeRecord(header)]
+  // The Pi line and entry ID of each entry record, to report the converted session's problems where they come from.
+  const origins: Array<{ readonly line: number; readonly id: string }> = []
+
+  for (let i = 1; i < lines.length; i++) {
+    const line = i + 1
+    const parsed = parseObjectLine(lines[i]!)
+    if (!parsed.ok) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line }))
+    const entry = parsed.value
+    const type = own(entry, "type")
+    if (type === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
+    const id = own(entry, "id")
+    const parentId = own(entry, "parentId")
+    const timestamp = own(entry, "timestamp")
+    if (typeof type !== "string" || !isId(id) || !(parentId === null || isId(parentId)) || typeof timestamp !== "string" || !isCanonicalTimestamp(timestamp)) {
+      return Either.left(sessionError(
+        "SESSION_INVALID_RECORD",
+        "not a Pi entry: it needs a string type, a non-empty string id, a parentId that is null or an ID, and an ISO timestamp",
+        { line }
+      ))
+    }
+    if (keptAt.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `Pi entry ID "${id}" is already used`, { line }))
+    const parent = parentId === null ? null : keptAt.get(parentId)
+    if (parent === undefined) {
+      return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `Pi entry "${id}": parent "${parentId}" is not an earlier entry`, { line }))
+    }
+
+    let outcome: Outcome
+    if (type === "message") outcome = convertMessage(run, own(entry, "message"), id, line)
+    else if (hasOwn.call(SKIPPED, type)) {
+      skipped[SKIPPED[type]!]++
+      outcome = undefined
+    } else if (hasOwn.call(UNREPRESENTABLE_ENTRIES, type)) {
+      const [kind, what] = UNREPRESENTABLE_ENTRIES[type]!
+      outcome = unrepresentable(run, kind, 1, what, id, line)
+    } else {
+      return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has an unknown type ${JSON.stringify(type)}`, { line }))
+    }
+    if (outcome instanceof Error) return Either.left(outcome)
+    if (outcome === undefined) {
+      keptAt.set(id, parent)
+      continue
+    }
+    keptAt.set(id, id)
+    records.push(encodeRecord({ type: "entry", version: 1, id, parentId: parent, timestamp, message: outcome }))
+    origins.push({ line, id })
+  }
+
+  const decoded = decodeLines({ lines: records, sizes: records.map(utf8Length), tail: "none" })
+  if (decoded instanceof SessionError) return Either.left(atPiLine(decoded, origins))
+  return Either.right(Object.freeze({
+    header: decoded.header,
+    entries: Object.freeze(decoded.history.entries.slice()),
+    dropped: Object.freeze({ ...run.dropped }),
+    skipped: Object.freeze({ ...skipped })
+  }))
+}
+
+/** A problem the loader found in the converted records, restated at the Pi line (and entry) it comes from. */
+const atPiLine = (error: SessionError, origins: ReadonlyArray<{ readonly line: number; readonly id: string }>): SessionError => {
+  if (error.line === undefined) return sessionError(error.code, `the converted session: ${error.reason}`)
+  // Record line 1 is the header; record line n + 2 is the entry converted from origins[n].
+  const origin = origins[error.line - 2]
+  if (origin === undefined) return sessionError(error.code, `the converted header: ${error.reason}`, { line: 1 })
+  return sessionError(error.code, `Pi entry "${origin.id}", converted: ${error.reason}`, { line: origin.line })
+}
