@@ -8,8 +8,8 @@
 import { History } from "./History.js"
 // Loaded for its effect only: it keeps the loader's optimized code alive between loads.
 import "./internal/anchors.js"
-import { checkParsedLine, parseObjectLine, syntaxReason } from "./Json.js"
-import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
+import { checkParsedLine, firstArgumentsKey, firstInexactNumber, firstInexactNumberFrom, parseObjectLine, syntaxReason } from "./Json.js"
+import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader, takeCopiedNumber } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
 
 /** Bytes per line, terminator excluded. */
@@ -54,16 +54,39 @@ const decodeEntryLine = (text: string, line: number): SessionEntry | SessionErro
   } catch (e) {
     return sessionError("SESSION_INVALID_JSON", syntaxReason(e), { line })
   }
+  takeCopiedNumber()
   const canonical = decodeCanonicalLine(value, text)
-  if (canonical !== undefined) return canonical
+  if (canonical !== undefined) {
+    if (!text.startsWith(CANONICAL_PREFIX)) return exactNumbers(canonical, text, line)
+    // The canonical prefix spells the version `1`: any other number is in the arguments, which
+    // begin at the first "arguments" key (the content before them is skipped).
+    if (!takeCopiedNumber()) return canonical
+    const literal = firstInexactNumberFrom(text, firstArgumentsKey(text))
+    return literal === undefined ? canonical : inexactNumber(literal, "SESSION_INVALID_MESSAGE", line)
+  }
   const parsed = checkParsedLine(value, text)
   if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
   const record = parsed.value
   if (Object.prototype.hasOwnProperty.call(record, "type") && record["type"] === "session") {
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }
-  return decodeParsedEntry(record, line)
+  const entry = decodeParsedEntry(record, line)
+  return entry instanceof SessionError ? entry : exactNumbers(entry, text, line)
 }
+
+const CANONICAL_PREFIX = `{"type":"entry","version":1,"`
+
+/**
+ * `record`, unless its line holds a number literal that the record cannot hold exactly, which the
+ * next rewrite would change (SPEC C4): SESSION_INVALID_MESSAGE inside the message, else `code`.
+ */
+const exactNumbers = <A>(record: A, text: string, line: number, code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_HEADER" = "SESSION_INVALID_RECORD"): A | SessionError => {
+  const inexact = firstInexactNumber(text)
+  return inexact === undefined ? record : inexactNumber(inexact.literal, inexact.inMessage ? "SESSION_INVALID_MESSAGE" : code, line)
+}
+
+const inexactNumber = (literal: string, code: "SESSION_INVALID_MESSAGE" | "SESSION_INVALID_RECORD" | "SESSION_INVALID_HEADER", line: number) =>
+  sessionError(code, `the number ${literal} cannot be held exactly: a rewrite would write ${JSON.stringify(Number(literal))}`, { line })
 
 /** The caps of SPEC B3 over the lines' sizes: a session over the file cap, or the first line over its cap. */
 const checkSizes = (input: RecordLines): SessionError | undefined => {
@@ -103,7 +126,9 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
   }
   const first = parseObjectLine(lines[0]!)
   if (!first.ok) return sessionError("SESSION_INVALID_JSON", first.reason, { line: 1 })
-  const header = decodeHeader(first.value, 1)
+  const decodedHeader = decodeHeader(first.value, 1)
+  if (decodedHeader instanceof SessionError) return decodedHeader
+  const header = exactNumbers(decodedHeader, lines[0]!, 1, "SESSION_INVALID_HEADER")
   if (header instanceof SessionError) return header
   const history = new History()
   for (let i = 1; i < lines.length; i++) {

@@ -182,3 +182,103 @@ const findDuplicateKey = (text: string): string | undefined => {
     pos = next
   }
 }
+
+// ---------------------------------------------------------------------------
+// Numbers that a rewrite would change (SPEC C4)
+
+/** `sign digits e exponent` with no leading or trailing zeros: equal strings mean equal decimal values. */
+const decimalValue = (literal: string): string => {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal)
+  if (m === null) return literal
+  const fraction = m[3] ?? ""
+  let digits = (m[2]! + fraction).replace(/^0+/, "")
+  if (digits === "") return "0"
+  let exponent = Number(m[4] ?? "0") - fraction.length
+  const kept = digits.replace(/0+$/, "")
+  exponent += digits.length - kept.length
+  digits = kept
+  return `${m[1]}${digits}e${exponent}`
+}
+
+/** Whether the number literal `literal` is the value JSON.stringify writes for what JSON.parse reads from it. */
+export const isExactNumber = (literal: string): boolean => {
+  // Up to 15 digits, a plain integer is always exact.
+  if (/^-?\d{1,15}$/.test(literal)) return true
+  const parsed = Number(literal)
+  return Number.isFinite(parsed) && decimalValue(literal) === decimalValue(JSON.stringify(parsed))
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+
+/**
+ * The first number literal at or after `from` in `text` (a JSON text JSON.parse accepted,
+ * `from` outside any string) whose value a JavaScript number cannot hold exactly; undefined
+ * when there is none. Strings are skipped with `indexOf`.
+ */
+export const firstInexactNumberFrom = (text: string, from: number): string | undefined => {
+  let pos = from
+  const n = text.length
+  while (pos < n) {
+    const c = text.charCodeAt(pos)
+    if (c === QUOTE) pos = stringEnd(text, pos) + 1
+    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      NUMBER.lastIndex = pos
+      const literal = NUMBER.exec(text)?.[0] ?? text[pos]!
+      if (!isExactNumber(literal)) return literal
+      pos += literal.length
+    } else pos++
+  }
+  return undefined
+}
+
+/** Where the first key `"arguments"` of `text` begins, or -1: an unescaped quote cannot occur inside a string. */
+export const firstArgumentsKey = (text: string): number => {
+  let at = text.indexOf(`"arguments":`)
+  while (at > 0 && text.charCodeAt(at - 1) === BACKSLASH) {
+    // An escaped quote: count the backslashes before it.
+    let j = at - 1
+    while (text.charCodeAt(j) === BACKSLASH) j--
+    if (((at - 1 - j) & 1) === 0) break
+    at = text.indexOf(`"arguments":`, at + 1)
+  }
+  return at
+}
+
+/**
+ * The first number literal of `text` (a JSON text JSON.parse accepted) whose value a
+ * JavaScript number cannot hold exactly, so that the next rewrite would change it
+ * (`12345678901234567891` is read as 12345678901234567000); and whether it lies inside
+ * the value of the top-level key "message". Undefined when every number survives.
+ * Strings are skipped with `indexOf`, so only the text between them is visited.
+ */
+export const firstInexactNumber = (text: string): { readonly literal: string; readonly inMessage: boolean } | undefined => {
+  let depth = 0
+  let key: string | undefined
+  let messageDepth = -1
+  let pos = 0
+  const n = text.length
+  while (pos < n) {
+    const c = text.charCodeAt(pos)
+    if (c === QUOTE) {
+      const end = stringEnd(text, pos)
+      // A string at depth 1 followed by a colon is a key of the record itself.
+      if (depth === 1 && text.charCodeAt(skipWs(text, end + 1)) === COLON) key = text.slice(pos + 1, end)
+      pos = end + 1
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++
+      if (depth === 2 && key === "message" && messageDepth === -1) messageDepth = depth
+      pos++
+    } else if (c === 0x7d || c === 0x5d) {
+      if (depth === messageDepth) messageDepth = -1
+      depth--
+      pos++
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      NUMBER.lastIndex = pos
+      const m = NUMBER.exec(text)
+      const literal = m === null ? text[pos]! : m[0]
+      if (!isExactNumber(literal)) return { literal, inMessage: messageDepth !== -1 }
+      pos += literal.length
+    } else pos++
+  }
+  return undefined
+}

@@ -59,7 +59,7 @@
  */
 import * as Either from "effect/Either"
 import { decodeLines, encodeRecord, utf8Length } from "./Codec.js"
-import { parseObjectLine } from "./Json.js"
+import { firstInexactNumber, parseObjectLine } from "./Json.js"
 import { type CourseMessage, isCanonicalTimestamp, type SessionEntry, type SessionHeader } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
 
@@ -368,7 +368,18 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
     }
 
     let outcome: Outcome
-    if (type === "message") outcome = convertMessage(run, own(entry, "message"), id, line)
+    if (type === "message") {
+      // Re-encoding would round a literal no number holds exactly (SPEC C4): refuse it, as a load does.
+      const inexact = firstInexactNumber(lines[i]!)
+      if (inexact !== undefined) {
+        return Either.left(sessionError(
+          "SESSION_INVALID_MESSAGE",
+          `Pi entry "${id}" holds the number ${inexact.literal}, which cannot be held exactly (it would become ${JSON.stringify(Number(inexact.literal))})`,
+          { line }
+        ))
+      }
+      outcome = convertMessage(run, own(entry, "message"), id, line)
+    }
     else if (hasOwn.call(SKIPPED, type)) {
       skipped[SKIPPED[type]!]++
       outcome = undefined

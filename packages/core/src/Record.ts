@@ -159,6 +159,21 @@ export const decodeHeader = (
     : sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line })
 }
 
+/** Set when a decoder copies a number into tool-call arguments; read and cleared by `takeCopiedNumber`. */
+let copiedNumber = false
+
+/**
+ * Whether a number was copied into tool-call arguments since the last call (a zero too:
+ * `2e-324` reads as 0). The
+ * loader asks after each line: only then can the line hold a literal that a number cannot hold
+ * exactly (SPEC C4), which it checks in the text, so most lines are never scanned for numbers.
+ */
+export const takeCopiedNumber = (): boolean => {
+  const copied = copiedNumber
+  copiedNumber = false
+  return copied
+}
+
 /**
  * A fresh copy of JSON data (plain objects and arrays), without recursion, or
  * undefined when it holds a number JSON cannot write back (`1e400` parses to
@@ -185,6 +200,7 @@ const copyJson = (value: object): object | undefined => {
       } else if (typeof child === "number") {
         if (!Number.isFinite(child)) return undefined
         if (child === 0) child = 0
+        copiedNumber = true
       }
       if (key === "__proto__") Object.defineProperty(target, key, { value: child, writable: true, enumerable: true, configurable: true })
       else (target as Record<string, unknown>)[key] = child
@@ -391,6 +407,7 @@ const jsonChild = (child: unknown, depth: number): unknown => {
     return copy
   }
   if (typeof child === "number") {
+    copiedNumber = true
     if (child === 0) return 0
     if (!Number.isFinite(child)) return REFUSED
   }

@@ -15,7 +15,10 @@
  * prefix, and bytes were skipped); a record of type "session" after the first
  * line is SESSION_INVALID_HEADER (a second header); a number in tool-call
  * arguments that is out of the range of a double (it would read as Infinity)
- * is SESSION_INVALID_MESSAGE.
+ * is SESSION_INVALID_MESSAGE. SPEC C4: a number literal whose value a double
+ * cannot hold exactly is SESSION_INVALID_MESSAGE inside the message,
+ * SESSION_INVALID_HEADER in the header and SESSION_INVALID_RECORD elsewhere,
+ * judged once the record's shape and message are valid.
  */
 
 export type OracleResult =
@@ -59,7 +62,32 @@ interface Frame {
  * the grammar for a line — no duplicate key, no `__proto__` key, containers
  * nested at most MAX_DEPTH deep (the record is depth 1).
  */
+/** Where the last `parseDocument` with record rules met its first inexact number literal, if it did. */
+let inexact: { readonly inMessage: boolean } | undefined
+
+/** A decimal literal as an exact rational: digits × 10^exponent. */
+const rational = (literal: string): { readonly digits: bigint; readonly exponent: number } => {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal)!
+  const fraction = m[3] ?? ""
+  const digits = BigInt(`${m[1]}${m[2]}${fraction}`)
+  return { digits, exponent: Number(m[4] ?? "0") - fraction.length }
+}
+
+/** Whether the literal's value equals, as exact rationals, the value JSON.stringify writes for the double it reads as. */
+const exactLiteral = (literal: string, value: number): boolean => {
+  if (!Number.isFinite(value)) return true // out of range: judged separately
+  // A literal that reads as zero is exact only when its digits are all zeros (1e-400 reads as 0).
+  if (value === 0) return !/[1-9]/.test(literal.split(/[eE]/)[0]!)
+  const a = rational(literal)
+  const b = rational(JSON.stringify(value).replace("e+", "e"))
+  // Exponents this far apart cannot hold equal non-zero values of a few hundred digits.
+  if (Math.abs(a.exponent - b.exponent) > 1000) return false
+  const low = Math.min(a.exponent, b.exponent)
+  return a.digits * 10n ** BigInt(a.exponent - low) === b.digits * 10n ** BigInt(b.exponent - low)
+}
+
 const parseDocument = (s: string, partial: boolean, recordRules: boolean): { [key: string]: Json } => {
+  if (recordRules) inexact = undefined
   let i = 0
   const n = s.length
   const eof = (): never => {
@@ -125,7 +153,12 @@ const parseDocument = (s: string, partial: boolean, recordRules: boolean): { [ke
     }
     // A number that runs to the end of a partial text may go on: the object is not closed anyway.
     if (i >= n) eof()
-    return Number(s.slice(start, i))
+    const literal = s.slice(start, i)
+    const value = Number(literal)
+    if (recordRules && inexact === undefined && !exactLiteral(literal, value)) {
+      inexact = { inMessage: stack.length >= 2 && stack[0]!.key === "message" }
+    }
+    return value
   }
   const literal = (): Json => {
     for (const [word, v] of [["true", true], ["false", false], ["null", null]] as const) {
@@ -363,6 +396,7 @@ export const referenceDecode = (bytes: Uint8Array): OracleResult => {
   }
   const h = parseAt(0)
   if ("ok" in h && (h.ok === false)) return h as OracleResult
+  const headerInexact = inexact
   const header = h as { [key: string]: Json }
   if (header["type"] === "session" && typeof header["version"] === "number" && header["version"] !== 1) {
     return fail("SESSION_UNSUPPORTED_VERSION", "header version", 1)
@@ -373,6 +407,7 @@ export const referenceDecode = (bytes: Uint8Array): OracleResult => {
   ) {
     return fail("SESSION_INVALID_HEADER", "header shape", 1)
   }
+  if (headerInexact !== undefined) return fail("SESSION_INVALID_HEADER", "an inexact number", 1)
   parsed.push(header)
 
   const entries: Array<Record<string, unknown>> = []
@@ -381,6 +416,7 @@ export const referenceDecode = (bytes: Uint8Array): OracleResult => {
     const line = i + 1
     const r = parseAt(i)
     if ("ok" in r && r.ok === false) return r as OracleResult
+    const lineInexact = inexact
     const rec = r as { [key: string]: Json }
     if (rec["type"] === "session") return fail("SESSION_INVALID_HEADER", "a second header", line)
     if (rec["type"] === "entry" && typeof rec["version"] === "number" && rec["version"] !== 1) {
@@ -395,6 +431,9 @@ export const referenceDecode = (bytes: Uint8Array): OracleResult => {
     }
     const problem = checkMessage(rec["message"])
     if (problem !== undefined) return fail("SESSION_INVALID_MESSAGE", problem, line)
+    if (lineInexact !== undefined) {
+      return fail(lineInexact.inMessage ? "SESSION_INVALID_MESSAGE" : "SESSION_INVALID_RECORD", "an inexact number", line)
+    }
     const id = rec["id"] as string
     if (byId.has(id)) return fail("SESSION_DUPLICATE_ID", id, line)
     const parentId = rec["parentId"] as string | null
