@@ -21,6 +21,8 @@ export default defineWorkspace([
     test: {
       name: "pg",
       include: ["packages/pg/test/**/*.test.ts"],
+      // One PostgreSQL server for the run, shared with the conformance and reliability projects.
+      globalSetup: ["packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000
     }
   },
@@ -35,13 +37,15 @@ export default defineWorkspace([
     test: {
       name: "conformance",
       include: ["packages/conformance/test/**/*.test.ts"],
+      globalSetup: ["packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000
     }
   },
   {
     test: {
       name: "reliability",
-      include: ["packages/file/reliability/**/*.test.ts"],
+      include: ["packages/file/reliability/**/*.test.ts", "packages/pg/reliability/**/*.test.ts"],
+      globalSetup: ["packages/pg/test/support/global-setup.ts"],
       testTimeout: 3_600_000,
       hookTimeout: 600_000
     }

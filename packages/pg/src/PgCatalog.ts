@@ -1,0 +1,29 @@
+/**
+ * The catalog of a PostgreSQL database (SPEC C5 `list --db`): every session row
+ * with a version that changes whenever the session does (`incarnation:head`: an
+ * append moves the head, a session created again under the same ID draws a new
+ * incarnation), and reads of many sessions in few statements. Like the
+ * journal, it never parses a record.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SessionCatalog, type SessionCatalogService } from "@session-tree/core/SessionCatalog"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as internal from "./internal/catalog.js"
+
+/**
+ * The catalog over `sql`. `scan` ignores its scope (a database holds one set of
+ * sessions: those in the first schema of the connection's `search_path`);
+ * `readMany` reads up to `READ_CHUNK` sessions per statement, each as
+ * `SessionJournal.read` would.
+ */
+export const make: (sql: SqlClient.SqlClient) => SessionCatalogService = internal.make
+
+/** Sessions read by one statement of `readMany`. */
+export const READ_CHUNK: number = internal.READ_CHUNK
+
+/** The catalog over the `SqlClient` in context. */
+export const layer: Layer.Layer<SessionCatalog, never, SqlClient.SqlClient> = Layer.effect(
+  SessionCatalog,
+  Effect.map(SqlClient.SqlClient, make)
+)

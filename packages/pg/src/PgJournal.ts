@@ -1,0 +1,88 @@
+/**
+ * The PostgreSQL backend (SPEC C2): a session is a row of
+ * `session_tree_sessions` (its ID, its header's canonical line, its head = the
+ * number of entries) and one row of `session_tree_entries` per entry (its
+ * canonical line as text, exactly). The location of a session is its ID.
+ *
+ * - create inserts the session row and its entry rows in one transaction:
+ *   all of it or nothing; SESSION_EXISTS when the ID is taken.
+ * - read and open use one statement, so one snapshot: a commit is seen whole
+ *   or not at all. Rows must number the entries 1..head; the lines are then
+ *   validated by the core as any file's lines are.
+ * - an append (a group-commit batch) is one transaction with
+ *   `synchronous_commit` on: a compare-and-set of the head against what the
+ *   writer last saw, then the new rows. The loser of a race writes nothing and
+ *   fails with SESSION_REPLACED, or SESSION_BUSY when another writer's commit
+ *   holds the session longer than `lockTimeout`.
+ * - every failure of the database or the connection is SESSION_IO with the
+ *   `SqlError` as its cause; when the connection failed while COMMIT was in
+ *   flight the message says the outcome is unknown, and the writer keeps what
+ *   it saw, so its next append fails with SESSION_REPLACED if the batch did commit.
+ *
+ * Session IDs and lines only ever travel as query parameters. The schema comes
+ * from `Migrations.migrate` (`session-tree migrate --db URL`).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import type { SessionError } from "@session-tree/core/SessionError"
+import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { ioError } from "./internal/errors.js"
+import * as internal from "./internal/journal.js"
+import * as PgCatalog from "./PgCatalog.js"
+
+export interface Options {
+  /**
+   * How long a commit waits while another writer's commit holds the same
+   * session before it fails with SESSION_BUSY (PostgreSQL's `lock_timeout`,
+   * set for each write transaction). Default: `DEFAULT_LOCK_TIMEOUT` (5 seconds).
+   */
+  readonly lockTimeout?: Duration.DurationInput | undefined
+}
+
+export const DEFAULT_LOCK_TIMEOUT: Duration.Duration = internal.DEFAULT_LOCK_TIMEOUT
+
+/** The journal over `sql`: sessions in the first schema of its connections' `search_path`. */
+export const make = (sql: SqlClient.SqlClient, options?: Options): SessionJournalService =>
+  internal.make(sql, {
+    lockTimeout: options?.lockTimeout === undefined ? DEFAULT_LOCK_TIMEOUT : Duration.decode(options.lockTimeout)
+  })
+
+/** The journal over the `SqlClient` in context, with `options`. */
+export const layerWith = (options?: Options): Layer.Layer<SessionJournal, never, SqlClient.SqlClient> =>
+  Layer.effect(SessionJournal, Effect.map(SqlClient.SqlClient, (sql) => make(sql, options)))
+
+/** The journal over the `SqlClient` in context. */
+export const layer: Layer.Layer<SessionJournal, never, SqlClient.SqlClient> = layerWith()
+
+/** What the convenience layers provide: the journal, the catalog, and the client they run on. */
+export type Services = SessionJournal | SessionCatalog | SqlClient.SqlClient | PgClient.PgClient
+
+const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>, options?: Options) =>
+  Layer.mergeAll(layerWith(options), PgCatalog.layer).pipe(Layer.provideMerge(client))
+
+/** The journal and catalog over a new `PgClient` (a pool) made from `config`; a failed connect is SESSION_IO. */
+export const layerClient = (config: PgClient.PgClientConfig, options?: Options): Layer.Layer<Services, SessionError> =>
+  over(PgClient.layer(config).pipe(Layer.mapError((error) => ioError("connecting to the database failed", error))), options)
+
+/** The journal and catalog over a new `PgClient` for the database at `url` (`postgres://user:password@host:port/db`). */
+export const layerUrl = (url: string | Redacted.Redacted, options?: Options): Layer.Layer<Services, SessionError> =>
+  layerClient({ url: typeof url === "string" ? Redacted.make(url) : url }, options)
+
+/** The journal and catalog over a new `PgClient` whose configuration is read from `Config`. */
+export const layerConfig = (
+  config: Config.Config.Wrap<PgClient.PgClientConfig>,
+  options?: Options
+): Layer.Layer<Services, SessionError | ConfigError.ConfigError> =>
+  over(
+    PgClient.layerConfig(config).pipe(
+      Layer.mapError((error) => (error._tag === "SqlError" ? ioError("connecting to the database failed", error) : error))
+    ),
+    options
+  )

@@ -1,0 +1,53 @@
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SessionCatalogService } from "@session-tree/core/SessionCatalog"
+import type { SessionError } from "@session-tree/core/SessionError"
+import type { Stored } from "@session-tree/core/SessionJournal"
+import * as Effect from "effect/Effect"
+import { ioError } from "./errors.js"
+import { notFound, readsOf, selectSessions, storableId } from "./rows.js"
+
+/** Sessions read by one statement: enough to save round trips, few enough that one reply stays a bounded size. */
+export const READ_CHUNK = 64
+
+export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
+  const sql = client.withoutTransforms()
+
+  const readChunk = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Stored | SessionError>> =>
+    selectSessions(sql, ids).pipe(
+      Effect.map((rows) => {
+        const reads = readsOf(ids, rows)
+        const found = new Map<string, Stored | SessionError>()
+        for (const [id, read] of reads) found.set(id, "stored" in read ? read.stored : read)
+        return found
+      }),
+      // A failed statement fails every session it would have read, each in its own place.
+      Effect.catchAll((error) => {
+        const failed = ioError("reading the sessions failed", error)
+        return Effect.succeed(new Map<string, Stored | SessionError>(ids.map((id) => [id, failed])))
+      })
+    )
+
+  return {
+    // A database holds one set of sessions: the scope of a directory means nothing here.
+    scan: () =>
+      sql<{ readonly id: string; readonly incarnation: string; readonly head: number; readonly changed: number }>`
+        SELECT id, incarnation::text AS incarnation, head,
+               (extract(epoch FROM changed_at) * 1000)::float8 AS changed
+          FROM session_tree_sessions
+         ORDER BY id`.pipe(
+        Effect.map((rows) =>
+          rows.map((row) => ({ location: row.id, version: `${row.incarnation}:${row.head}`, changed: row.changed }))
+        ),
+        Effect.mapError((error) => ioError("listing the sessions failed", error))
+      ),
+    readMany: (locations) =>
+      Effect.gen(function*() {
+        const wanted = [...new Set(locations.filter(storableId))]
+        const found = new Map<string, Stored | SessionError>()
+        for (let i = 0; i < wanted.length; i += READ_CHUNK) {
+          for (const [id, read] of yield* readChunk(wanted.slice(i, i + READ_CHUNK))) found.set(id, read)
+        }
+        return locations.map((location) => found.get(location) ?? notFound(location))
+      })
+  }
+}

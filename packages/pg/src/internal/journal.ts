@@ -1,0 +1,163 @@
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { Batch, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { ioError, type Progress, transaction, writeError } from "./errors.js"
+import { notFound, type Read, readsOf, selectSessions, storableId } from "./rows.js"
+
+export interface Options {
+  /** How long a commit waits for another writer's commit on the same session before SESSION_BUSY. */
+  readonly lockTimeout: Duration.Duration
+}
+
+export const DEFAULT_LOCK_TIMEOUT: Duration.Duration = Duration.seconds(5)
+
+/** What a writer last saw of its session: the compare-and-set of its next commit. */
+interface Held {
+  head: number
+  readonly incarnation: string
+  closed: boolean
+}
+
+/** `lock_timeout` in milliseconds as text, for `set_config`; "0" waits for ever. */
+const lockTimeoutSetting = (timeout: Duration.Duration): string =>
+  Duration.isFinite(timeout) ? String(Math.max(1, Math.ceil(Duration.toMillis(timeout)))) : "0"
+
+/** Reads the session `id`: its lines, and what a writer needs to append after them. */
+export const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, SessionError> => {
+  if (!storableId(id)) return Effect.fail(notFound(id))
+  return Effect.flatMap(
+    Effect.mapError(selectSessions(sql, [id]), (error) => ioError("reading the session failed", error, id)),
+    (rows) => {
+      const read = readsOf([id], rows).get(id)!
+      return "stored" in read ? Effect.succeed(read) : Effect.fail(read)
+    }
+  )
+}
+
+export const make = (client: SqlClient.SqlClient, options: Options): SessionJournalService => {
+  // Column names are ours: a client that renames result columns (camelCase) must not rename them.
+  const sql = client.withoutTransforms()
+  const lockTimeout = lockTimeoutSetting(options.lockTimeout)
+
+  /** The settings of every write transaction: durable at COMMIT whatever the server's default, and a bounded lock wait. */
+  const settings = sql`SELECT set_config('synchronous_commit', 'on', true), set_config('lock_timeout', ${lockTimeout}, true)`
+
+  const append = (id: string, held: Held, batch: Batch): Effect.Effect<void, SessionError> =>
+    Effect.suspend(() => {
+      if (held.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: id }))
+      const n = batch.lines.length
+      // An empty batch asks for the canonical generation to be written; rows always hold it.
+      if (n === 0) return Effect.void
+      const seen = held.head
+      const progress: Progress = { committing: false }
+      const commit = transaction(
+        sql,
+        progress,
+        Effect.gen(function*() {
+          yield* settings
+          // The compare-and-set and the new rows in one statement: when the head is no longer the
+          // one this writer saw (or the session was replaced), no row is inserted. The UPDATE waits
+          // for a commit in flight on the same session (up to lock_timeout), then sees its result.
+          const [counts] = yield* sql<{ readonly moved: number; readonly added: number }>`
+            WITH moved AS (
+              UPDATE session_tree_sessions
+                 SET head = head + ${n}::int4, changed_at = now()
+               WHERE id = ${id} AND head = ${seen}::int4 AND incarnation = ${held.incarnation}::uuid
+              RETURNING id
+            ), added AS (
+              INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
+              SELECT moved.id, ${seen}::int4 + e.ord::int4, e.entry_id, e.line
+                FROM moved, unnest(${batch.ids}::text[], ${batch.lines}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)
+              RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM moved)::int4 AS moved, (SELECT count(*) FROM added)::int4 AS added`
+          if (counts === undefined || counts.moved !== 1) {
+            return yield* sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: id })
+          }
+          if (counts.added !== n) {
+            return yield* sessionError("SESSION_IO", `the database inserted ${counts.added} of ${n} rows; nothing was committed`, {
+              path: id
+            })
+          }
+        })
+      )
+      return commit.pipe(
+        Effect.mapError((error: SessionError | SqlError) => {
+          // Rows beyond the head can only be there if something else wrote them: the session is not the one this writer read.
+          if (!progress.committing && error._tag === "SqlError" && (error.cause as { code?: unknown })?.code === "23505") {
+            return sessionError("SESSION_REPLACED", "the session holds rows this store did not see; reload it", {
+              path: id,
+              cause: error
+            })
+          }
+          return writeError("appending to the session failed", error, progress, id)
+        }),
+        // Only a commit that succeeded moves what the writer saw; after any failure it stays.
+        Effect.tap(() => Effect.sync(() => (held.head = seen + n)))
+      )
+    })
+
+  /** A writer that holds `id` from what it saw until its scope closes. */
+  const writerOf = (id: string, head: number, incarnation: string): Effect.Effect<Writer, never, Scope.Scope> =>
+    Effect.map(
+      Effect.acquireRelease(
+        Effect.sync((): Held => ({ head, incarnation, closed: false })),
+        (held) => Effect.sync(() => (held.closed = true))
+      ),
+      (held): Writer => ({ append: (batch) => append(id, held, batch) })
+    )
+
+  return {
+    // In the database a session's location is its ID.
+    sessionIdAt: (location) => location,
+    create: (location, session) =>
+      Effect.gen(function*() {
+        if (!storableId(location)) {
+          return yield* sessionError(
+            "SESSION_INVALID_HEADER",
+            "a session ID in the database must be non-empty text without U+0000 or a lone surrogate",
+            { path: location }
+          )
+        }
+        const incarnation = globalThis.crypto.randomUUID()
+        const head = session.lines.length - 1
+        const progress: Progress = { committing: false }
+        yield* transaction(
+          sql,
+          progress,
+          Effect.zipRight(
+            settings,
+            sql`
+              WITH created AS (
+                INSERT INTO session_tree_sessions (id, header, head, incarnation, changed_at)
+                VALUES (${location}, ${session.lines[0]!}, ${head}::int4, ${incarnation}::uuid, now())
+                RETURNING id
+              )
+              INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
+              SELECT created.id, e.ord::int4, e.entry_id, e.line
+                FROM created, unnest(${session.ids}::text[], ${session.lines.slice(1)}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)`
+          )
+        ).pipe(
+          Effect.mapError((error) => {
+            if (
+              !progress.committing && error._tag === "SqlError" &&
+              (error.cause as { constraint?: unknown })?.constraint === "session_tree_sessions_pkey"
+            ) {
+              return sessionError("SESSION_EXISTS", "a session with this ID exists", { path: location, cause: error })
+            }
+            return writeError("creating the session failed", error, progress, location)
+          })
+        )
+        const writer = yield* writerOf(location, head, incarnation)
+        return { location, writer }
+      }),
+    open: (location) =>
+      Effect.flatMap(readSession(sql, location), (read) =>
+        Effect.map(writerOf(location, read.head, read.incarnation), (writer) => ({ ...read.stored, writer }))),
+    read: (location) => Effect.map(readSession(sql, location), (read) => read.stored)
+  }
+}

