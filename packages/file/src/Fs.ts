@@ -78,6 +78,8 @@ export interface FsEffects {
   readonly rename: (from: string, to: string) => Effect.Effect<void, FsError>
   readonly unlink: (path: string) => Effect.Effect<void, FsError>
   readonly readdir: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
+  /** The canonical absolute path of `path`, every symlink on the way resolved. */
+  readonly realpath: (path: string) => Effect.Effect<string, FsError>
   /** Kernel copy (reflink where the filesystem can, copy_file_range elsewhere); fails if `to` exists. */
   readonly copyFile: (from: string, to: string) => Effect.Effect<void, FsError>
 }
@@ -162,6 +164,7 @@ export const nodeCalls: FsCalls = {
   rename: (from, to) => guard("rename", to, () => NFS.renameSync(from, to)),
   unlink: (path) => guard("unlink", path, () => NFS.unlinkSync(path)),
   readdir: (path) => guard("readdir", path, () => NFS.readdirSync(path)),
+  realpath: (path) => guard("realpath", path, () => NFS.realpathSync.native(path)),
   copyFile: (from, to) => guard("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS)),
   closeDetached: (h, done) => NFS.close(h.fd, (err) => done(err ? fail("close", h.path)(err) : undefined))
 }
@@ -184,6 +187,7 @@ const effectsOfCalls = (calls: FsCalls): FsEffects => ({
   rename: (from, to) => fromCall(() => calls.rename(from, to)),
   unlink: (path) => fromCall(() => calls.unlink(path)),
   readdir: (path) => fromCall(() => calls.readdir(path)),
+  realpath: (path) => fromCall(() => calls.realpath(path)),
   copyFile: (from, to) => fromCall(() => calls.copyFile(from, to))
 })
 
@@ -230,6 +234,7 @@ export const threadPool: FsService = fromEffects({
   rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
   unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
   readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
+  realpath: (path) => call<string>("realpath", path, (cb) => NFS.realpath.native(path, cb)),
   copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb))
 })
 
@@ -267,6 +272,7 @@ export const intercept = (
   rename: (from, to) => around({ op: "rename", path: from, target: to }, fs.rename(from, to)),
   unlink: (path) => around({ op: "unlink", path }, fs.unlink(path)),
   readdir: (path) => around({ op: "readdir", path }, fs.readdir(path)),
+  realpath: (path) => around({ op: "realpath", path }, fs.realpath(path)),
   copyFile: (from, to) => around({ op: "copyFile", path: from, target: to }, fs.copyFile(from, to))
   })
 }

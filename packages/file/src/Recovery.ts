@@ -46,7 +46,7 @@ export interface RecoveryReport {
 }
 
 const decodeAt = (path: string) =>
-  Effect.flatMap(Generation.open(Paths.resolve(path)), (opened) =>
+  Effect.flatMap(Effect.flatMap(Paths.resolve(path), Generation.open), (opened) =>
     Effect.ensuring(Effect.sync(() => decode(opened.bytes)), closeQuietly(opened.generation.handle))).pipe(
       Effect.map((d) => (d instanceof SessionError ? undefined : d)),
       Effect.orElseSucceed(() => undefined)
@@ -84,7 +84,7 @@ const leftoversOfGoneWriters = (paths: Paths.SessionPaths): Effect.Effect<Readon
 export const recover = (path: string): Effect.Effect<RecoveryReport, SessionError, Fs> =>
   Effect.scoped(Effect.gen(function*() {
     const fs = effectsOf(yield* Fs)
-    const paths = Paths.resolve(path)
+    const paths = yield* Paths.resolve(path)
     const dir = yield* Generation.statDirectory(paths)
     const lock = yield* lockFor(paths.lockKey(dir.dev, dir.ino))
     return yield* lock.withLock(Effect.gen(function*() {

@@ -654,11 +654,30 @@ const validFile = file(E1)
     return Path.join(dir, FILE)
   }, "SESSION_NOT_REGULAR_FILE", undefined)
   bad(r, "a device (/dev/null itself)", () => "/dev/null", "SESSION_NOT_REGULAR_FILE", undefined)
-  bad(r, "a file inside a symlinked directory", (dir) => {
+  // SPEC C3: the directories above the file may be symlinks (macOS /tmp); the file itself may not.
+  ok(r, "a file inside a symlinked directory", (dir) => {
     NFS.mkdirSync(Path.join(dir, "real"))
     NFS.writeFileSync(Path.join(dir, "real", FILE), validFile)
     NFS.symlinkSync("real", Path.join(dir, "link"))
     return Path.join(dir, "link", FILE)
+  }, [E1])
+  ok(r, "a file below two symlinked directories", (dir) => {
+    NFS.mkdirSync(Path.join(dir, "real", "deeper"), { recursive: true })
+    NFS.writeFileSync(Path.join(dir, "real", "deeper", FILE), validFile)
+    NFS.symlinkSync(Path.join(dir, "real"), Path.join(dir, "link"))
+    NFS.symlinkSync("link/deeper", Path.join(dir, "link2"))
+    return Path.join(dir, "link2", FILE)
+  }, [E1])
+  bad(r, "a symlink to a session file, inside a symlinked directory", (dir) => {
+    NFS.mkdirSync(Path.join(dir, "real"))
+    NFS.writeFileSync(Path.join(dir, "real", "real.jsonl"), validFile)
+    NFS.symlinkSync("real.jsonl", Path.join(dir, "real", FILE))
+    NFS.symlinkSync("real", Path.join(dir, "link"))
+    return Path.join(dir, "link", FILE)
+  }, "SESSION_NOT_REGULAR_FILE", undefined)
+  bad(r, "a path whose parent is a regular file", (dir) => {
+    NFS.writeFileSync(Path.join(dir, "plain"), "x")
+    return Path.join(dir, "plain", FILE)
   }, "SESSION_NOT_REGULAR_FILE", undefined)
   bad(r, "nothing at the path", (dir) => Path.join(dir, FILE), "SESSION_NOT_FOUND", undefined)
   bad(r, "no such directory", (dir) => Path.join(dir, "missing", FILE), "SESSION_NOT_FOUND", undefined)
@@ -722,7 +741,8 @@ const readFile = (path: string, size?: number) =>
   Effect.map(readSession(path), (result): Outcome => {
     if (Either.isLeft(result)) return outcomeOfError(result.left)
     if (size !== undefined) expect(result.right.size).toBe(size)
-    expect(result.right.location).toBe(Path.resolve(path))
+    // The directory is resolved once (SPEC C3): the location names the real directory.
+    expect(result.right.location).toBe(Path.join(NFS.realpathSync(Path.dirname(Path.resolve(path))), Path.basename(path)))
     return { ok: true, header: result.right.header, entries: result.right.entries, tail: result.right.tail }
   })
 
@@ -832,7 +852,7 @@ describe("load: steps", () => {
             yield* readSession(path, around)
             expect(steps.filter((s) => s.op === "open").length).toBe(1)
             expect(steps.filter((s) => s.op === "close").length).toBe(1)
-            expect(steps.map((s) => s.op).filter((op) => !["lstat", "open", "fstat", "read", "close"].includes(op))).toEqual([])
+            expect(steps.map((s) => s.op).filter((op) => !["realpath", "lstat", "open", "fstat", "read", "close"].includes(op))).toEqual([])
           }
         }),
       ({ remove }) => Effect.sync(remove)

@@ -21,7 +21,7 @@ export type TraceEvent =
   | { readonly op: "rename"; readonly path: string; readonly target: string }
   | { readonly op: "unlink"; readonly path: string }
   | { readonly op: "copyFile"; readonly path: string; readonly target: string }
-  | { readonly op: "lstat" | "fstat" | "read" | "readdir"; readonly path: string }
+  | { readonly op: "lstat" | "fstat" | "read" | "readdir" | "realpath"; readonly path: string }
   /** A step that failed: it changed nothing. */
   | { readonly op: "failed"; readonly step: string; readonly path: string; readonly errno: string }
   /**
@@ -81,6 +81,7 @@ export const recorder = (service: FsService): Recorder => {
     rename: (from, to) => rec(base.rename(from, to), "rename", from, () => ({ op: "rename", path: from, target: to })),
     unlink: (path) => rec(base.unlink(path), "unlink", path, () => ({ op: "unlink", path })),
     readdir: (path) => rec(base.readdir(path), "readdir", path, () => ({ op: "readdir", path })),
+    realpath: (path) => rec(base.realpath(path), "realpath", path, () => ({ op: "realpath", path })),
     copyFile: (from, to) => rec(base.copyFile(from, to), "copyFile", from, () => ({ op: "copyFile", path: from, target: to }))
   })
   ;(self as { fs: FsService }).fs = fs

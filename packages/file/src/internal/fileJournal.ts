@@ -235,17 +235,15 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
   return {
     sessionIdAt: () => undefined,
     read: (location) =>
-      provide(Effect.suspend(() => {
-        const paths = Paths.resolve(location)
-        return Effect.acquireUseRelease(
+      provide(Effect.flatMap(Paths.resolve(location), (paths) =>
+        Effect.acquireUseRelease(
           Generation.open(paths),
           (opened) => storedOf(paths, opened.bytes),
           (opened) => closeQuietly(opened.generation.handle)
-        )
-      })),
+        ))),
     open: (location) =>
       provide(Effect.uninterruptible(Effect.gen(function*() {
-        const paths = Paths.resolve(location)
+        const paths = yield* Paths.resolve(location)
         const opened = yield* Generation.open(paths)
         const writer = yield* Effect.gen(function*() {
           const stored = yield* storedOf(paths, opened.bytes)
@@ -266,7 +264,7 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
       }))),
     create: (location, session) =>
       provide(Effect.uninterruptible(Effect.gen(function*() {
-        const paths = Paths.resolve(location)
+        const paths = yield* Paths.resolve(location)
         const bytes = bytesOf(session)
         const dirStat = yield* Generation.statDirectory(paths)
         const handle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)

@@ -8,7 +8,10 @@
  *   `NAME`, so the temp name survives the install;
  * - `NAME.rollback-OWNER-SEQ` — a link of the marker renamed back onto `NAME`.
  */
+import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import * as Effect from "effect/Effect"
 import * as Path from "node:path"
+import { effectsOf, Fs } from "../Fs.js"
 import * as Owner from "./owner.js"
 
 export interface SessionPaths {
@@ -20,11 +23,31 @@ export interface SessionPaths {
   readonly lockKey: (dev: bigint, ino: bigint) => string
 }
 
-/** The names of the session file at `path`, made absolute. */
-export const resolve = (path: string): SessionPaths => {
-  const absolute = Path.resolve(path)
-  const dir = Path.dirname(absolute)
-  const base = Path.basename(absolute)
+/**
+ * The names of the session file at `path`, made absolute, with its directory resolved once
+ * (SPEC C3): the directories above the file may be reached through symlinks (macOS `/tmp`, a
+ * linked home or project folder), the file itself never is. The store then pins that directory
+ * by identity, so a symlink retargeted later cannot move it.
+ */
+export const resolve = (path: string): Effect.Effect<SessionPaths, SessionError, Fs> =>
+  Effect.flatMap(Fs, (fs) => {
+    const absolute = Path.resolve(path)
+    const dir = Path.dirname(absolute)
+    return effectsOf(fs).realpath(dir).pipe(
+      Effect.map((real) => at(real, Path.basename(absolute))),
+      Effect.mapError((e) =>
+        e.errno === "ENOENT"
+          ? sessionError("SESSION_NOT_FOUND", "the directory does not exist", { path: dir, cause: e })
+          : e.errno === "ENOTDIR"
+          ? sessionError("SESSION_NOT_REGULAR_FILE", "the parent path is not a directory", { path: dir, cause: e })
+          : sessionError("SESSION_IO", `resolving the directory failed: ${e.errno}`, { path: dir, cause: e })
+      )
+    )
+  })
+
+/** The names of the session file `base` in the directory `dir`, taken as they are. */
+export const at = (dir: string, base: string): SessionPaths => {
+  const absolute = Path.join(dir, base)
   return {
     path: absolute,
     dir,
