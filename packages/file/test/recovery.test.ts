@@ -164,6 +164,31 @@ describe("recover", () => {
       expect(NFS.readFileSync(path)).toEqual(bytes)
     }).pipe(Effect.provide(layerReal)))
 
+  it.scoped("an append blocked by a marker says whether a writer is committing, or that recover resolves it", () =>
+    Effect.gen(function*() {
+      const { bytes, dir, path } = yield* session
+      const store = yield* SessionStore.load(path)
+      const marker = Path.join(dir, MARKER)
+      NFS.linkSync(path, marker)
+      const crashed = yield* Effect.either(store.append(null, user("m3", "three")))
+      expect(Either.isLeft(crashed) && [crashed.left.code, crashed.left.reason]).toEqual([
+        "SESSION_BUSY",
+        `a recovery marker (${marker}) left by an interrupted commit blocks appends; no writer is running, ` +
+        `so run \`session-tree recover ${path}\` (Recovery.recover) to resolve it`
+      ])
+      const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
+      yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+      yield* Effect.promise(() => new Promise<void>((resolve) => child.once("spawn", () => resolve())))
+      const pid = child.pid!
+      NFS.writeFileSync(Path.join(dir, leftoverName("tmp", `${BOOT}-${pid}-${startTimeOf(pid)}`)), "")
+      const inFlight = yield* Effect.either(store.append(null, user("m3", "three")))
+      expect(Either.isLeft(inFlight) && [inFlight.left.code, inFlight.left.reason]).toEqual([
+        "SESSION_BUSY",
+        `another writer (pid ${pid}) is committing to this session right now; reload and retry`
+      ])
+      expect(NFS.readFileSync(path)).toEqual(bytes)
+    }).pipe(Effect.provide(layerReal)))
+
   it.scoped("treats leftovers of this very process as gone (its commits are behind the path lock)", () =>
     Effect.gen(function*() {
       const { dir, path } = yield* session

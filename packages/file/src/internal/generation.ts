@@ -7,9 +7,10 @@
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
 import { MAX_FILE_BYTES } from "@session-tree/core/Codec"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import { effectsOf, type FileId, Flags, Fs, FsError, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll } from "./io.js"
+import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
 import * as Steps from "./steps.js"
 
@@ -175,6 +176,35 @@ export type CommitResult =
   | { readonly _tag: "Failed"; readonly error: SessionError; readonly leftover: ReadonlyArray<string> }
   | { readonly _tag: "Locked"; readonly error: SessionError }
 
+/**
+ * Why the marker exists, for the SESSION_BUSY of a commit that found it: another writer's commit
+ * in flight (its temp file names a running process), or one that crashed or could not prove its
+ * rollback, which only `recover` resolves.
+ */
+function* busy(paths: Paths.SessionPaths): Steps.Steps<SessionError> {
+  let live: Owner.Owner | undefined
+  try {
+    for (const name of yield* Steps.readdir(paths.dir)) {
+      const leftover = Paths.parseLeftover(paths, name)
+      if (leftover !== undefined && Owner.isAlive(leftover.owner)) live = leftover.owner
+    }
+  } catch (e) {
+    if (!(e instanceof FsError)) throw e
+  }
+  return live !== undefined
+    ? sessionError(
+      "SESSION_BUSY",
+      `another writer (pid ${live.pid}) is committing to this session right now; reload and retry`,
+      { path: paths.path }
+    )
+    : sessionError(
+      "SESSION_BUSY",
+      `a recovery marker (${paths.marker}) left by an interrupted commit blocks appends; ` +
+        `no writer is running, so run \`session-tree recover ${paths.path}\` (Recovery.recover) to resolve it`,
+      { path: paths.path }
+    )
+}
+
 /** Opens an existing own name for writing, never through a link. */
 const WRITE_NO_FOLLOW = NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW
 
@@ -218,10 +248,12 @@ function* commitSteps(input: CommitInput): Steps.Steps<CommitResult> {
     tmpHandle = yield* Steps.named("create temp", Steps.open(tmp, Flags.createExclusive, base.mode))
     tmpId = yield* Steps.named("fstat temp", Steps.fstat(tmpHandle))
     // ENOENT: the path vanished (deleted, or its directory moved) since the check above.
-    yield* Steps.named("lock (link marker)", Steps.link(paths.path, paths.marker), {
-      EEXIST: "SESSION_BUSY",
-      ENOENT: "SESSION_REPLACED"
-    })
+    try {
+      yield* Steps.named("lock (link marker)", Steps.link(paths.path, paths.marker), { ENOENT: "SESSION_REPLACED" })
+    } catch (e) {
+      if (e instanceof SessionError && e.cause instanceof FsError && e.cause.errno === "EEXIST") throw yield* busy(paths)
+      throw e
+    }
     markerLinked = true
     // The marker must be the generation this store holds open, else another writer got there first;
     // its size and modification time must be the held ones, else someone wrote into the file in place
