@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark, each a table of medians, p90s and ratios to
  * a baseline measured in the same run on the same data.
  *
- *   --only load,append,fill,concurrent,kernel-copy   a subset
+ *   --only load,append,fill,concurrent,kernel-copy,list   a subset
  *   --rounds N        rounds of the load, append and kernel-copy tables (default 25)
  *   --append-warmup N rounds of the append table run before measuring (default 40: the
  *                     first appends of a process run in V8's interpreter; the table shows them too)
@@ -16,6 +16,7 @@ import { benchAppend } from "./suites/append.js"
 import { benchConcurrent } from "./suites/concurrent.js"
 import { benchFill } from "./suites/fill.js"
 import { benchKernelCopy } from "./suites/kernel-copy.js"
+import { benchList } from "./suites/list.js"
 import { benchLoad } from "./suites/load.js"
 
 const only = list("only")
@@ -70,6 +71,22 @@ if (wanted("kernel-copy")) {
     const rows = await benchKernelCopy({ rounds: roundsN, warmup }, tmp.dir)
     show("5. Commit with and without the kernel copy (ratio to the commit that writes everything)", rows)
     for (const r of rows.filter((r) => r.variant === "commit with kernel copy")) summary.push(`${r.group}: kernel copy / full write = ${r.ratio!.toFixed(2)}×`)
+  } finally {
+    tmp.remove()
+  }
+}
+if (wanted("list")) {
+  const tmp = tempDir()
+  try {
+    const { note, rows } = await benchList({ rounds: arg("list-rounds", 5), sessions: arg("sessions", 2_000) }, tmp.dir)
+    show(`6. List a directory of sessions (${note}; ratio to Pi's SessionManager.list)`, rows)
+    const ratio = (variant: string) => rows.find((r) => r.variant === variant)!.ratio!
+    const cold = ratio("ours: Sessions.list, cold")
+    const repeated = 1 / ratio("ours: Sessions.list, repeated")
+    const changed = 1 / ratio("ours: Sessions.list, after one session changed")
+    summary.push(`list, cold: ours / Pi = ${cold.toFixed(2)}× (goal ≤ 1×: ${cold <= 1 ? "met" : "missed"})`)
+    summary.push(`list, repeated: ${repeated.toFixed(0)}× faster than Pi (goal ≥ 20×: ${repeated >= 20 ? "met" : "missed"})`)
+    summary.push(`list after one session changed: ${changed.toFixed(0)}× faster than Pi (goal ≥ 10×: ${changed >= 10 ? "met" : "missed"})`)
   } finally {
     tmp.remove()
   }
