@@ -6,6 +6,16 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { run } from "./Cli.js"
 
+// Help and errors respect a pipe: no colour codes when the stream is not a terminal, or NO_COLOR is set.
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
+const noColor = process.env["NO_COLOR"] !== undefined && process.env["NO_COLOR"] !== ""
+const plain = (stream: NodeJS.WriteStream, write: (...args: Array<unknown>) => void) =>
+  stream.isTTY === true && !noColor ? write : (...args: Array<unknown>) => write(...args.map((a) => (typeof a === "string" ? a.replace(ANSI, "") : a)))
+console.log = plain(process.stdout, console.log.bind(console))
+console.info = plain(process.stdout, console.info.bind(console))
+console.error = plain(process.stderr, console.error.bind(console))
+console.warn = plain(process.stderr, console.warn.bind(console))
+
 NodeRuntime.runMain(
   run(process.argv).pipe(
     Effect.flatMap((code) => Effect.sync(() => (process.exitCode = code))),

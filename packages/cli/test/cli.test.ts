@@ -9,9 +9,13 @@ import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { afterAll, describe, it } from "vitest"
-import { firstWord, otherBoot, records, removeTempDirs, runCli, STACK_FRAME, tempDir, writeConversation } from "./support.js"
+import { execFile } from "node:child_process"
+import { bin, firstWord, otherBoot, records, removeTempDirs, runCli, STACK_FRAME, tempDir, writeConversation } from "./support.js"
 
 afterAll(removeTempDirs)
+
+/** Every command of SPEC B6 and C5, in the order the help lists them. */
+const COMMANDS = ["create", "append", "verify", "recover", "log", "tree", "list", "fork", "export", "import"]
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -356,5 +360,26 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(noTarget.code).toBe(2)
     expectFailure(expect, corrupt, "SESSION_NOT_FOUND")
     expect(NFS.existsSync(Path.join(dir, "never.jsonl"))).toBe(false)
+  })
+
+  it("help lists every command with one line each, and prints no colour codes into a pipe or under NO_COLOR", async ({ expect }) => {
+    const piped = await runCli("--help")
+    expect(piped.code).toBe(0)
+    expect(piped.stdout).not.toMatch(/\x1b\[/)
+    const commands = piped.stdout.split("\n").filter((line) => /^ {2}- /.test(line)).map((line) => line.trim().split(/\s+/)[1])
+    expect(commands).toEqual(COMMANDS)
+    // One line each: the summary sits on the command's line.
+    for (const line of piped.stdout.split("\n").filter((l) => /^ {2}- /.test(l))) expect(line).toMatch(/\S\s{2,}\S.*[.)]$/)
+    // On a terminal (a pseudo-terminal made by script(1)) colour is on, unless NO_COLOR is set.
+    const tty = (env: Record<string, string>) =>
+      new Promise<string>((resolve, reject) =>
+        execFile("script", ["-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} --help`, "/dev/null"], {
+          encoding: "utf8",
+          env: { ...process.env, NO_COLOR: "", ...env }
+        }, (error, stdout) => (error !== null ? reject(error) : resolve(stdout))))
+    expect(await tty({})).toMatch(/\x1b\[/)
+    expect(await tty({ NO_COLOR: "1" })).not.toMatch(/\x1b\[/)
+    const wrong = await runCli("frobnicate")
+    expect(wrong.stderr + wrong.stdout).not.toMatch(/\x1b\[/)
   })
 })
