@@ -1,0 +1,110 @@
+/**
+ * Hostile input (SPEC C2: "Session IDs and all content travel as parameters,
+ * never spliced into SQL"): session IDs and content made of quotes, backslashes,
+ * SQL, placeholders, escaped NULs, line separators and astral characters, and
+ * lines of up to 65,536 bytes, are stored byte for byte and read back exactly,
+ * and the tables are all still there afterwards.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Ids } from "@session-tree/core/Ids"
+import { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import { SessionJournal } from "@session-tree/core/SessionJournal"
+import * as SessionStore from "@session-tree/core/SessionStore"
+import * as Effect from "effect/Effect"
+import { layer, user } from "./support/database.js"
+
+const ids = [
+  `it's "quoted" \\ ; DROP TABLE session_tree_sessions; --`,
+  "$1 $$ $tag$ %s ${x} ? :name",
+  "back\\\\slash\\",
+  "'); DELETE FROM session_tree_entries; --",
+  "名前 😀 naïve",
+  "new\nline\ttab\r",
+  "{\"a\":[1,2]}",
+  "x".repeat(30_000)
+]
+
+const contents = [
+  `'"\\`,
+  "a\u0000b\u0000",
+  "\u2028\u2029",
+  "😀 naïve 名前",
+  "$1 $$ %s ${x} \\x00 \\u0000",
+  "'; DROP TABLE session_tree_entries; --",
+  "\\".repeat(20_000),
+  `"`.repeat(20_000)
+]
+
+let longIds = 0
+
+describe("hostile input", () => {
+  it.layer(layer("hostile"), { timeout: "60 seconds" })("on a fresh database", (it) => {
+    it.scoped("session IDs of quotes, SQL, placeholders and 30,000 characters are stored and found exactly", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const catalog = yield* SessionCatalog
+        for (const id of ids) {
+          const store = yield* SessionStore.create(id)
+          expect(store.header.id).toBe(id)
+          const entry = yield* store.append(null, user("m", id))
+          const [row] = yield* sql<{ header: string; same: boolean }>`
+            SELECT header, id = ${id} AS same FROM session_tree_sessions WHERE id = ${id}`
+          expect(row).toEqual({ header: JSON.stringify(store.header), same: true })
+          const loaded = yield* SessionStore.read(id)
+          expect([loaded.location, loaded.header, loaded.entries]).toEqual([id, store.header, [entry]])
+        }
+        const scanned = yield* catalog.scan(undefined)
+        expect(scanned.map((s) => s.location).sort()).toEqual([...ids].sort())
+        const read = yield* catalog.readMany(ids)
+        expect(read.map((r) => ("location" in r ? r.location : r.code))).toEqual(ids)
+        const [tables] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM pg_tables WHERE tablename LIKE 'session_tree_%'`
+        expect(tables!.n).toBe(3)
+      }))
+
+    it.scoped("content of quotes, backslashes, escaped NULs and separators is stored as its canonical line, byte for byte", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* SessionStore.create("content")
+        for (const [i, content] of contents.entries()) {
+          const entry = yield* store.append(null, user(`m${i}`, content))
+          const line = JSON.stringify(entry)
+          const [row] = yield* sql<{ same: boolean; bytes: number; text: string }>`
+            SELECT line = ${line} AS same, octet_length(line) AS bytes, line AS text
+              FROM session_tree_entries WHERE session_id = 'content' AND entry_id = ${entry.id}`
+          expect(row).toEqual({ same: true, bytes: Buffer.byteLength(line), text: line })
+        }
+        const loaded = yield* SessionStore.read("content")
+        expect(loaded.entries.map((e) => e.message.role === "user" && e.message.content)).toEqual(contents)
+        expect(loaded.entries).toEqual(store.entries)
+      }))
+
+    it.scoped("lines of exactly 65,536 bytes, in any script, are stored and read back whole; one byte more is refused and stores nothing", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const journal = yield* SessionJournal
+        const store = yield* SessionStore.create("long")
+        const empty = JSON.stringify({ type: "entry", version: 1, id: "L-1", parentId: null, timestamp: "1970-01-01T00:00:00.000Z", message: user("mm", "") })
+        const room = 65_536 - Buffer.byteLength(empty)
+        // Characters of 1, 2, 3 and 4 bytes in UTF-8; each content fills its line to exactly 65,536 bytes.
+        for (const [unit, bytes] of [["a", 1], ["é", 2], ["名", 3], ["😀", 4]] as const) {
+          const content = unit.repeat(Math.floor(room / bytes)) + "a".repeat(room % bytes)
+          const entry = yield* store.append(null, user("mm", content))
+          const line = JSON.stringify(entry)
+          const [row] = yield* sql<{ bytes: number; same: boolean }>`
+            SELECT octet_length(line) AS bytes, line = ${line} AS same FROM session_tree_entries WHERE entry_id = ${entry.id}`
+          expect(row).toEqual({ bytes: 65_536, same: true })
+        }
+        const stored = yield* journal.read("long")
+        expect(stored.sizes.slice(1)).toEqual([65_536, 65_536, 65_536, 65_536])
+        expect((yield* SessionStore.read("long")).entries).toEqual(store.entries)
+        const rows = yield* sql`SELECT seq, line FROM session_tree_entries WHERE session_id = 'long' ORDER BY seq`
+        const refused = yield* Effect.either(store.append(null, user("mm", "a".repeat(room + 1))))
+        expect(refused._tag === "Left" && refused.left.code).toBe("SESSION_LINE_TOO_LONG")
+        expect(yield* sql`SELECT seq, line FROM session_tree_entries WHERE session_id = 'long' ORDER BY seq`).toEqual(rows)
+      }).pipe(
+        // Entry IDs of one length (L-1 … L-5), so that each line's size is known before it is built.
+        Effect.provideService(Ids, { sessionId: Effect.succeed("unused"), entryId: Effect.sync(() => `L-${++longIds}`) })
+      ))
+  })
+})
