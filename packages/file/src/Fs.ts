@@ -92,7 +92,7 @@ export type FsCalls =
   & {
     /**
      * Closes without waiting, reporting to `done`: the last close of a file with no name left
-     * frees its blocks (about a millisecond per MB on ext4), which nobody needs to wait for.
+     * frees its blocks, which nobody needs to wait for.
      */
     readonly closeDetached: (handle: Handle, done: (error: FsError | undefined) => void) => void
   }

@@ -111,12 +111,11 @@ const makeWriter = (
     )
 
     /**
-     * Closes replaced generations in the background: the last close of one frees its blocks (about
-     * a millisecond per MB on ext4), which no caller needs to wait for. A close starts on the event
-     * loop's next turn, after the append that replaced the generation has resolved, so that its cost
-     * (a fiber, a thread-pool call) is not paid by the append either. Appends that follow each other
-     * with no turn in between start the waiting close themselves; at most one close runs, and one
-     * waits to start, at any time, and the scope waits for both.
+     * Closes replaced generations in the background: the last close of one frees its blocks, which
+     * no caller needs to wait for. A close starts on the event loop's next turn, after the append
+     * that replaced the generation has resolved, so the append does not pay for it either. Appends
+     * that follow each other with no turn in between start the waiting close themselves; at most
+     * one close runs, and one waits to start, at any time, and the scope waits for both.
      */
     let unclosed: Handle | undefined
     let closing: Fiber.RuntimeFiber<void> | undefined

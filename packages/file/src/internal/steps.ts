@@ -3,9 +3,8 @@
  * as plain calls in one Effect (a `Blocking` service, the default) or step by
  * step through the service's Effects (an `Effects` service).
  *
- * A commit makes about twenty-five filesystem calls; as Effects each costs a
- * handful of fiber operations, which on a cold CPU (between two appends of a
- * running program) add up to a tenth of the commit. The protocol code is the
+ * A commit makes about twenty-five filesystem calls, and an Effect per call adds
+ * up to a noticeable part of a commit (BENCHMARKS.md). The protocol code is the
  * same either way: a test that intercepts a step, and so takes the Effect path,
  * runs the very code the plain path runs.
  *
