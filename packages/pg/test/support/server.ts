@@ -19,7 +19,7 @@
  * `synchronous_commit=off` as the server default, so every commit the tests find
  * durable is durable because the journal asks for it, not by the server's grace.
  */
-import { execFileSync } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import * as NFS from "node:fs"
 import * as Net from "node:net"
 import * as OS from "node:os"
@@ -35,10 +35,13 @@ export interface Server {
   readonly dataDir: string
   /** A URL for `database` on this server. */
   readonly url: (database?: string) => string
-  /** `pg_ctl stop -m immediate`: the postmaster and every backend are gone at once, without a shutdown checkpoint. */
-  readonly stopImmediate: () => void
+  /**
+   * `pg_ctl stop -m immediate`: the postmaster and every backend are gone at once, without a
+   * shutdown checkpoint. Resolves once the server is down; this process runs on meanwhile.
+   */
+  readonly stopImmediate: () => Promise<void>
   /** Starts the server again on the same directory and port; crash recovery runs first. */
-  readonly restart: () => void
+  readonly restart: () => Promise<void>
   /** Stops the server (when it runs) and removes its directory. */
   readonly dispose: () => void
 }
@@ -50,6 +53,13 @@ const runAsPostgres = (program: string, args: ReadonlyArray<string>): string =>
   isRoot()
     ? execFileSync("runuser", ["-u", USER, "--", program, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
     : execFileSync(program, [...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+
+/** `runAsPostgres` without blocking this process, so that its connections see the server go. */
+const runAsPostgresAsync = (program: string, args: ReadonlyArray<string>): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const [command, argv] = isRoot() ? ["runuser", ["-u", USER, "--", program, ...args]] : [program, [...args]]
+    execFile(command, argv, (error, _stdout, stderr) => (error ? reject(new Error(`${String(error)} ${stderr}`)) : resolve()))
+  })
 
 const alive = (pid: number): boolean => {
   try {
@@ -123,7 +133,8 @@ export const bootServer = async (label: string, settings: Record<string, string>
   // If this process exits without disposing (an uncaught error, process.exit), the server must not outlive it.
   const onExit = () => stopQuietly(dataDir)
   process.on("exit", onExit)
-  const start = () => runAsPostgres(pg_ctl, ["start", "-D", dataDir, "-l", Path.join(dataDir, "server.log"), "-w", "-t", "60"])
+  const startArgs = ["start", "-D", dataDir, "-l", Path.join(dataDir, "server.log"), "-w", "-t", "60"]
+  const start = () => runAsPostgres(pg_ctl, startArgs)
   try {
     if (isRoot()) {
       NFS.mkdirSync(dataDir, { mode: 0o700 })
@@ -165,8 +176,8 @@ export const bootServer = async (label: string, settings: Record<string, string>
     port,
     dataDir,
     url: (database = "postgres") => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
-    stopImmediate: () => void runAsPostgres(pg_ctl, ["stop", "-D", dataDir, "-m", "immediate", "-w"]),
-    restart: () => void start(),
+    stopImmediate: () => runAsPostgresAsync(pg_ctl, ["stop", "-D", dataDir, "-m", "immediate", "-w"]),
+    restart: () => runAsPostgresAsync(pg_ctl, startArgs),
     dispose: () => {
       if (postmasterRunning(dataDir)) {
         try {
