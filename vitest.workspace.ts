@@ -54,6 +54,8 @@ export default defineWorkspace([
     test: {
       name: "cli",
       include: ["packages/cli/test/**/*.test.ts"],
+      // The database commands run against the run's PostgreSQL server.
+      globalSetup: ["packages/pg/test/support/global-setup.ts"],
       testTimeout: 60_000
     }
   },

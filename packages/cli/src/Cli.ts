@@ -1,7 +1,8 @@
 /**
- * The `session-tree` command (SPEC B6): thin shells over the Effect API of
- * `@session-tree/core`. Every decision about what is valid belongs to the
- * library; this file only parses arguments, picks defaults, and prints.
+ * The `session-tree` command (SPEC B6, C5): thin shells over the Effect API of
+ * `@session-tree/core`, on session files or, with `--db URL`, on PostgreSQL.
+ * Every decision about what is valid belongs to the library; this file only
+ * parses arguments, picks defaults, and prints.
  *
  * Exit codes: 0 success, 1 any failure (error code first on stderr), 2 wrong usage.
  */
@@ -16,6 +17,7 @@ import { isSessionError, type SessionError, sessionError } from "@session-tree/c
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
+import * as PiSession from "@session-tree/core/PiSession"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Files from "@session-tree/file/Files"
 import * as Recovery from "@session-tree/file/Recovery"
@@ -24,8 +26,8 @@ import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Backend from "./Backend.js"
 import { logJson, renderLog, renderTree, treeJson } from "./render.js"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
@@ -39,8 +41,13 @@ export const EXIT_USAGE = 2
 export const formatError = (error: SessionError): string =>
   `${error.code} ${error.reason}${error.line === undefined ? "" : ` (line ${error.line})`}`
 
-const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file"))
+const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file (with --db: the session ID)"))
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
+const db = Options.text("db").pipe(
+  Options.withPseudoName("URL"),
+  Options.optional,
+  Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs")
+)
 
 // --- create -------------------------------------------------------------------------------
 
@@ -48,14 +55,15 @@ const create = Command.make(
   "create",
   {
     path,
-    id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the session ID (default: a random UUID)"))
+    id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the session ID (default: a random UUID; with --db: PATH)")),
+    db
   },
-  ({ id, path }) =>
-    Effect.scoped(Effect.gen(function*() {
+  ({ db, id, path }) =>
+    Backend.run(db, Effect.scoped(Effect.gen(function*() {
       const store = yield* SessionStore.create(path, Option.isSome(id) ? { id: id.value } : undefined)
       yield* Console.log(store.header.id)
-    }))
-).pipe(Command.withDescription("Create a new session file; prints the session ID."))
+    })))
+).pipe(Command.withDescription("Create a new session; prints the session ID."))
 
 // --- append -------------------------------------------------------------------------------
 
@@ -78,10 +86,11 @@ const append = Command.make(
     path,
     message,
     parent: Options.text("parent").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the parent entry (default: the newest entry)")),
-    root: Options.boolean("root").pipe(Options.withDescription("start a new root (parent null)"))
+    root: Options.boolean("root").pipe(Options.withDescription("start a new root (parent null)")),
+    db
   },
-  ({ message, parent, path, root }) =>
-    Effect.gen(function*() {
+  ({ db, message, parent, path, root }) =>
+    Backend.run(db, Effect.gen(function*() {
       // Usage and the message's JSON are checked before the file is opened.
       if (root && Option.isSome(parent)) {
         return yield* new UsageError({ reason: "--parent and --root exclude each other" })
@@ -96,16 +105,16 @@ const append = Command.make(
         const entry = yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body)
         yield* Console.log(entry.id)
       }))
-    })
+    }))
 ).pipe(Command.withDescription("Append one entry; prints its ID. Default parent: the newest entry."))
 
 // --- verify -------------------------------------------------------------------------------
 
 const verify = Command.make(
   "verify",
-  { path, json },
-  ({ json, path }) =>
-    SessionStore.read(path).pipe(
+  { path, json, db },
+  ({ db, json, path }) =>
+    Backend.run(db, SessionStore.read(path).pipe(
       Effect.matchEffect({
         onSuccess: (loaded) => {
           const leaf = loaded.entries.at(-1)?.id ?? null
@@ -128,8 +137,8 @@ const verify = Command.make(
             Effect.fail(error)
           )
       })
-    )
-).pipe(Command.withDescription("Load the file read-only: exit 0 when it loads, 1 when it is rejected."))
+    ))
+).pipe(Command.withDescription("Load a session read-only: exit 0 when it loads, 1 when it is rejected."))
 
 // --- recover ------------------------------------------------------------------------------
 
@@ -141,10 +150,16 @@ const markerText: Record<Recovery.RecoveryReport["marker"], string> = {
 
 const recover = Command.make(
   "recover",
-  { path, json },
-  ({ json, path }) =>
+  { path, json, db },
+  ({ db, json, path }) =>
     Effect.gen(function*() {
-      const report = yield* Recovery.recover(path)
+      if (Backend.choose(db)._tag === "Database") {
+        // Every commit is one transaction: a crash leaves nothing beside the rows to resolve.
+        yield* Backend.run(db, SessionStore.read(path))
+        if (json) return yield* Console.log(JSON.stringify({ ok: true, marker: "none", removed: [] }))
+        return yield* Console.log("nothing to recover: every commit to the database is one transaction, so a crash leaves nothing behind")
+      }
+      const report = yield* Backend.run(db, Recovery.recover(path))
       if (json) {
         return yield* Console.log(JSON.stringify({ ok: true, marker: report.marker, removed: report.removed }))
       }
@@ -164,11 +179,12 @@ const log = Command.make(
   {
     path,
     leaf: Options.text("leaf").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the last entry of the path (default: the newest)")),
-    json
+    json,
+    db
   },
-  ({ json, leaf, path }) =>
+  ({ db, json, leaf, path }) =>
     Effect.gen(function*() {
-      const loaded = yield* SessionStore.read(path)
+      const loaded = yield* Backend.run(db, SessionStore.read(path))
       const leafId = Option.getOrElse(leaf, () => loaded.entries.at(-1)?.id ?? null)
       if (json) return yield* Console.log(JSON.stringify(yield* logJson(loaded.entries, leafId)))
       for (const line of yield* renderLog(loaded.entries, leafId)) yield* Console.log(line)
@@ -177,10 +193,10 @@ const log = Command.make(
 
 const tree = Command.make(
   "tree",
-  { path, json },
-  ({ json, path }) =>
+  { path, json, db },
+  ({ db, json, path }) =>
     Effect.gen(function*() {
-      const loaded = yield* SessionStore.read(path)
+      const loaded = yield* Backend.run(db, SessionStore.read(path))
       const leafId = loaded.entries.at(-1)?.id ?? null
       if (json) return yield* Console.log(JSON.stringify(yield* treeJson(loaded.header, loaded.entries, leafId)))
       for (const line of yield* renderTree(loaded.header, loaded.entries, leafId)) yield* Console.log(line)
@@ -198,17 +214,20 @@ const list = Command.make(
   "list",
   {
     dir: Args.text({ name: "DIR" }).pipe(Args.withDescription("the directory whose *.jsonl files are listed (default: .)"), Args.optional),
-    json: Options.boolean("json").pipe(Options.withDescription("print one JSON array on stdout"))
+    json: Options.boolean("json").pipe(Options.withDescription("print one JSON array on stdout")),
+    db
   },
-  ({ dir, json }) =>
+  ({ db, dir, json }) =>
     Effect.gen(function*() {
-      const sessions = yield* Sessions.Sessions
-      const listing = yield* sessions.list({ scope: Option.getOrUndefined(dir) })
+      if (Option.isSome(dir) && Backend.choose(db)._tag === "Database") {
+        return yield* new UsageError({ reason: "list takes a DIR on files only; with --db it lists the database" })
+      }
+      const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ scope: Option.getOrUndefined(dir) })))
       if (json) return yield* Console.log(JSON.stringify(listing.sessions))
       if (listing.sessions.length === 0) return yield* Console.log("no sessions")
       for (const listed of listing.sessions) yield* Console.log(listLine(listed))
     })
-).pipe(Command.withDescription("List the sessions in DIR, newest change first; unreadable ones with their error code."))
+).pipe(Command.withDescription("List the sessions in DIR (or the database), newest change first; unreadable ones with their error code."))
 
 const fork = Command.make(
   "fork",
@@ -216,14 +235,15 @@ const fork = Command.make(
     source: Args.text({ name: "SRC" }).pipe(Args.withDescription("the session to fork")),
     leaf: Options.text("leaf").pipe(Options.withPseudoName("ENTRY"), Options.withDescription("the last entry of the path to copy")),
     to: Options.text("to").pipe(Options.withPseudoName("DST"), Options.withDescription("the new session")),
-    id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the new session's ID (default: a random UUID)"))
+    id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the new session's ID (default: a random UUID; with --db: DST)")),
+    db
   },
-  ({ id, leaf, source, to }) =>
-    Effect.gen(function*() {
+  ({ db, id, leaf, source, to }) =>
+    Backend.run(db, Effect.gen(function*() {
       const sessions = yield* Sessions.Sessions
       const forked = yield* sessions.fork(source, leaf, to, Option.isSome(id) ? { id: id.value } : undefined)
       yield* Console.log(forked.id)
-    })
+    }))
 ).pipe(Command.withDescription("Copy the root→ENTRY path of SRC into a new session DST; prints its ID. SRC is not changed."))
 
 const exportCommand = Command.make(
@@ -231,45 +251,84 @@ const exportCommand = Command.make(
   {
     source: Args.text({ name: "SRC" }).pipe(Args.withDescription("the session to export")),
     format: Options.choice("format", ["jsonl"]).pipe(Options.withDefault("jsonl" as const), Options.withDescription("jsonl: the canonical generation")),
-    out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout"))
+    out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout")),
+    db
   },
-  ({ out, source }) =>
-    Effect.gen(function*() {
+  ({ db, out, source }) =>
+    Backend.run(db, Effect.gen(function*() {
       const sessions = yield* Sessions.Sessions
       const text = yield* sessions.exportJsonl(source)
       if (Option.isSome(out)) return yield* Files.writeFile(out.value, text)
       yield* Effect.sync(() => process.stdout.write(text))
-    })
+    }))
 ).pipe(Command.withDescription("Print a session as its canonical JSONL generation, byte for byte."))
+
+/** The most a Pi session file may hold: images make them large, and a lossy import drops those. */
+const MAX_PI_FILE_BYTES = 256 * 1024 * 1024
+
+const dropped = (converted: PiSession.Converted): string => {
+  const parts = Object.entries(converted.dropped).filter(([, n]) => n > 0).map(([kind, n]) => `${n} ${kind}`)
+  return parts.length === 0 ? "nothing was dropped" : `dropped ${parts.join(", ")}`
+}
 
 const importCommand = Command.make(
   "import",
   {
     file: Args.text({ name: "FILE" }).pipe(Args.withDescription("the session file to import")),
-    to: Options.text("to").pipe(Options.withPseudoName("PATH"), Options.optional, Options.withDescription("where the new session goes (required on files)"))
+    to: Options.text("to").pipe(Options.withPseudoName("PATH"), Options.optional, Options.withDescription("where the new session goes (required on files; with --db: the header's ID)")),
+    from: Options.choice("from", ["session-tree", "pi"]).pipe(Options.withDefault("session-tree" as const), Options.withDescription("the format of FILE")),
+    lossy: Options.boolean("lossy").pipe(Options.withDescription("pi: drop what Message IR cannot hold (images, thinking, summaries) instead of refusing")),
+    db
   },
-  ({ file, to }) =>
+  ({ db, file, from, lossy, to }) =>
     Effect.gen(function*() {
-      const source = yield* FileJournal.readSession(file)
-      const sessions = yield* Sessions.Sessions
-      if (Option.isNone(to)) return yield* new UsageError({ reason: "import needs --to PATH on files" })
-      const imported = yield* sessions.import(source, to.value)
+      const onDatabase = Backend.choose(db)._tag === "Database"
+      if (Option.isNone(to) && !onDatabase) return yield* new UsageError({ reason: "import needs --to PATH on files" })
+      if (lossy && from !== "pi") return yield* new UsageError({ reason: "--lossy applies to --from pi only" })
+      const imported = yield* Backend.run(db, Effect.gen(function*() {
+        let records: Sessions.Records
+        if (from === "pi") {
+          const converted = yield* Effect.flatMap(Files.readBytes(file, MAX_PI_FILE_BYTES), (bytes) => PiSession.fromPi(bytes, { lossy }))
+          if (lossy) yield* Console.error(dropped(converted))
+          records = converted
+        } else {
+          records = yield* FileJournal.readSession(file)
+        }
+        return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to))
+      }))
       yield* Console.log(imported.id)
     })
-).pipe(Command.withDescription("Store the session in FILE, validated fail-closed, as a new session that keeps its header; prints its ID."))
+).pipe(Command.withDescription("Store the session in FILE (this project's format, or Pi's) as a new session that keeps its header; prints its ID."))
+
+// --- migrate ------------------------------------------------------------------------------
+
+const migrate = Command.make(
+  "migrate",
+  { db, json },
+  ({ db, json }) =>
+    Effect.gen(function*() {
+      const backend = Backend.choose(db)
+      if (backend._tag === "Files") return yield* new UsageError({ reason: "migrate needs --db URL (or $SESSION_TREE_DB)" })
+      const Migrations = yield* Effect.promise(() => import("@session-tree/pg/Migrations"))
+      const migrated = yield* Migrations.migrateUrl(backend.url)
+      if (json) return yield* Console.log(JSON.stringify({ ok: true, ...migrated }))
+      yield* Console.log(
+        migrated.applied.length === 0
+          ? `the schema is up to date (version ${migrated.version})`
+          : `migrated to version ${migrated.version}: applied ${migrated.applied.join(", ")}`
+      )
+    })
+).pipe(Command.withDescription("Create or upgrade the database schema (idempotent, safe when several nodes start at once)."))
 
 // --- the application ----------------------------------------------------------------------
 
 const root = Command.make("session-tree", {}, () =>
-  new UsageError({ reason: "a command is required: create, append, verify, recover, log, tree, list, fork, export or import" })).pipe(
+  new UsageError({ reason: "a command is required: create, append, verify, recover, log, tree, list, fork, export, import or migrate" })).pipe(
     Command.withDescription("A durable, append-only, branching JSONL store for agent conversations."),
-    Command.withSubcommands([create, append, verify, recover, log, tree, list, fork, exportCommand, importCommand])
+    Command.withSubcommands([create, append, verify, recover, log, tree, list, fork, exportCommand, importCommand, migrate])
   )
 
 const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
-
-/** What the commands need from the library: session files on the real filesystem, the sessions over them, random IDs. */
-export const LibraryLive = Layer.provideMerge(Sessions.layer, Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom))
 
 // Option names are matched exactly: `--User` is a usage error, not a guess.
 const ConfigLive = CliConfig.layer({ isCaseSensitive: true })
@@ -280,7 +339,7 @@ const ConfigLive = CliConfig.layer({ isCaseSensitive: true })
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
   cli(argv).pipe(
-    Effect.provide(Layer.merge(LibraryLive, ConfigLive)),
+    Effect.provide(ConfigLive),
     Effect.as(EXIT_OK),
     Effect.catchAllCause((cause) => {
       const failure = Cause.failureOption(cause)

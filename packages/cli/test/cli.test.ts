@@ -10,12 +10,13 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { afterAll, describe, it } from "vitest"
 import { execFile } from "node:child_process"
+import { image, loadPi, piAssistant, piToolResult, piUser, text, toolCall, writePi } from "../../core/test/support/pi.js"
 import { bin, firstWord, otherBoot, records, removeTempDirs, runCli, STACK_FRAME, tempDir, writeConversation } from "./support.js"
 
 afterAll(removeTempDirs)
 
 /** Every command of SPEC B6 and C5, in the order the help lists them. */
-const COMMANDS = ["create", "append", "verify", "recover", "log", "tree", "list", "fork", "export", "import"]
+const COMMANDS = ["create", "append", "verify", "recover", "log", "tree", "list", "fork", "export", "import", "migrate"]
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -381,5 +382,41 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(await tty({ NO_COLOR: "1" })).not.toMatch(/\x1b\[/)
     const wrong = await runCli("frobnicate")
     expect(wrong.stderr + wrong.stdout).not.toMatch(/\x1b\[/)
+  })
+
+  it("import --from pi converts a session Pi wrote; unrepresentable content is refused unless --lossy", async ({ expect }) => {
+    const dir = tempDir()
+    const pi = await loadPi()
+    const plain = Path.join(dir, "plain-pi.jsonl")
+    const { sm } = writePi(pi, plain, (sm) => {
+      const u = sm.appendMessage(piUser("List the files"))
+      sm.appendModelChange("anthropic", "claude")
+      const a = sm.appendMessage(piAssistant([text("Let me look."), toolCall("call-1", "bash", { command: "ls" })]))
+      sm.appendMessage(piToolResult("call-1", "bash", [text("a.ts")]))
+      sm.branch(u)
+      void a
+      sm.appendMessage(piAssistant([text("Or not.")]))
+    })
+    const withImage = Path.join(dir, "image-pi.jsonl")
+    writePi(pi, withImage, (sm) => {
+      sm.appendMessage(piUser([text("What is this?"), image()]))
+      sm.appendMessage(piAssistant([text("A pixel.")]))
+    })
+    const [converted, refused, lossy] = await Promise.all([
+      runCli("import", plain, "--from", "pi", "--to", Path.join(dir, "plain.jsonl")),
+      runCli("import", withImage, "--from", "pi", "--to", Path.join(dir, "refused.jsonl")),
+      runCli("import", withImage, "--from", "pi", "--lossy", "--to", Path.join(dir, "lossy.jsonl"))
+    ])
+    expect(converted.stdout).toBe(`${sm.getHeader()!.id}\n`)
+    const loaded = await readOnly(Path.join(dir, "plain.jsonl"))
+    expect(loaded.entries.map((e) => [e.message.role, e.parentId === null])).toEqual([["user", true], ["assistant", false], ["tool", false], ["assistant", false]])
+    expect(loaded.entries[3]!.parentId).toBe(loaded.entries[0]!.id)
+    expectFailure(expect, refused, "SESSION_INVALID_MESSAGE")
+    expect(refused.stderr).toMatch(/image/)
+    expect(NFS.existsSync(Path.join(dir, "refused.jsonl"))).toBe(false)
+    expect([lossy.code, lossy.stderr]).toEqual([0, "dropped 1 images\n"])
+    expect((await readOnly(Path.join(dir, "lossy.jsonl"))).entries.map((e) => e.message.role === "user" && e.message.content)).toEqual(["What is this?", false])
+    const notPi = await runCli("import", Path.join(dir, "plain.jsonl"), "--from", "pi", "--to", Path.join(dir, "never.jsonl"))
+    expectFailure(expect, notPi, "SESSION_INVALID_HEADER")
   })
 })

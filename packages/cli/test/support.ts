@@ -31,19 +31,24 @@ const release = (): void => {
   else next()
 }
 
-/** Spawns `node bin/session-tree.js …args`, as npm's `.bin` link does. */
-export const runCli = async (...args: ReadonlyArray<string>): Promise<Run> => {
+/** Spawns `node bin/session-tree.js …args`, as npm's `.bin` link does; a last object sets environment variables. */
+export const runCli = async (...args: ReadonlyArray<string | { readonly env: NodeJS.ProcessEnv }>): Promise<Run> => {
+  const last = args.at(-1)
+  const env = typeof last === "object" ? last.env : {}
+  const words = args.filter((a): a is string => typeof a === "string")
   await acquire()
   try {
-    return await spawnCli(args)
+    return await spawnCli(words, env)
   } finally {
     release()
   }
 }
 
-const spawnCli = (args: ReadonlyArray<string>): Promise<Run> =>
+const spawnCli = (args: ReadonlyArray<string>, extra: NodeJS.ProcessEnv): Promise<Run> =>
   new Promise((resolve, reject) => {
-    execFile(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } }, (error, stdout, stderr) => {
+    // SESSION_TREE_DB of the environment that runs the tests must not choose the backend of a file test.
+    const env = { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1", ...extra }
+    execFile(process.execPath, [bin, ...args], { encoding: "utf8", env }, (error, stdout, stderr) => {
       if (error !== null && typeof error.code !== "number") return reject(error)
       resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
     })
