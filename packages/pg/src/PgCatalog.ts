@@ -13,9 +13,10 @@ import * as internal from "./internal/catalog.js"
 
 /**
  * The catalog over `sql`. `scan` ignores its scope (a database holds one set of
- * sessions: those in the first schema of the connection's `search_path`);
- * `readMany` reads up to `READ_CHUNK` sessions per statement, each as
- * `SessionJournal.read` would.
+ * sessions: those in the first schema of the connection's `search_path`); a
+ * session's `changed` is the time of its last commit in epoch milliseconds,
+ * with the database's microseconds as a fraction. `readMany` reads up to
+ * `READ_CHUNK` sessions per statement, each as `SessionJournal.read` would.
  */
 export const make: (sql: SqlClient.SqlClient) => SessionCatalogService = internal.make
 

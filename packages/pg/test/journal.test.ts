@@ -179,6 +179,18 @@ describe("PgJournal", () => {
         expect(store.entries).toEqual([root, next])
       }))
 
+    it.scoped("a writer whose scope has closed refuses every batch with SESSION_IO and writes nothing", () =>
+      Effect.gen(function*() {
+        const journal = yield* SessionJournal
+        yield* Effect.scoped(SessionStore.create("closed"))
+        const opened = yield* Effect.scoped(journal.open("closed"))
+        const line = `{"type":"entry","version":1,"id":"late","parentId":null,"timestamp":"1970-01-01T00:00:00.000Z","message":{"role":"user","id":"m","content":"late"}}`
+        const batch = { lines: [line], sizes: [line.length], ids: ["late"], accepted: () => ({ lines: opened.lines, sizes: opened.sizes }) }
+        const refused = yield* Effect.either(opened.writer.append(batch))
+        expect(Either.isLeft(refused) && [refused.left.code, refused.left.reason]).toEqual(["SESSION_IO", "the store's scope is closed"])
+        expect((yield* snapshot("closed")).entries).toEqual([])
+      }))
+
     it.scoped("session IDs a text column cannot hold are refused typed, and no row is written", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

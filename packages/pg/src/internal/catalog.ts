@@ -6,8 +6,8 @@ import * as Effect from "effect/Effect"
 import { ioError } from "./errors.js"
 import { notFound, readsOf, selectSessions, storableId } from "./rows.js"
 
-/** Sessions read by one statement: enough to save round trips, few enough that one reply stays a bounded size. */
-export const READ_CHUNK = 64
+/** Sessions read by one statement: enough to save round trips, few enough that one reply stays bounded (32 × 4 MiB at most). */
+export const READ_CHUNK = 32
 
 export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
   const sql = client.withoutTransforms()
