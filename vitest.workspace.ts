@@ -54,8 +54,9 @@ export default defineWorkspace([
     test: {
       name: "cli",
       include: ["packages/cli/test/**/*.test.ts"],
-      // The database commands run against the run's PostgreSQL server.
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      // The tests run the command as built from the current sources; the database commands run
+      // against the run's PostgreSQL server.
+      globalSetup: ["packages/cli/test/build.ts", "packages/pg/test/support/global-setup.ts"],
       testTimeout: 60_000
     }
   },

@@ -1,9 +1,12 @@
 /** Entry point of the `session-tree` command: runs one command line and exits with its code. */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import { run } from "./Cli.js"
 
 // Help and errors respect a pipe: no colour codes when the stream is not a terminal, or NO_COLOR is set.
@@ -19,7 +22,9 @@ console.warn = plain(process.stderr, console.warn.bind(console))
 NodeRuntime.runMain(
   run(process.argv).pipe(
     Effect.flatMap((code) => Effect.sync(() => (process.exitCode = code))),
-    Effect.provide(NodeContext.layer)
+    // What the argument parser needs (files for --help completions, paths, a terminal for --wizard),
+    // not the whole NodeContext, whose other services cost start-up time for nothing here.
+    Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))
   ),
   {
     // `run` prints every error itself (code first, no stack trace) and never fails; only

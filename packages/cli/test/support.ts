@@ -11,7 +11,7 @@ import * as OS from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
-export const bin = fileURLToPath(new URL("../bin/session-tree.js", import.meta.url))
+export const bin = fileURLToPath(new URL("../bin/session-tree.cjs", import.meta.url))
 
 export interface Run {
   readonly code: number
