@@ -108,6 +108,21 @@ describe("PgJournal", () => {
         expect((yield* snapshot("race")).entries.map((r) => r.seq)).toEqual([1, 2, 3])
       }))
 
+    it.scoped("rows written after the head behind a writer's back make its next append SESSION_REPLACED, writing nothing", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* SessionStore.create("outrun")
+        const root = yield* store.append(null, user("m1", "root"))
+        yield* sql`
+          INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
+          SELECT session_id, 2, 'intruder', line FROM session_tree_entries WHERE session_id = 'outrun' AND seq = 1`
+        const before = yield* snapshot("outrun")
+        const outcome = yield* Effect.either(store.append(root.id, user("m2", "mine")))
+        expect(codeOf(outcome)).toBe("SESSION_REPLACED")
+        expect(yield* snapshot("outrun")).toEqual(before)
+        expect(store.entries).toEqual([root])
+      }))
+
     it.scoped("a session removed and created again under its ID is a new incarnation: an old writer gets SESSION_REPLACED", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -5,7 +5,7 @@ import type { Batch, SessionJournalService, Writer } from "@session-tree/core/Se
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { ioError, type Progress, transaction, writeError } from "./errors.js"
+import { ioError, type Progress, sqlState, transaction, writeError } from "./errors.js"
 import { notFound, type Read, readsOf, selectSessions, storableId } from "./rows.js"
 
 export interface Options {
@@ -88,7 +88,7 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
       return commit.pipe(
         Effect.mapError((error: SessionError | SqlError) => {
           // Rows beyond the head can only be there if something else wrote them: the session is not the one this writer read.
-          if (!progress.committing && error._tag === "SqlError" && (error.cause as { code?: unknown })?.code === "23505") {
+          if (!progress.committing && error._tag === "SqlError" && sqlState(error) === "23505") {
             return sessionError("SESSION_REPLACED", "the session holds rows this store did not see; reload it", {
               path: id,
               cause: error
