@@ -1,0 +1,85 @@
+/**
+ * What both views need to know about a session before they lay it out: which
+ * leaf they show and its root-to-leaf path. Navigation is the core's
+ * (`pathTo`, `leavesOf`), so a view shows exactly the tree the library sees.
+ */
+import type { SessionEntry } from "@session-tree/core/Record"
+import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { leavesOf, pathTo } from "@session-tree/core/SessionTree"
+
+/** The leaf a view shows and how it was chosen. */
+export interface Shown {
+  /** The leaf, or null for the empty path (no entries, or `leaf: null` asked for). */
+  readonly leaf: string | null
+  /** Whether the leaf is the default one (the newest entry) rather than a caller's choice. */
+  readonly isDefault: boolean
+  /** The frozen root-to-leaf path ([] for a null leaf). */
+  readonly path: ReadonlyArray<SessionEntry>
+}
+
+/**
+ * Resolves the leaf to show: `undefined` means the newest entry (the last in
+ * commit order, the leaf a freshly loaded tree starts at), `null` the empty
+ * path, and an ID must name an entry whose chain reaches a root, or the result
+ * is SESSION_UNKNOWN_ENTRY.
+ */
+export const resolve = (
+  entries: ReadonlyArray<SessionEntry>,
+  leaf: string | null | undefined
+): Shown | SessionError => {
+  if (leaf === undefined) {
+    const newest = entries.length === 0 ? null : entries[entries.length - 1]!.id
+    return { leaf: newest, isDefault: true, path: newest === null ? [] : pathTo(entries, newest) }
+  }
+  if (leaf === null) return { leaf: null, isDefault: false, path: [] }
+  const path = typeof leaf === "string" ? pathTo(entries, leaf) : []
+  if (path.length === 0) {
+    return sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(leaf) ?? String(leaf)} is not an entry of this session`)
+  }
+  return { leaf, isDefault: false, path }
+}
+
+/** Counts shown in both views' headers. */
+export interface Counts {
+  readonly entries: number
+  readonly leaves: number
+  readonly toolCalls: number
+  readonly toolResults: number
+  readonly errors: number
+}
+
+export const countsOf = (entries: ReadonlyArray<SessionEntry>): Counts => {
+  let toolCalls = 0
+  let toolResults = 0
+  let errors = 0
+  for (const { message } of entries) {
+    if (message.role === "assistant") toolCalls += message.toolCalls.length
+    else if (message.role === "tool") {
+      toolResults++
+      if (message.isError) errors++
+    }
+  }
+  return { entries: entries.length, leaves: leavesOf(entries).length, toolCalls, toolResults, errors }
+}
+
+/** The timestamp of the newest entry, or the header's when there is none (as `list` reports `updated`). */
+export const updatedAt = (headerTimestamp: string, entries: ReadonlyArray<SessionEntry>): string =>
+  entries.length === 0 ? headerTimestamp : entries[entries.length - 1]!.timestamp
+
+/** The longest run of `char` in `text`. */
+export const longestRun = (text: string, char: string): number => {
+  let longest = 0
+  let run = 0
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === char) {
+      run++
+      if (run > longest) longest = run
+    } else {
+      run = 0
+    }
+  }
+  return longest
+}
+
+/** A count with its noun, in the singular for one. */
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
