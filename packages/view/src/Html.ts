@@ -1,0 +1,351 @@
+/**
+ * A session as one self-contained HTML page (SPEC C5 `export --format html`):
+ * every entry of every branch as a tree, the active path marked, and any entry
+ * selectable to show its root-to-entry path as a transcript.
+ *
+ * The page is laid out here, on the server side, with every value from the
+ * session escaped as text; the page's one script only shows, hides and
+ * highlights what is laid out. A Content-Security-Policy allows nothing but the
+ * page's own style sheet and script, by hash: no request of any kind (no URL,
+ * font, image or favicon is named), and no injected markup could run or load
+ * anything even if escaping failed. Elements are named by their index in
+ * commit order (`r12`, `m12`), never by an ID from the session.
+ *
+ * Readable at 4,096 entries: the active path stays in the tree's first column
+ * with the other branches indented beside it, long single-child chains fold
+ * into a `<details>`, long texts show their first lines, and transcript cards
+ * off screen are skipped by the browser's layout (`content-visibility`).
+ */
+import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
+import { childrenOf } from "@session-tree/core/SessionTree"
+import * as Effect from "effect/Effect"
+import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH } from "./internal/page.js"
+import { countsOf, plural, resolve, updatedAt } from "./internal/session.js"
+
+export interface Options {
+  /** The leaf of the active path; default the newest entry, `null` marks no path. */
+  readonly leaf?: string | null | undefined
+  /** The page's title; default the start of the first user message (as `list` titles a session), else `Session <ID>`. */
+  readonly title?: string | undefined
+}
+
+/**
+ * Renders the whole session as one HTML page (a complete document, UTF-8).
+ * Fails with SESSION_UNKNOWN_ENTRY when `options.leaf` names no entry of
+ * `entries` (which are in commit order, as a store holds them).
+ */
+export const render = (
+  header: SessionHeader,
+  entries: ReadonlyArray<SessionEntry>,
+  options?: Options
+): Effect.Effect<string, SessionError> =>
+  Effect.suspend(() => {
+    const shown = resolve(entries, options?.leaf)
+    if (isSessionError(shown)) return Effect.fail(shown)
+    return Effect.succeed(page(header, entries, shown.leaf, shown.isDefault, shown.path, options?.title))
+  })
+
+/** The Content-Security-Policy of every page: only its own style sheet and script, by hash. */
+export const CONTENT_SECURITY_POLICY =
+  `default-src 'none'; style-src '${STYLE_HASH}'; script-src '${SCRIPT_HASH}'; ` +
+  `img-src 'none'; font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; ` +
+  `frame-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; form-action 'none'`
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" }
+
+/**
+ * Text for an HTML text node or a quoted attribute: the five markup characters
+ * as references, and control characters (other than tab, line feed and carriage
+ * return) as their visible Control Pictures, since a parser would drop NUL and
+ * the others render as nothing.
+ */
+export const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"'\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, (c) =>
+    ESCAPES[c] ?? String.fromCharCode(c === "\u007f" ? 0x2421 : 0x2400 + c.charCodeAt(0)))
+
+/** A text longer than this (characters or lines) is folded to its first lines. */
+const LONG_CHARS = 1_200
+const LONG_LINES = 16
+const PREVIEW_LINES = 6
+const PREVIEW_CHARS = 480
+/** Single-child chains longer than this fold their middle, keeping a few entries at each end. */
+const RUN_FOLD = 10
+const RUN_KEEP = 3
+const ROW_PREVIEW = 80
+
+/** The first `max` code points of `text` with whitespace runs as one space, for one line of the tree. */
+const rowPreview = (text: string): string => {
+  const flat = text.slice(0, ROW_PREVIEW * 4).replace(/\s+/g, " ").trim()
+  const points = Array.from(flat)
+  return points.length > ROW_PREVIEW ? `${points.slice(0, ROW_PREVIEW - 1).join("")}…` : flat
+}
+
+/** Cuts `text` to a preview without splitting a surrogate pair. */
+const cut = (text: string, lines: number, chars: number): string => {
+  let end = Math.min(text.length, chars)
+  let seen = 0
+  for (let i = 0; i < end; i++) {
+    if (text.charCodeAt(i) === 10 && ++seen === lines) {
+      end = i
+      break
+    }
+  }
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return text.slice(0, end)
+}
+
+const lineCount = (text: string): number => {
+  let n = 1
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++
+  return n
+}
+
+/** A text block, verbatim; a long one folded into a `<details>` showing its first lines. */
+const textBlock = (text: string, cls: string): string => {
+  const lines = lineCount(text)
+  if (text.length <= LONG_CHARS && lines <= LONG_LINES) return `<div class="${cls}">${escapeHtml(text)}</div>`
+  return `<details class="long"><summary><div class="${cls}">${escapeHtml(cut(text, PREVIEW_LINES, PREVIEW_CHARS))}…</div>` +
+    `<span class="more">Show all ${plural(lines, "line")} · ${plural(text.length, "character")}</span></summary>` +
+    `<div class="${cls} full">${escapeHtml(text)}</div></details>`
+}
+
+const ROLE_CLASS: Record<CourseMessage["role"], string> = { user: "u", assistant: "a", tool: "t" }
+const ROLE_LABEL: Record<CourseMessage["role"], string> = { user: "user", assistant: "assistant", tool: "tool" }
+
+const roleClass = (message: CourseMessage): string =>
+  message.role === "tool" && message.isError ? "t e" : ROLE_CLASS[message.role]
+
+/** Where each tool call is answered and which call each tool result answers, by commit index. */
+interface Links {
+  /** `${entry}:${call}` → the entries answering that call, in commit order (one per branch at most). */
+  readonly answers: Map<string, Array<number>>
+  /** Tool-result entry → the entry and position of the call it answers. */
+  readonly answered: Map<number, { readonly entry: number; readonly call: number }>
+}
+
+/**
+ * Resolves tool links in one depth-first walk over the core's `childrenOf`: the
+ * calls in scope are those of the current branch's ancestors, added on the way
+ * down and removed on the way back, so each result finds the call it answers
+ * (B2: the nearest ancestor that made it) without walking up per result.
+ */
+const linksOf = (entries: ReadonlyArray<SessionEntry>, indexOf: Map<SessionEntry, number>): Links => {
+  const answers = new Map<string, Array<number>>()
+  const answered = new Map<number, { entry: number; call: number }>()
+  const scope = new Map<string, Array<{ entry: number; call: number }>>()
+  const seen = new Uint8Array(entries.length)
+  type Step = { readonly entry: SessionEntry; readonly exit: boolean }
+  const stack: Array<Step> = childrenOf(entries, null).map((entry) => ({ entry, exit: false })).reverse()
+  while (stack.length > 0) {
+    const { entry, exit } = stack.pop()!
+    const i = indexOf.get(entry)!
+    const message = entry.message
+    if (exit) {
+      if (message.role === "assistant") for (const call of message.toolCalls) scope.get(call.id)?.pop()
+      continue
+    }
+    if (seen[i] === 1) continue
+    seen[i] = 1
+    if (message.role === "tool") {
+      const made = scope.get(message.toolCallId)?.at(-1)
+      if (made !== undefined) {
+        answered.set(i, made)
+        const key = `${made.entry}:${made.call}`
+        const list = answers.get(key)
+        if (list === undefined) answers.set(key, [i])
+        else list.push(i)
+      }
+    } else if (message.role === "assistant") {
+      message.toolCalls.forEach((call, k) => {
+        const list = scope.get(call.id)
+        if (list === undefined) scope.set(call.id, [{ entry: i, call: k }])
+        else list.push({ entry: i, call: k })
+      })
+    }
+    stack.push({ entry, exit: true })
+    const children = childrenOf(entries, entry.id)
+    for (let k = children.length - 1; k >= 0; k--) stack.push({ entry: children[k]!, exit: false })
+  }
+  for (const list of answers.values()) list.sort((a, b) => a - b)
+  return { answers, answered }
+}
+
+const page = (
+  header: SessionHeader,
+  entries: ReadonlyArray<SessionEntry>,
+  leaf: string | null,
+  isDefault: boolean,
+  path: ReadonlyArray<SessionEntry>,
+  title: string | undefined
+): string => {
+  const indexOf = new Map<SessionEntry, number>()
+  const byId = new Map<string, number>()
+  entries.forEach((entry, i) => {
+    indexOf.set(entry, i)
+    if (!byId.has(entry.id)) byId.set(entry.id, i)
+  })
+  const onPath = new Set<number>(path.map((entry) => indexOf.get(entry)!))
+  const leafIndex = path.length === 0 ? -1 : indexOf.get(path[path.length - 1]!)!
+  const parentOf = (entry: SessionEntry): number => (entry.parentId === null ? -1 : byId.get(entry.parentId) ?? -1)
+  const links = linksOf(entries, indexOf)
+  const counts = countsOf(entries)
+  const firstUser = entries.find((entry) => entry.message.role === "user" && entry.message.content.trim() !== "")
+  const heading = title ?? (firstUser === undefined ? `Session ${header.id}` : rowPreview(firstUser.message.content))
+  const e = escapeHtml
+
+  // ---- The tree: depth-first over the core's childrenOf. At a fork, the child on
+  // the active path (else the newest) continues the column, and the other
+  // children come first, one level in; so the active path reads straight down.
+  const tree: Array<string> = []
+  const emitted = new Uint8Array(entries.length)
+
+  const rowHtml = (entry: SessionEntry, level: number, extra: string, forks: number): string => {
+    const i = indexOf.get(entry)!
+    const m = entry.message
+    const cls = `row ${roleClass(m)} l${Math.min(level, MAX_LEVEL)}${onPath.has(i) ? " act sel" : ""}${i === leafIndex ? " cur" : ""}${extra}`
+    let chips = ""
+    if (m.role === "assistant") {
+      const shownCalls = m.toolCalls.slice(0, 3).map((call) => `<span class="chip">⚙ ${e(call.name)}</span>`).join("")
+      chips = shownCalls + (m.toolCalls.length > 3 ? `<span class="chip">+${m.toolCalls.length - 3}</span>` : "")
+    } else if (m.role === "tool") {
+      chips = `<span class="chip${m.isError ? " err" : ""}">↩ ${e(m.toolName)}${m.isError ? " · error" : ""}</span>`
+    }
+    const fork = forks > 1 ? `<span class="br">${forks} branches</span>` : ""
+    return `<button type="button" class="${cls}" id="r${i}" data-p="${parentOf(entry)}"${i === leafIndex ? " aria-current=\"true\"" : ""}>` +
+      `<span class="k">${ROLE_LABEL[m.role]}</span>${chips}` +
+      `<span class="pv">${e(rowPreview(m.content))}</span>${fork}<span class="id">${e(entry.id)}</span></button>`
+  }
+
+  const runSummary = (run: ReadonlyArray<SessionEntry>, level: number): string => {
+    const n = { user: 0, assistant: 0, tool: 0 }
+    let active = false
+    for (const entry of run) {
+      n[entry.message.role]++
+      if (onPath.has(indexOf.get(entry)!)) active = true
+    }
+    const parts = [`${n.user} user`, `${n.assistant} assistant`, `${n.tool} tool`]
+    return `<details class="run l${Math.min(level, MAX_LEVEL)}${active ? " act" : ""}"><summary>${plural(run.length, "more entry", "more entries")}` +
+      `${active ? " on the active path" : ""} · ${parts.join(", ")}</summary>`
+  }
+
+  interface Segment {
+    readonly start: SessionEntry
+    readonly level: number
+    readonly kind: "" | " side" | " root2"
+  }
+  const roots = childrenOf(entries, null)
+  const stack: Array<Segment> = roots.map((start, k): Segment => ({ start, level: 0, kind: k === 0 ? "" : " root2" })).reverse()
+  while (stack.length > 0) {
+    const { start, level, kind } = stack.pop()!
+    if (emitted[indexOf.get(start)!] === 1) continue
+    // A segment: `start` and its only children, up to an entry with none or several.
+    const chain: Array<SessionEntry> = [start]
+    emitted[indexOf.get(start)!] = 1
+    let children = childrenOf(entries, start.id)
+    while (children.length === 1 && emitted[indexOf.get(children[0]!)!] === 0) {
+      chain.push(children[0]!)
+      emitted[indexOf.get(children[0]!)!] = 1
+      children = childrenOf(entries, children[0]!.id)
+    }
+    const forksAt = (k: number) => (k === chain.length - 1 ? children.length : 1)
+    if (chain.length > RUN_FOLD) {
+      const folded = chain.slice(RUN_KEEP, chain.length - RUN_KEEP)
+      for (let k = 0; k < RUN_KEEP; k++) tree.push(rowHtml(chain[k]!, level, k === 0 ? kind : "", forksAt(k)))
+      tree.push(runSummary(folded, level))
+      for (const entry of folded) tree.push(rowHtml(entry, level, "", 1))
+      tree.push("</details>")
+      for (let k = chain.length - RUN_KEEP; k < chain.length; k++) tree.push(rowHtml(chain[k]!, level, "", forksAt(k)))
+    } else {
+      chain.forEach((entry, k) => tree.push(rowHtml(entry, level, k === 0 ? kind : "", forksAt(k))))
+    }
+    if (children.length > 1) {
+      const continuing = children.find((child) => onPath.has(indexOf.get(child)!)) ?? children[children.length - 1]!
+      stack.push({ start: continuing, level, kind: "" })
+      for (let k = children.length - 1; k >= 0; k--) {
+        if (children[k] !== continuing) stack.push({ start: children[k]!, level: level + 1, kind: " side" })
+      }
+    }
+  }
+  // Entries no root reaches (only in lists that did not come from a store) are still shown.
+  entries.forEach((entry, i) => {
+    if (emitted[i] === 0) tree.push(rowHtml(entry, 0, " root2", 1))
+  })
+
+  // ---- The transcript cards, one per entry in commit order (a path is in commit
+  // order too); the script shows those of the selected path.
+  const cards = entries.map((entry, i) => {
+    const m = entry.message
+    const parent = parentOf(entry)
+    const head = `<div class="mh"><span class="k">${ROLE_LABEL[m.role]}</span><span class="id">${e(entry.id)}</span>` +
+      `<span class="ts">${e(entry.timestamp)}</span><span class="mid">${e(m.id)}</span>` +
+      (parent < 0 ? "<span>root</span>" : "") +
+      (m.role === "tool" ? `<span class="status${m.isError ? " err" : ""}">${m.isError ? "error" : "ok"}</span>` : "") +
+      `</div>`
+    let body = ""
+    if (m.role === "tool") {
+      const made = links.answered.get(i)
+      const call = made === undefined ? undefined : entries[made.entry]!.message
+      body += `<div class="link">answers ` + (made !== undefined && call?.role === "assistant"
+        ? `<button type="button" class="go" data-to="c${made.entry}-${made.call}"><span class="tn">${e(m.toolName)}</span> call <span class="cid">${e(m.toolCallId)}</span></button> of <span class="id">${e(entries[made.entry]!.id)}</span>`
+        : `<span class="tn">${e(m.toolName)}</span> call <span class="cid">${e(m.toolCallId)}</span> (not found on this branch)`) + `</div>`
+    }
+    body += m.content === "" ? `<p class="empty">${m.role === "assistant" && m.toolCalls.length > 0 ? "(tool calls only)" : "(no text)"}</p>` : textBlock(m.content, "tx")
+    if (m.role === "assistant") {
+      m.toolCalls.forEach((call, k) => {
+        const answers = links.answers.get(`${i}:${k}`) ?? []
+        const answeredBy = answers.length === 0
+          ? "<span>not answered</span>"
+          : `<span>answered by ${answers.map((a) => `<button type="button" class="go" data-go="${a}">${e(entries[a]!.id)}</button>`).join(", ")}</span>`
+        body += `<div class="call" id="c${i}-${k}"><div class="ch"><span>⚙ call</span><span class="tn">${e(call.name)}</span>` +
+          `<span class="cid">${e(call.id)}</span>${answeredBy}</div>${textBlock(JSON.stringify(call.arguments, null, 2), "args")}</div>`
+      })
+    }
+    return `<article class="msg ${roleClass(m)}${onPath.has(i) ? " on" : ""}${i === leafIndex ? " cur" : ""}" id="m${i}">${head}${body}</article>`
+  })
+
+  const fact = (term: string, value: string) => `<div><dt>${term}</dt><dd>${value}</dd></div>`
+  const leafFact = leaf === null ? "none" : `<span class="id">${e(leaf)}</span> (${isDefault ? "the newest entry" : "chosen"})`
+  const facts = [
+    fact("Session", `<span class="id">${e(header.id)}</span>`),
+    fact("Created", `<span class="ts">${e(header.timestamp)}</span>`),
+    fact("Updated", `<span class="ts">${e(updatedAt(header.timestamp, entries))}</span>`),
+    fact("Entries", counts.entries.toLocaleString("en-US")),
+    fact("Branches", `${plural(counts.leaves, "leaf", "leaves")}`),
+    fact("Tool calls", `${counts.toolCalls.toLocaleString("en-US")} (${plural(counts.toolResults, "result")}, ${plural(counts.errors, "error")})`),
+    fact("Active leaf", leafFact)
+  ].join("")
+  const leafId = leaf === null ? "" : e(leaf)
+
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(heading)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header class="top">
+<h1>${e(heading)}</h1>
+<dl class="facts">${facts}</dl>
+<div class="legend"><span><span class="k u">user</span></span><span><span class="k a">assistant</span></span><span><span class="k t">tool</span></span><span><span class="k t e">tool error</span></span><span>● active path · ○ other branches</span><button type="button" class="btn" id="toleaf">Show the active path</button></div>
+</header>
+<main>
+<nav class="pane" id="tree" aria-label="Session tree" data-n="${entries.length}" data-leaf="${leafIndex}">
+<h2>${plural(counts.entries, "entry", "entries")} in ${plural(counts.leaves, "branch", "branches")}</h2>
+${tree.join("\n")}
+</nav>
+<section class="pane" id="panel" aria-live="polite">
+<h2><span id="pk">${leafIndex < 0 ? "Path" : "Active path"}</span> to <span class="id" id="pid">${leafId}</span> · <span id="pn">${plural(path.length, "entry", "entries")}</span></h2>
+${cards.join("\n")}
+</section>
+</main>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`
+}

@@ -1,0 +1,2 @@
+export * as Html from "./Html.js"
+export * as Markdown from "./Markdown.js"
