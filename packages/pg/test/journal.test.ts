@@ -6,15 +6,20 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Ids from "@session-tree/core/Ids"
+import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import type { SessionError } from "@session-tree/core/SessionError"
 import { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as SessionStore from "@session-tree/core/SessionStore"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Migrations from "../src/Migrations.js"
 import * as PgJournal from "../src/PgJournal.js"
 import { freshDatabase, layer, TestDatabase, user } from "./support/database.js"
 
@@ -236,6 +241,23 @@ describe("PgJournal", () => {
       expect(Either.isLeft(outcome) && [outcome.left.code, /migrate/.test(outcome.left.message)]).toEqual(["SESSION_IO", true])
       const cause = Either.isLeft(outcome) ? (outcome.left.cause as { _tag?: string; cause?: { code?: string } }) : undefined
       expect([cause?._tag, cause?.cause?.code]).toEqual(["SqlError", "42P01"])
+    }).pipe(Effect.scoped))
+
+  it.live("layerConfig reads the client's configuration from Config, and gives the journal, the catalog and the client", () =>
+    Effect.gen(function*() {
+      const url = yield* freshDatabase("config")
+      const layer = PgJournal.layerConfig({ url: Config.redacted("SESSION_TREE_DB"), maxConnections: Config.succeed(2) })
+      const program = Effect.gen(function*() {
+        yield* Migrations.migrate
+        yield* Effect.scoped(SessionStore.create("configured"))
+        const scanned = yield* (yield* SessionCatalog).scan(undefined)
+        return scanned.map((s) => s.location)
+      })
+      const locations = yield* program.pipe(
+        Effect.provide(Layer.merge(layer, Ids.layerRandom)),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SESSION_TREE_DB", url]])))
+      )
+      expect(locations).toEqual(["configured"])
     }).pipe(Effect.scoped))
 
   it.live("a server that cannot be reached is SESSION_IO when the layer is built", () =>
