@@ -250,18 +250,30 @@ const exportCommand = Command.make(
   "export",
   {
     source: Args.text({ name: "SRC" }).pipe(Args.withDescription("the session to export")),
-    format: Options.choice("format", ["jsonl"]).pipe(Options.withDefault("jsonl" as const), Options.withDescription("jsonl: the canonical generation")),
+    format: Options.choice("format", ["jsonl", "markdown", "html"]).pipe(
+      Options.withDefault("jsonl" as const),
+      Options.withDescription("jsonl: the canonical generation; markdown: the root→leaf transcript; html: a page of the whole tree")
+    ),
+    leaf: Options.text("leaf").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("markdown, html: the leaf of the path shown (default: the newest entry)")),
     out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout")),
     db
   },
-  ({ db, out, source }) =>
-    Backend.run(db, Effect.gen(function*() {
-      const sessions = yield* Sessions.Sessions
-      const text = yield* sessions.exportJsonl(source)
-      if (Option.isSome(out)) return yield* Files.writeFile(out.value, text)
+  ({ db, format, leaf, out, source }) =>
+    Effect.gen(function*() {
+      if (format === "jsonl" && Option.isSome(leaf)) return yield* new UsageError({ reason: "--leaf applies to markdown and html; jsonl is the whole session" })
+      const text = yield* Backend.run(db, Effect.gen(function*() {
+        const sessions = yield* Sessions.Sessions
+        if (format === "jsonl") return yield* sessions.exportJsonl(source)
+        const loaded = yield* sessions.read(source)
+        const View = yield* Effect.promise(() => import("@session-tree/view"))
+        return format === "markdown"
+          ? yield* View.Markdown.render(loaded.header, loaded.entries, Option.getOrUndefined(leaf))
+          : yield* View.Html.render(loaded.header, loaded.entries, { leaf: Option.getOrUndefined(leaf) })
+      }))
+      if (Option.isSome(out)) return yield* Backend.run(db, Files.writeFile(out.value, text))
       yield* Effect.sync(() => process.stdout.write(text))
-    }))
-).pipe(Command.withDescription("Print a session as its canonical JSONL generation, byte for byte."))
+    })
+).pipe(Command.withDescription("Print a session as its canonical JSONL, a Markdown transcript, or a self-contained HTML page."))
 
 /** The most a Pi session file may hold: images make them large, and a lossy import drops those. */
 const MAX_PI_FILE_BYTES = 256 * 1024 * 1024

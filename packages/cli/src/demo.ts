@@ -5,7 +5,8 @@
  * tree and the active path, then damages copies of the file to show the one kind
  * of damage the loader recovers (a torn final line) and the kind it refuses
  * (corruption in the middle). Every claim it prints is checked; a failed check
- * exits 1. Everything happens in a fresh temp directory that is removed at the end.
+ * exits 1. Everything happens in a fresh temp directory that is removed at the end,
+ * but for the HTML page of the session, which it leaves in the temp directory.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { encodeLine } from "@session-tree/core/Codec"
@@ -15,6 +16,8 @@ import { isSessionError, type SessionError } from "@session-tree/core/SessionErr
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
 import * as FileJournal from "@session-tree/file/FileJournal"
+import * as Files from "@session-tree/file/Files"
+import * as Html from "@session-tree/view/Html"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -93,8 +96,18 @@ const conversation = Effect.gen(function*() {
 
   yield* heading("The active path, root → leaf (what the model is shown)")
   yield* indent(yield* renderLog(tree.entries, tree.activeLeafId))
+
+  yield* heading("A picture of the conversation")
+  const page = yield* Html.render(store.header, tree.entries, { leaf: tree.activeLeafId })
+  yield* Files.writeFile(PAGE, page)
+  yield* check(NFS.readFileSync(PAGE, "utf8") === page, "the page was written whole")
+  yield* say(`every branch, the active path marked, any entry selectable; one file, no network request:`)
+  yield* say(`open file://${PAGE} in a browser`)
   return store.location
 })
+
+/** Where the demo leaves its session's page (the rest of its files are removed at the end). */
+const PAGE = Path.join(OS.tmpdir(), "session-tree-demo.html")
 
 /** Part 2: damage copies of the file. */
 const damage = (dir: string, original: string) =>

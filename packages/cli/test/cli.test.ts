@@ -419,4 +419,31 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     const notPi = await runCli("import", Path.join(dir, "plain.jsonl"), "--from", "pi", "--to", Path.join(dir, "never.jsonl"))
     expectFailure(expect, notPi, "SESSION_INVALID_HEADER")
   })
+
+  it("export --format markdown prints the root→leaf transcript, --format html one self-contained page", async ({ expect }) => {
+    const dir = tempDir()
+    const source = Path.join(dir, "s.jsonl")
+    await writeConversation(source)
+    const [markdown, oldBranch, unknown, html, jsonlLeaf] = await Promise.all([
+      runCli("export", source, "--format", "markdown"),
+      runCli("export", source, "--format", "markdown", "--leaf", "entry-003"),
+      runCli("export", source, "--format", "html", "--leaf", "nope"),
+      runCli("export", source, "--format", "html", "--out", Path.join(dir, "s.html")),
+      runCli("export", source, "--leaf", "entry-003")
+    ])
+    expect(markdown.code).toBe(0)
+    expect(markdown.stdout).toContain("What is in /project?")
+    expect(markdown.stdout).toContain("Yes, please.")
+    expect(markdown.stdout).not.toContain("README.md")
+    expect(oldBranch.stdout).toContain("list_dir")
+    expect(oldBranch.stdout).toContain("README.md")
+    expect(oldBranch.stdout).not.toContain("Yes, please.")
+    expectFailure(expect, unknown, "SESSION_UNKNOWN_ENTRY")
+    expect([html.code, html.stdout]).toEqual([0, ""])
+    const page = NFS.readFileSync(Path.join(dir, "s.html"), "utf8")
+    expect(page).toMatch(/^<!doctype html>/i)
+    expect(page).toMatch(/<meta http-equiv="Content-Security-Policy" content="default-src 'none';/)
+    expect(page).toContain("entry-005")
+    expect(jsonlLeaf.code).toBe(2)
+  })
 })
