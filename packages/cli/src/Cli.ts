@@ -28,7 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Backend from "./Backend.js"
-import { logJson, renderLog, renderTree, treeJson } from "./render.js"
+import { logJson, renderLog, renderTree, treeJson } from "@session-tree/view/Text"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason: string }> {}

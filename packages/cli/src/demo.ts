@@ -25,7 +25,7 @@ import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
 import { formatError } from "./Cli.js"
-import { describeMessage, renderLog, renderTree } from "./render.js"
+import { describeMessage, renderLog, renderTree } from "@session-tree/view/Text"
 
 /** Stops the demo (exit 1) when what it is about to print is not what happened. */
 const check = (holds: boolean, claim: string): Effect.Effect<void> =>
