@@ -1,6 +1,6 @@
 /**
- * Text and JSON views of a session for people: the active path (`log`) and the
- * whole tree (`tree`). Navigation comes from the library's pure functions
+ * Text and JSON views of a session for a terminal: the active path (`log`) and
+ * the whole tree (`tree`). Navigation comes from the core's pure functions
  * (`pathTo`, `childrenOf`), so the CLI and the demo show exactly the tree the
  * library sees.
  */

@@ -1,2 +1,3 @@
 export * as Html from "./Html.js"
 export * as Markdown from "./Markdown.js"
+export * as Text from "./Text.js"
