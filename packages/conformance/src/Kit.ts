@@ -4,13 +4,19 @@
  * behind the library's back, as a crash, an old version or a person editing
  * the data would. Every backend is held to the same rules for what it holds.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as MemoryJournal from "@session-tree/core/MemoryJournal"
 import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as FileJournal from "@session-tree/file/FileJournal"
+import * as Migrations from "@session-tree/pg/Migrations"
+import * as PgCatalog from "@session-tree/pg/PgCatalog"
+import * as PgJournal from "@session-tree/pg/PgJournal"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
@@ -78,3 +84,76 @@ export const file: Backend = {
     )
   )
 }
+
+/** The entry ID a row of `line` is stored under: the line's own "id" where it has one not used yet, else one of ours. */
+const entryIdsOf = (entries: ReadonlyArray<string>): Array<string> => {
+  const used = new Set<string>()
+  return entries.map((line, i) => {
+    let id: unknown
+    try {
+      id = (JSON.parse(line) as { id?: unknown }).id
+    } catch {
+      // Not JSON: the row still needs an ID of its own.
+    }
+    let chosen = typeof id === "string" && !used.has(id) ? id : `row-${i + 1}`
+    while (used.has(chosen)) chosen = `${chosen}'`
+    used.add(chosen)
+    return chosen
+  })
+}
+
+/**
+ * The PostgreSQL journal in a database of its own on the server at `adminUrl` (a URL whose
+ * user may create databases), migrated first and dropped when the layer is released. The kit
+ * writes and reads the rows with plain SQL: the header line in the session row, each other
+ * line as an entry row numbered from 1.
+ */
+export const postgres = (adminUrl: string): Backend => ({
+  name: "postgres",
+  layer: Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const name = `st_conformance_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
+      const admin = PgClient.layer({ url: Redacted.make(adminUrl), maxConnections: 1 })
+      const asAdmin = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+        Effect.scoped(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), admin))
+      const url = new URL(adminUrl)
+      url.pathname = `/${name}`
+      yield* Effect.acquireRelease(
+        asAdmin((sql) => sql`CREATE DATABASE ${sql(name)}`),
+        () => Effect.ignore(asAdmin((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`))
+      )
+      yield* Migrations.migrateUrl(url.toString())
+      const client = PgClient.layer({ url: Redacted.make(url.toString()), maxConnections: 8 })
+      const kit = Layer.effect(
+        Kit,
+        Effect.map(SqlClient.SqlClient, (sql): KitService => ({
+          // A database holds one set of sessions.
+          scope: undefined,
+          location: unique,
+          put: (location, lines) =>
+            sql.withTransaction(Effect.gen(function*() {
+              const entries = lines.slice(1)
+              yield* sql`DELETE FROM session_tree_sessions WHERE id = ${location}`
+              yield* sql`
+                INSERT INTO session_tree_sessions (id, header, head, incarnation)
+                VALUES (${location}, ${lines[0] ?? null}, ${entries.length}::int4, gen_random_uuid())`
+              yield* sql`
+                INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
+                SELECT ${location}, e.ord::int4, e.entry_id, e.line
+                  FROM unnest(${entryIdsOf(entries)}::text[], ${entries}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)`
+            })).pipe(Effect.orDie),
+          raw: (location) =>
+            Effect.gen(function*() {
+              const [session] = yield* sql<{ readonly header: string | null }>`
+                SELECT header FROM session_tree_sessions WHERE id = ${location}`
+              if (session === undefined) return undefined
+              const entries = yield* sql<{ readonly line: string }>`
+                SELECT line FROM session_tree_entries WHERE session_id = ${location} ORDER BY seq`
+              return [...(session.header === null ? [] : [session.header]), ...entries.map((row) => row.line)]
+            }).pipe(Effect.orDie)
+        }))
+      )
+      return Layer.mergeAll(PgJournal.layer, PgCatalog.layer, kit).pipe(Layer.provide(client))
+    })
+  )
+})

@@ -2,11 +2,12 @@
  * Every backend against the one conformance suite. The number of cases per
  * backend is printed, and must be the same for all of them.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, inject, it } from "@effect/vitest"
 import * as Kit from "../src/Kit.js"
 import { conformance } from "../src/suite.js"
 
-const backends = [Kit.memory, Kit.file]
+// The PostgreSQL server is the run's own (packages/pg/test/support/global-setup.ts), or SESSION_TREE_TEST_DB.
+const backends = [Kit.memory, Kit.file, Kit.postgres(inject("pgUrl"))]
 const suites = backends.map((backend) => [backend.name, conformance(backend)] as const)
 
 describe("conformance", () => {
