@@ -8,10 +8,19 @@ import { execFile } from "node:child_process"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { afterAll, describe, it } from "vitest"
+import { freshDatabase } from "../../pg/test/support/database.js"
 import { bin, removeTempDirs, STACK_FRAME, tempDir } from "./support.js"
 
-afterAll(removeTempDirs)
+const scope = Effect.runSync(Scope.make())
+afterAll(async () => {
+  removeTempDirs()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+})
+const databaseUrl = () => Effect.runPromise(Scope.extend(freshDatabase("readme"), scope))
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 const readme = NFS.readFileSync(Path.join(root, "README.md"), "utf8")
@@ -48,10 +57,11 @@ const promisedOutput = (source: string): Array<string> =>
 describe.concurrent("README.md", { timeout: 180_000 }, () => {
   const examples = blocks("example").filter((b) => b.name.endsWith(".ts"))
 
-  it("has the Effect and the Promise example, each identical to a checked file", ({ expect }) => {
+  it("has the Promise, the Effect and the PostgreSQL example, each identical to a checked file", ({ expect }) => {
     expect(examples.map((e) => e.name)).toEqual([
+      "packages/cli/test/readme/promise-example.ts",
       "packages/cli/test/readme/effect-example.ts",
-      "packages/cli/test/readme/promise-example.ts"
+      "packages/cli/test/readme/pg-example.ts"
     ])
     for (const example of examples) {
       expect(example.body).toBe(NFS.readFileSync(Path.join(root, example.name), "utf8"))
@@ -63,7 +73,9 @@ describe.concurrent("README.md", { timeout: 180_000 }, () => {
       const expected = promisedOutput(example.body)
       expect(expected.length).toBeGreaterThan(2)
       const tmp = tempDir()
-      const result = await tsx(Path.join(root, example.name), { TMPDIR: tmp })
+      // The PostgreSQL example runs on a fresh database of the run's server.
+      const database = example.name.endsWith("pg-example.ts") ? { SESSION_TREE_DB: await databaseUrl() } : {}
+      const result = await tsx(Path.join(root, example.name), { TMPDIR: tmp, ...database })
       expect(result.stderr).toBe("")
       expect(result.code).toBe(0)
       expect(result.stdout.trimEnd().split("\n")).toEqual(expected)

@@ -1,4 +1,4 @@
-import { SessionError, SessionStore, SessionTree } from "@session-tree/course/session"
+import { SessionError, SessionStore, SessionTree } from "@session-tree/file/Promise"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
