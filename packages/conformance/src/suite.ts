@@ -179,6 +179,12 @@ const counting = (journal: SessionJournalService, batches: { count: number }): S
 
 const fresh = Layer.fresh(Ids.layerDeterministic)
 
+/** The header ID of a session at `location`: the location itself on a backend that names sessions by ID, else "s". */
+const idAt = (journal: SessionJournalService, location: string) => journal.sessionIdAt(location) ?? "s"
+/** `lines` with the header's ID "s" replaced by the one a session at `location` must carry. */
+const own = (journal: SessionJournalService, location: string, lines: ReadonlyArray<string>): ReadonlyArray<string> =>
+  lines.map((line, i) => (i === 0 ? line.replace(`"id":"s"`, `"id":${JSON.stringify(idAt(journal, location))}`) : line))
+
 /** Registers every case against `backend`; `cases` holds how many once the suite has been collected. */
 export const conformance = (backend: Backend): { readonly cases: number } => {
   const registered = { cases: 0 }
@@ -191,13 +197,15 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
     test("create writes one header, and refuses a location that is taken, changing nothing", () =>
       Effect.gen(function*() {
         const kit = yield* Kit
+        const journal = yield* SessionJournal
         const location = kit.location("create")
-        const store = yield* SessionStore.create(location, { id: "chat-1" })
-        expect(store.header).toEqual({ type: "session", version: 1, id: "chat-1", timestamp: T })
+        const id = journal.sessionIdAt(location) ?? "chat-1"
+        const store = yield* SessionStore.create(location, { id })
+        expect(store.header).toEqual({ type: "session", version: 1, id, timestamp: T })
         expect(Object.isFrozen(store.header)).toBe(true)
-        expect(yield* kit.raw(location)).toEqual([headerLine("chat-1")])
-        expect(codeOf(yield* Effect.either(SessionStore.create(location, { id: "chat-2" })))).toBe("SESSION_EXISTS")
-        expect(yield* kit.raw(location)).toEqual([headerLine("chat-1")])
+        expect(yield* kit.raw(location)).toEqual([headerLine(id)])
+        expect(codeOf(yield* Effect.either(SessionStore.create(location, { id: journal.sessionIdAt(location) ?? "chat-2" })))).toBe("SESSION_EXISTS")
+        expect(yield* kit.raw(location)).toEqual([headerLine(id)])
       }))
 
     test("a location with nothing stored is SESSION_NOT_FOUND for read and load; open creates it", () =>
@@ -216,7 +224,8 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
       Effect.gen(function*() {
         const kit = yield* Kit
         const location = kit.location("append")
-        const store = yield* SessionStore.create(location, { id: "s" })
+        const journal = yield* SessionJournal
+        const store = yield* SessionStore.create(location, { id: idAt(journal, location) })
         const root = yield* store.append(null, user("m1", "root ✓"))
         const call = yield* store.append(root.id, assistant("m2", [["c1", "read"]]))
         const result = yield* store.append(call.id, tool("m3", "c1", "read"))
@@ -225,7 +234,7 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
         expect(store.get(call.id)).toBe(call)
         expect(Object.isFrozen(store.entries) && Object.isFrozen(result.message)).toBe(true)
         expect(yield* kit.raw(location)).toEqual([
-          headerLine(),
+          headerLine(idAt(journal, location)),
           entryLine("entry-001", null, userMessage("m1", "root ✓")),
           entryLine("entry-002", "entry-001", `{"role":"assistant","id":"m2","content":"","toolCalls":[{"id":"c1","name":"read","arguments":{"q":"c1"}}]}`),
           entryLine("entry-003", "entry-002", `{"role":"tool","id":"m3","toolCallId":"c1","toolName":"read","content":"done","isError":false}`)
@@ -360,14 +369,15 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
     test("an append whose session would pass 4 MiB, or a 4,097th entry, stores nothing", () =>
       Effect.gen(function*() {
         const kit = yield* Kit
+        const journal = yield* SessionJournal
         const full = kit.location("full")
-        yield* kit.put(full, chain(MAX_ENTRIES))
+        yield* kit.put(full, own(journal, full, chain(MAX_ENTRIES)))
         const store = yield* SessionStore.load(full)
         expect(codeOf(yield* Effect.either(store.append("e1", user("n", "one more"))))).toBe("SESSION_TOO_MANY_ENTRIES")
-        expect(yield* kit.raw(full)).toEqual(chain(MAX_ENTRIES))
+        expect(yield* kit.raw(full)).toEqual(own(journal, full, chain(MAX_ENTRIES)))
 
         const large = kit.location("large")
-        const lines = chain(69, "y".repeat(60_000))
+        const lines = own(journal, large, chain(69, "y".repeat(60_000)))
         const size = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0)
         yield* kit.put(large, lines)
         const big = yield* SessionStore.load(large)
@@ -405,7 +415,7 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
         Effect.gen(function*() {
           const kit = yield* Kit
           const location = kit.location("accepted")
-          const lines = c.lines()
+          const lines = own(yield* SessionJournal, location, c.lines())
           yield* kit.put(location, lines)
           const loaded = yield* SessionStore.read(location)
           expect(loaded.entries).toHaveLength(c.entries)
@@ -532,9 +542,10 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
         const entry = yield* store.append(null, user("m1", "now"))
         expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 1, leaf: entry.id, title: "now" }])
         // Corrupted behind the library's back: the listing shows it at once.
-        yield* kit.put(location, [headerLine(), entryLine("e1", "nope", userMessage("m1"))])
+        const journal = yield* SessionJournal
+        yield* kit.put(location, [headerLine(idAt(journal, location)), entryLine("e1", "nope", userMessage("m1"))])
         expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ location, error: { code: "SESSION_UNKNOWN_PARENT" } }])
-        yield* kit.put(location, [headerLine(), entryLine("e1", null, userMessage("m1"))])
+        yield* kit.put(location, [headerLine(idAt(journal, location)), entryLine("e1", null, userMessage("m1"))])
         expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 1, leaf: "e1" }])
         expect(yield* listed(service, [other], kit.scope)).toMatchObject([{ entries: 0 }])
       }))

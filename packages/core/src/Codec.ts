@@ -134,13 +134,13 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
   for (let i = 1; i < lines.length; i++) {
     const entry = decodeEntryLine(lines[i]!, i + 1)
     if (entry instanceof SessionError) return entry
+    const problem = history.checkAndAdd(entry, i + 1)
+    if (problem !== undefined) return problem
     if (ids !== undefined && ids[i - 1] !== entry.id) {
       return sessionError("SESSION_INVALID_RECORD", `the line is stored as entry "${ids[i - 1]}" but holds entry "${entry.id}"`, {
         line: i + 1
       })
     }
-    const problem = history.checkAndAdd(entry, i + 1)
-    if (problem !== undefined) return problem
   }
   return { header, history, tail }
 }
