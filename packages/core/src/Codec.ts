@@ -59,9 +59,11 @@ const decodeEntryLine = (text: string, line: number): SessionEntry | SessionErro
   if (canonical !== undefined) {
     if (!text.startsWith(CANONICAL_PREFIX)) return exactNumbers(canonical, text, line)
     // The canonical prefix spells the version `1`: any other number is in the arguments, which
-    // begin at the first "arguments" key (the content before them is skipped).
+    // begin at the first "arguments" key, after the message's content (whose text is at least as
+    // long as the content, so the search skips it).
     if (!takeCopiedNumber()) return canonical
-    const literal = firstInexactNumberFrom(text, firstArgumentsKey(text))
+    const message = canonical.message
+    const literal = firstInexactNumberFrom(text, firstArgumentsKey(text, message.role === "assistant" ? message.content.length : 0))
     return literal === undefined ? canonical : inexactNumber(literal, "SESSION_INVALID_MESSAGE", line)
   }
   const parsed = checkParsedLine(value, text)

@@ -220,20 +220,42 @@ export const firstInexactNumberFrom = (text: string, from: number): string | und
   const n = text.length
   while (pos < n) {
     const c = text.charCodeAt(pos)
-    if (c === QUOTE) pos = stringEnd(text, pos) + 1
-    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      NUMBER.lastIndex = pos
-      const literal = NUMBER.exec(text)?.[0] ?? text[pos]!
+    if (c === QUOTE) {
+      pos = stringEnd(text, pos) + 1
+      continue
+    }
+    if (c !== 0x2d && (c < 0x30 || c > 0x39)) {
+      pos++
+      continue
+    }
+    // The number token: a sign, digits, and a fraction or exponent if any (JSON.parse checked its grammar).
+    let end = pos + 1
+    let plain = true
+    for (; end < n; end++) {
+      const d = text.charCodeAt(end)
+      if (d >= 0x30 && d <= 0x39) continue
+      if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) {
+        plain = false
+        continue
+      }
+      break
+    }
+    // An integer of at most 15 characters is exact; anything else is judged by its value.
+    if (!plain || end - pos > 15) {
+      const literal = text.slice(pos, end)
       if (!isExactNumber(literal)) return literal
-      pos += literal.length
-    } else pos++
+    }
+    pos = end
   }
   return undefined
 }
 
-/** Where the first key `"arguments"` of `text` begins, or -1: an unescaped quote cannot occur inside a string. */
-export const firstArgumentsKey = (text: string): number => {
-  let at = text.indexOf(`"arguments":`)
+/**
+ * Where the first key `"arguments"` at or after `from` begins, or -1. An unescaped quote cannot
+ * occur inside a string, so the text before it is skipped without reading it.
+ */
+export const firstArgumentsKey = (text: string, from: number): number => {
+  let at = text.indexOf(`"arguments":`, from)
   while (at > 0 && text.charCodeAt(at - 1) === BACKSLASH) {
     // An escaped quote: count the backslashes before it.
     let j = at - 1

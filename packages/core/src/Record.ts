@@ -189,6 +189,7 @@ const copyJson = (value: object): object | undefined => {
     Array.isArray(source) ? new Array<unknown>(source.length) : {}
   const root = fresh(value)
   const stack: Array<readonly [object, Record<string, unknown> | Array<unknown>]> = [[value, root]]
+  let numbers = false
   while (stack.length > 0) {
     const [source, target] = stack.pop()!
     for (const key of Object.keys(source)) {
@@ -200,12 +201,13 @@ const copyJson = (value: object): object | undefined => {
       } else if (typeof child === "number") {
         if (!Number.isFinite(child)) return undefined
         if (child === 0) child = 0
-        copiedNumber = true
+        numbers = true
       }
       if (key === "__proto__") Object.defineProperty(target, key, { value: child, writable: true, enumerable: true, configurable: true })
       else (target as Record<string, unknown>)[key] = child
     }
   }
+  if (numbers) copiedNumber = true
   return root
 }
 
@@ -365,6 +367,7 @@ const freshContainer = (source: object): JsonContainer =>
  */
 const copyArguments = (args: object, copy: JsonContainer, depth: number): number => {
   let keys = 0
+  let numbers = false
   walkSources.push(args)
   walkCopies.push(copy)
   walkDepths.push(depth)
@@ -377,6 +380,7 @@ const copyArguments = (args: object, copy: JsonContainer, depth: number): number
       for (let i = 0; i < source.length; i++) {
         const child = jsonChild(source[i], childDepth)
         if (child === REFUSED) return -1
+        if (typeof child === "number") numbers = true
         ;(target as Array<unknown>)[i] = child
       }
     } else {
@@ -386,10 +390,12 @@ const copyArguments = (args: object, copy: JsonContainer, depth: number): number
         keys++
         const child = jsonChild((source as Record<string, unknown>)[key], childDepth)
         if (child === REFUSED) return -1
+        if (typeof child === "number") numbers = true
         ;(target as Record<string, unknown>)[key] = child
       }
     }
   }
+  if (numbers) copiedNumber = true
   return keys
 }
 
@@ -407,7 +413,6 @@ const jsonChild = (child: unknown, depth: number): unknown => {
     return copy
   }
   if (typeof child === "number") {
-    copiedNumber = true
     if (child === 0) return 0
     if (!Number.isFinite(child)) return REFUSED
   }
