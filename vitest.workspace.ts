@@ -1,9 +1,16 @@
+import { defaultServerConditions } from "vite"
 import { defineWorkspace } from "vitest/config"
+
+// The workspace's packages resolve to their TypeScript sources (the `@session-tree/source` condition
+// of their exports), so the tests need no build.
+const conditions = ["@session-tree/source", ...defaultServerConditions]
+const sources = { resolve: { conditions }, ssr: { resolve: { conditions, externalConditions: ["@session-tree/source"] } } }
 
 // One project per package, as Effect's own v3 repository does. `reliability` runs a
 // fast subset in `npm test`; `npm run test:reliability` sets RELIABILITY=long for the full counts.
 export default defineWorkspace([
   {
+    ...sources,
     test: {
       name: "core",
       include: ["packages/core/test/**/*.test.ts"],
@@ -11,6 +18,7 @@ export default defineWorkspace([
     }
   },
   {
+    ...sources,
     test: {
       name: "file",
       include: ["packages/file/test/**/*.test.ts"],
@@ -18,6 +26,7 @@ export default defineWorkspace([
     }
   },
   {
+    ...sources,
     test: {
       name: "pg",
       include: ["packages/pg/test/**/*.test.ts"],
@@ -27,6 +36,7 @@ export default defineWorkspace([
     }
   },
   {
+    ...sources,
     test: {
       name: "view",
       include: ["packages/view/test/**/*.test.ts"],
@@ -34,6 +44,7 @@ export default defineWorkspace([
     }
   },
   {
+    ...sources,
     test: {
       name: "conformance",
       include: ["packages/conformance/test/**/*.test.ts"],
@@ -42,6 +53,7 @@ export default defineWorkspace([
     }
   },
   {
+    ...sources,
     test: {
       name: "reliability",
       include: ["packages/file/reliability/**/*.test.ts", "packages/pg/reliability/**/*.test.ts"],
@@ -51,6 +63,7 @@ export default defineWorkspace([
     }
   },
   {
+    ...sources,
     test: {
       name: "cli",
       include: ["packages/cli/test/**/*.test.ts"],
@@ -61,6 +74,7 @@ export default defineWorkspace([
     }
   },
   {
+    ...sources,
     test: {
       name: "course",
       include: ["course/test/**/*.test.ts"],

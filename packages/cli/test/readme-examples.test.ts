@@ -46,7 +46,9 @@ const run = (file: string, args: ReadonlyArray<string>, options: { cwd?: string;
     })
   })
 
-const tsx = (file: string, env: NodeJS.ProcessEnv = {}) => run(process.execPath, ["--import", "tsx", file], { env })
+// Within the workspace, the packages resolve to their sources (see the packages' exports).
+const tsx = (file: string, env: NodeJS.ProcessEnv = {}) =>
+  run(process.execPath, ["--conditions=@session-tree/source", "--import", "tsx", file], { env })
 
 /** What an example says it prints: the `// …` comment after each `console.log(…)`, in order. */
 const promisedOutput = (source: string): Array<string> =>

@@ -1,0 +1,144 @@
+/**
+ * Child processes of the test suites, talking in lines on stdout.
+ *
+ * A child program is compiled once per run with esbuild into one ESM file, then
+ * started with plain `node`: under `node --import tsx` every start transpiles and
+ * resolves a few hundred modules, which the kill tests would pay a thousand
+ * times. The workspace's packages are bundled from their sources, as the tests
+ * run them. Without esbuild, children run through tsx.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as NFS from "node:fs"
+import * as OS from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
+
+/** The condition under which the workspace's packages resolve to their TypeScript sources. */
+export const SOURCE_CONDITION = "@session-tree/source"
+
+/** The arguments of `node` that start a child program (before its own arguments). */
+export type ChildCommand = ReadonlyArray<string>
+
+let bundleDir: string | undefined
+const built = new Map<string, Promise<ChildCommand>>()
+
+/** Compiles the child program at `entry` (a `.ts` file), once per run. */
+export const prepareChild = (entry: string): Promise<ChildCommand> => {
+  let command = built.get(entry)
+  if (command === undefined) {
+    command = (async () => {
+      let esbuild: typeof import("esbuild")
+      try {
+        esbuild = await import("esbuild")
+      } catch {
+        return [`--conditions=${SOURCE_CONDITION}`, "--import", "tsx", entry]
+      }
+      if (bundleDir === undefined) {
+        const dir = NFS.mkdtempSync(Path.join(OS.tmpdir(), "session-tree-children-"))
+        bundleDir = dir
+        process.once("exit", () => NFS.rmSync(dir, { recursive: true, force: true }))
+      }
+      const outfile = Path.join(bundleDir, `${built.size}-${Path.basename(entry).replace(/\.ts$/, ".mjs")}`)
+      await esbuild.build({
+        entryPoints: [entry],
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        outfile,
+        conditions: [SOURCE_CONDITION],
+        logLevel: "error",
+        // Optional modules of `pg` that it loads only when asked to.
+        external: ["pg-native", "cloudflare:sockets"],
+        // Bundled CommonJS (`pg`) calls `require` for Node's own modules, which ESM has not got.
+        banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" }
+      })
+      return [outfile]
+    })()
+    built.set(entry, command)
+  }
+  return command
+}
+
+export interface Child {
+  readonly proc: ChildProcess
+  /** Complete lines printed so far (a line cut by a kill is not one). */
+  readonly lines: Array<string>
+  readonly stderr: () => string
+  /** Resolves with the first line starting with `prefix` (or rejects when the child exits first). */
+  readonly waitFor: (prefix: string) => Promise<string>
+  /** Resolves once `n` lines start with `prefix`, or when the child exits (check `lines` then). */
+  readonly waitForCount: (prefix: string, n: number) => Promise<void>
+  /** Resolves when the child has exited and been reaped: its pid no longer names it. */
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  readonly send: (line: string) => void
+}
+
+export const spawnChild = (
+  command: ChildCommand,
+  args: ReadonlyArray<string>,
+  options: { readonly uid?: number; readonly gid?: number; readonly env?: NodeJS.ProcessEnv } = {}
+): Child => {
+  const proc = spawn(process.execPath, [...command, ...args], {
+    stdio: ["pipe", "pipe", "pipe"],
+    cwd: root,
+    ...(options.env !== undefined ? { env: { ...process.env, ...options.env } } : {}),
+    ...(options.uid !== undefined ? { uid: options.uid } : {}),
+    ...(options.gid !== undefined ? { gid: options.gid } : {})
+  })
+  const lines: Array<string> = []
+  const waiters: Array<{ prefix: string; resolve: (l: string) => void; reject: (e: Error) => void }> = []
+  const counters: Array<{ prefix: string; left: number; resolve: () => void }> = []
+  let partial = ""
+  let err = ""
+  proc.stdout!.setEncoding("utf8")
+  proc.stdout!.on("data", (chunk: string) => {
+    partial += chunk
+    let nl = partial.indexOf("\n")
+    while (nl >= 0) {
+      const line = partial.slice(0, nl)
+      partial = partial.slice(nl + 1)
+      lines.push(line)
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (line.startsWith(waiters[i]!.prefix)) waiters.splice(i, 1)[0]!.resolve(line)
+      }
+      for (let i = counters.length - 1; i >= 0; i--) {
+        if (line.startsWith(counters[i]!.prefix) && --counters[i]!.left <= 0) counters.splice(i, 1)[0]!.resolve()
+      }
+      nl = partial.indexOf("\n")
+    }
+  })
+  proc.stderr!.setEncoding("utf8")
+  proc.stderr!.on("data", (chunk: string) => void (err += chunk))
+  // Writes to a killed child's stdin fail with EPIPE; that is expected.
+  proc.stdin!.on("error", () => {})
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    proc.on("close", (code, signal) => {
+      for (const w of waiters.splice(0)) w.reject(new Error(`child exited (${code ?? signal}) before "${w.prefix}": ${err}`))
+      for (const c of counters.splice(0)) c.resolve()
+      resolve({ code, signal })
+    })
+  })
+  return {
+    proc,
+    lines,
+    stderr: () => err,
+    exited,
+    send: (line) => void proc.stdin!.write(line + "\n"),
+    waitForCount: (prefix, n) => {
+      const left = n - lines.filter((l) => l.startsWith(prefix)).length
+      if (left <= 0 || proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve()
+      return new Promise((resolve) => counters.push({ prefix, left, resolve }))
+    },
+    waitFor: (prefix) => {
+      const found = lines.find((l) => l.startsWith(prefix))
+      if (found !== undefined) return Promise.resolve(found)
+      if (proc.exitCode !== null || proc.signalCode !== null) return Promise.reject(new Error(`child exited before "${prefix}": ${err}`))
+      return new Promise((resolve, reject) => waiters.push({ prefix, resolve, reject }))
+    }
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
