@@ -14,9 +14,9 @@ import * as Layer from "effect/Layer"
 import { MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES } from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
 import type { CourseMessage, SessionEntry } from "@session-tree/core/Record"
-import type { SessionError, SessionErrorCode } from "@session-tree/core/SessionError"
+import { type SessionError, type SessionErrorCode, sessionError } from "@session-tree/core/SessionError"
 import { SessionJournal, type SessionJournalService, type Writer } from "@session-tree/core/SessionJournal"
-import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import { SessionCatalog, type SessionCatalogService } from "@session-tree/core/SessionCatalog"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
@@ -548,6 +548,26 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
         yield* kit.put(location, [headerLine(idAt(journal, location)), entryLine("e1", null, userMessage("m1"))])
         expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 1, leaf: "e1" }])
         expect(yield* listed(service, [other], kit.scope)).toMatchObject([{ entries: 0 }])
+      }))
+
+    test("list: a session that could not be read for a passing reason (SESSION_IO) is shown so, and read again at the next listing", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const catalog = yield* SessionCatalog
+        const location = kit.location("passing")
+        const store = yield* SessionStore.create(location)
+        yield* store.append(null, user("m1", "still here"))
+        // The backend's own catalog, whose first read of this session fails as a lost connection would.
+        let failures = 1
+        const flaky: SessionCatalogService = {
+          ...catalog,
+          readMany: (locations) =>
+            Effect.map(catalog.readMany(locations), (read) =>
+              read.map((r, i) => locations[i] === location && failures-- > 0 ? sessionError("SESSION_IO", "the connection was lost") : r))
+        }
+        const service = yield* Effect.provideService(Sessions.make, SessionCatalog, flaky)
+        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ location, error: { code: "SESSION_IO" } }])
+        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ location, entries: 1, title: "still here" }])
       }))
 
     test("list pages: offset and limit over one order, the total of all; latest is the first", () =>

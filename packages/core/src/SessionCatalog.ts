@@ -15,7 +15,7 @@ export interface Entry {
   readonly location: string
   /**
    * Changes whenever the stored session changes (a file: its identity, size, modification
-   * and change times; a database: its head). Equal versions mean equal contents.
+   * and change times; a database: its head and incarnation). Equal versions mean equal contents.
    */
   readonly version: string
   /** When it last changed, in epoch milliseconds (a file's modification time; a database's commit time). */
@@ -33,6 +33,28 @@ export interface SessionCatalogService {
    * (one query for a database); a session that cannot be read gives its error in its place.
    */
   readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Stored | SessionError>>
+  /** Listings kept for every process that lists, where the backend can keep them (a database: for all its nodes). */
+  readonly listings?: Listings | undefined
+}
+
+/** A session's listing (a `Sessions.Summary` as JSON text), under the version of the session it was made from. */
+export interface Remembered {
+  readonly location: string
+  readonly version: string
+  readonly listing: string
+}
+
+/**
+ * Listings a backend keeps between processes: a cache of what reading a session gave. The core
+ * takes one only for the exact version it was made for, checks its shape and that it names its
+ * own location, and otherwise reads the session again; so a listing kept here can be lost,
+ * stale or damaged without a listing ever being wrong for a change of the session.
+ */
+export interface Listings {
+  /** The remembered listings of those `entries` whose version is still the one remembered, by location. A failed read finds none. */
+  readonly recall: (entries: ReadonlyArray<Entry>) => Effect.Effect<ReadonlyMap<string, string>>
+  /** Keeps listings for later; best effort (a failure keeps nothing). */
+  readonly remember: (listings: ReadonlyArray<Remembered>) => Effect.Effect<void>
 }
 
 export class SessionCatalog extends Context.Tag("@session-tree/SessionCatalog")<SessionCatalog, SessionCatalogService>() {}

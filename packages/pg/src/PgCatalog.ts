@@ -1,9 +1,11 @@
 /**
  * The catalog of a PostgreSQL database (SPEC C5 `list --db`): every session row
  * with a version that changes whenever the session does (`incarnation:head`: an
- * append moves the head, a session created again under the same ID draws a new
- * incarnation), and reads of many sessions in few statements. Like the
- * journal, it never parses a record.
+ * append moves the head; a session created again under the same ID, or whose
+ * rows anything but an append changed, draws a new incarnation), reads of many
+ * sessions in few statements, and listings kept in the database for every node
+ * under the version they were made for. Like the journal, it never parses a
+ * record.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SessionCatalog, type SessionCatalogService } from "@session-tree/core/SessionCatalog"
@@ -17,6 +19,8 @@ import * as internal from "./internal/catalog.js"
  * session's `changed` is the time of its last commit in epoch milliseconds,
  * with the database's microseconds as a fraction. `readMany` reads up to
  * `READ_CHUNK` sessions per statement, each as `SessionJournal.read` would.
+ * `listings` keeps summaries in `session_tree_listings`, written without
+ * waiting for the disk (a cache: losing one costs a read).
  */
 export const make: (sql: SqlClient.SqlClient) => SessionCatalogService = internal.make
 

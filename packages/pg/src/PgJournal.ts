@@ -64,8 +64,10 @@ export const layer: Layer.Layer<SessionJournal, never, SqlClient.SqlClient> = la
 /** What the convenience layers provide: the journal, the catalog, and the client they run on. */
 export type Services = SessionJournal | SessionCatalog | SqlClient.SqlClient | PgClient.PgClient
 
+// Layers made anew per call: a constant layer is built once per memo map, so a second database's
+// layer in the same program (or the same test file) would get the first one's catalog.
 const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>, options?: Options) =>
-  Layer.mergeAll(layerWith(options), PgCatalog.layer).pipe(Layer.provideMerge(client))
+  Layer.mergeAll(layerWith(options), Layer.fresh(PgCatalog.layer)).pipe(Layer.provideMerge(client))
 
 /** The journal and catalog over a new `PgClient` (a pool) made from `config`; a failed connect is SESSION_IO. */
 export const layerClient = (config: PgClient.PgClientConfig, options?: Options): Layer.Layer<Services, SessionError> =>

@@ -97,5 +97,88 @@ describe("PgCatalog", () => {
         expect(mine[0]).toMatchObject({ error: { code: "SESSION_INVALID_JSON" } })
         expect(mine[1]).toMatchObject({ id: "list-newer", title: "newer title", entries: 1 })
       }))
+
+    it.scoped("listings kept in the database: a new service takes the one kept for a session's version, never a damaged or a stale one", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* SessionStore.create("kept")
+        yield* store.append(null, user("m1", "the real title"))
+        const mine = (listing: Sessions.Listing) => listing.sessions.find((s) => s.location === "kept")
+        expect(mine(yield* (yield* Sessions.make).list())).toMatchObject({ title: "the real title", entries: 1 })
+        const [kept] = yield* sql<{ version: string; listing: string }>`SELECT version, listing FROM session_tree_listings WHERE session_id = 'kept'`
+        const [scanned] = (yield* (yield* SessionCatalog).scan(undefined)).filter((e) => e.location === "kept")
+        expect(kept!.version).toBe(scanned!.version)
+        expect(JSON.parse(kept!.listing)).toMatchObject({ id: "kept", location: "kept", title: "the real title" })
+        // What is kept is what a new service shows, without reading the session: proven by a kept title the session does not hold.
+        const other = JSON.stringify({ ...JSON.parse(kept!.listing), title: "the kept title" })
+        yield* sql`UPDATE session_tree_listings SET listing = ${other} WHERE session_id = 'kept'`
+        expect(mine(yield* (yield* Sessions.make).list())).toMatchObject({ title: "the kept title" })
+        // Damaged, of another shape, or naming another session: ignored, the session read, the listing kept anew.
+        for (const damaged of ["not json", JSON.stringify({ title: "x" }), JSON.stringify({ ...JSON.parse(kept!.listing), location: "elsewhere" })]) {
+          yield* sql`UPDATE session_tree_listings SET listing = ${damaged} WHERE session_id = 'kept'`
+          expect(mine(yield* (yield* Sessions.make).list())).toMatchObject({ title: "the real title", entries: 1 })
+          const [again] = yield* sql<{ listing: string }>`SELECT listing FROM session_tree_listings WHERE session_id = 'kept'`
+          expect(JSON.parse(again!.listing)).toEqual(JSON.parse(kept!.listing))
+        }
+        // After an append the kept listing is for an older version: read again.
+        yield* sql`UPDATE session_tree_listings SET listing = ${other} WHERE session_id = 'kept'`
+        yield* store.append(null, user("m2", "more"))
+        expect(mine(yield* (yield* Sessions.make).list())).toMatchObject({ title: "the real title", entries: 2 })
+      }))
+
+    it.scoped("rows changed behind the library draw a new incarnation: every listing reads the session again, a writer that loaded it is told", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const catalog = yield* SessionCatalog
+        const versionOf = (id: string) => Effect.map(catalog.scan(undefined), (all) => all.find((e) => e.location === id)!.version)
+        const service = yield* Sessions.make
+        const listed = (id: string) => Effect.map(service.list(), (listing) => listing.sessions.find((s) => s.location === id))
+        const changes: ReadonlyArray<readonly [string, (id: string) => Effect.Effect<unknown, unknown>, string | undefined]> = [
+          ["a line edited", (id) => sql`UPDATE session_tree_entries SET line = replace(line, 'first', 'FIRST') WHERE session_id = ${id} AND seq = 1`, undefined],
+          ["a line made invalid", (id) => sql`UPDATE session_tree_entries SET line = 'not-json' WHERE session_id = ${id} AND seq = 2`, "SESSION_INVALID_JSON"],
+          ["an entry removed", (id) => sql`DELETE FROM session_tree_entries WHERE session_id = ${id} AND seq = 2`, "SESSION_INVALID_RECORD"],
+          ["a row past the head", (id) => sql`INSERT INTO session_tree_entries (session_id, seq, entry_id, line) VALUES (${id}, 3, 'x', '{}')`, "SESSION_INVALID_RECORD"],
+          ["the header edited", (id) => sql`UPDATE session_tree_sessions SET header = 'not-json' WHERE id = ${id}`, "SESSION_INVALID_JSON"]
+        ]
+        for (const [what, change, code] of changes) {
+          const id = `behind-${what.replace(/ /g, "-")}`
+          const store = yield* SessionStore.create(id)
+          const first = yield* store.append(null, user("m1", "first"))
+          yield* store.append(first.id, user("m2", "second"))
+          expect(yield* listed(id), what).toMatchObject({ title: "first", entries: 2 })
+          const before = yield* versionOf(id)
+          yield* change(id)
+          const after = yield* versionOf(id)
+          expect(after, what).not.toBe(before)
+          expect(after.split(":")[1], what).toBe(before.split(":")[1])
+          const shown = yield* listed(id)
+          if (code === undefined) expect(shown, what).toMatchObject({ title: "FIRST", entries: 2 })
+          else expect(shown, what).toMatchObject({ error: { code } })
+          const refused = yield* Effect.flip(store.append(null, user("m3", "third")))
+          expect(refused.code, what).toBe("SESSION_REPLACED")
+        }
+        // The library's own append moves the head and keeps the incarnation.
+        const own = yield* SessionStore.create("behind-own")
+        const before = yield* versionOf("behind-own")
+        yield* own.append(null, user("m1", "mine"))
+        expect(yield* versionOf("behind-own")).toBe(before.replace(/:0$/, ":1"))
+      }))
+  })
+})
+
+describe("PgCatalog on a database whose entries are truncated", () => {
+  it.layer(layer("truncated"), { timeout: "60 seconds" })("", (it) => {
+    it.scoped("TRUNCATE draws every session a new incarnation", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const catalog = yield* SessionCatalog
+        const store = yield* SessionStore.create("t")
+        yield* store.append(null, user("m1", "one"))
+        const before = (yield* catalog.scan(undefined))[0]!.version
+        yield* sql`TRUNCATE session_tree_entries`
+        const after = (yield* catalog.scan(undefined))[0]!.version
+        expect(after).not.toBe(before)
+        expect(yield* Effect.map((yield* Sessions.make).list(), (l) => l.sessions[0])).toMatchObject({ error: { code: "SESSION_INVALID_RECORD" } })
+      }))
   })
 })

@@ -27,7 +27,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import * as Migrations from "../src/Migrations.js"
 import * as PgJournal from "../src/PgJournal.js"
 import { counterIds, freshDatabase, user } from "./support/database.js"
-import { bootServer, type Server } from "./support/server.js"
+import { bootServer, type Server } from "@session-tree/testing/Postgres"
 import { Ids } from "@session-tree/core/Ids"
 
 const CYCLES = 4

@@ -1,8 +1,10 @@
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { decodeLines, encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import type { SessionEntry } from "../Record.js"
-import { SessionCatalog } from "../SessionCatalog.js"
+import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
 import { SessionError, sessionError } from "../SessionError.js"
 import { SessionJournal, type Stored } from "../SessionJournal.js"
 import type { Listed, Listing, ListOptions, Records, SessionsService, Summary } from "../Sessions.js"
@@ -11,6 +13,20 @@ import { pathTo } from "../SessionTree.js"
 import { createWhole, newHeader, newSessionId } from "./sessionStore.js"
 
 const TITLE_CHARACTERS = 80
+
+/** A summary as `Listings` keep it; anything else there is ignored and the session read again. */
+const RememberedSummary = Schema.parseJson(Schema.Struct({
+  id: Schema.String,
+  location: Schema.String,
+  entries: Schema.Int.pipe(Schema.nonNegative()),
+  leaf: Schema.NullOr(Schema.String),
+  created: Schema.String,
+  updated: Schema.String,
+  title: Schema.String
+}))
+const decodeSummary = Schema.decodeUnknownOption(RememberedSummary, { onExcessProperty: "error" })
+const decodeRemembered = (text: string | undefined): Summary | undefined =>
+  text === undefined ? undefined : Option.getOrUndefined(decodeSummary(text))
 
 /** The first `n` characters (code points, so a pair of surrogates is never cut) of `text`. */
 const firstCharacters = (text: string, n: number): string => {
@@ -96,12 +112,35 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       const ordered = [...scanned].sort((a, b) => b.changed - a.changed || (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
       const wanted = page(ordered, options)
       if (wanted instanceof SessionError) return yield* wanted
-      const stale = wanted.filter((entry) => cache.get(entry.location)?.version !== entry.version)
+      // What this listing shows of a session it could not read for a passing reason; kept nowhere.
+      const passing = new Map<string, Listed>()
+      let stale = wanted.filter((entry) => cache.get(entry.location)?.version !== entry.version)
+      const listings = catalog.listings
+      if (stale.length > 0 && listings !== undefined) {
+        const recalled = yield* listings.recall(stale)
+        stale = stale.filter((entry) => {
+          const summary = decodeRemembered(recalled.get(entry.location))
+          if (summary === undefined || summary.location !== entry.location) return true
+          cache.set(entry.location, { version: entry.version, listed: summary })
+          return false
+        })
+      }
       if (stale.length > 0) {
         const read = yield* catalog.readMany(stale.map((entry) => entry.location))
-        stale.forEach((entry, i) => cache.set(entry.location, { version: entry.version, listed: listedOf(read[i]!, entry.location) }))
+        const made: Array<Remembered> = []
+        stale.forEach((entry, i) => {
+          const listed = listedOf(read[i]!, entry.location)
+          if ("error" in listed) {
+            // A session that could not be read now may read next time under the same version.
+            if (listed.error.code === "SESSION_IO") return passing.set(entry.location, listed)
+          } else {
+            made.push({ location: entry.location, version: entry.version, listing: JSON.stringify(listed) })
+          }
+          cache.set(entry.location, { version: entry.version, listed })
+        })
+        if (made.length > 0 && listings !== undefined) yield* listings.remember(made)
       }
-      return { sessions: wanted.map((entry) => cache.get(entry.location)!.listed), total: ordered.length }
+      return { sessions: wanted.map((entry) => passing.get(entry.location) ?? cache.get(entry.location)!.listed), total: ordered.length }
     })
 
   const read = (location: string) => provide(SessionStore.read(location))

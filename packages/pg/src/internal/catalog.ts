@@ -1,9 +1,9 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SessionCatalogService } from "@session-tree/core/SessionCatalog"
+import type { Listings, SessionCatalogService } from "@session-tree/core/SessionCatalog"
 import type { SessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
-import { ioError } from "./errors.js"
+import { ioError, type Progress, transaction } from "./errors.js"
 import { notFound, readsOf, selectSessions, storableId } from "./rows.js"
 
 /** Sessions read by one statement: enough to save round trips, few enough that one reply stays bounded (32 × 4 MiB at most). */
@@ -27,7 +27,38 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
       })
     )
 
+  const listings: Listings = {
+    recall: (entries) =>
+      sql<{ readonly session_id: string; readonly listing: string }>`
+        SELECT l.session_id, l.listing
+          FROM session_tree_listings l
+          JOIN unnest(${entries.map((e) => e.location)}::text[], ${entries.map((e) => e.version)}::text[]) AS w(id, version)
+            ON l.session_id = w.id AND l.version = w.version`.pipe(
+        Effect.map((rows) => new Map(rows.map((row) => [row.session_id, row.listing]))),
+        Effect.orElseSucceed(() => new Map<string, string>())
+      ),
+    // A cache: not worth a wait for the disk, and lost with no harm when the server stops first.
+    remember: (remembered) => {
+      const progress: Progress = { committing: false }
+      return transaction(
+        sql,
+        progress,
+        Effect.zipRight(
+          sql`SELECT set_config('synchronous_commit', 'off', true)`,
+          sql`
+            INSERT INTO session_tree_listings (session_id, version, listing)
+            SELECT r.id, r.version, r.listing
+              FROM unnest(${remembered.map((r) => r.location)}::text[], ${remembered.map((r) => r.version)}::text[],
+                          ${remembered.map((r) => r.listing)}::text[]) AS r(id, version, listing)
+              JOIN session_tree_sessions s ON s.id = r.id
+            ON CONFLICT (session_id) DO UPDATE SET version = EXCLUDED.version, listing = EXCLUDED.listing`
+        )
+      ).pipe(Effect.ignore)
+    }
+  }
+
   return {
+    listings,
     // A database holds one set of sessions: the scope of a directory means nothing here.
     scan: () =>
       sql<{ readonly id: string; readonly incarnation: string; readonly head: number; readonly changed: number }>`

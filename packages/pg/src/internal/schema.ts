@@ -42,6 +42,72 @@ export const migrations: ReadonlyArray<Migration> = [
         CONSTRAINT session_tree_entries_seq_check CHECK (seq >= 1)
       )`
     ]
+  },
+  {
+    version: 2,
+    name: "listings kept for every node, and a new incarnation for rows changed behind the library",
+    statements: [
+      // What a listing made of a session at `version` (incarnation:head): a cache that every node
+      // shares, taken only for that exact version.
+      `CREATE TABLE session_tree_listings (
+        session_id text NOT NULL,
+        version text NOT NULL,
+        listing text NOT NULL,
+        CONSTRAINT session_tree_listings_pkey PRIMARY KEY (session_id),
+        CONSTRAINT session_tree_listings_session_fkey FOREIGN KEY (session_id)
+          REFERENCES session_tree_sessions (id) ON DELETE CASCADE
+      )`,
+      // The library only ever inserts entry rows up to the head it moves in the same statement, and
+      // never updates or deletes one. Any other change of a session's rows (made by hand, by another
+      // program) draws it a new incarnation, so its version changes: every listing made before reads
+      // it again, and a writer that loaded it before is told it was replaced. The functions keep the
+      // search_path they were made with, so they find these tables whoever changes the rows.
+      `CREATE FUNCTION session_tree_renew(ids text[]) RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
+        UPDATE session_tree_sessions SET incarnation = gen_random_uuid() WHERE id = ANY(ids)
+      $$`,
+      `CREATE FUNCTION session_tree_entries_inserted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        PERFORM session_tree_renew(array_agg(n.session_id)) FROM (
+          SELECT r.session_id FROM new_rows r JOIN session_tree_sessions s ON s.id = r.session_id
+           GROUP BY r.session_id, s.head HAVING max(r.seq) > s.head
+        ) n;
+        RETURN NULL;
+      END $$`,
+      `CREATE FUNCTION session_tree_entries_updated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        PERFORM session_tree_renew(array_agg(DISTINCT session_id)) FROM (
+          SELECT session_id FROM old_rows UNION SELECT session_id FROM new_rows
+        ) changed;
+        RETURN NULL;
+      END $$`,
+      `CREATE FUNCTION session_tree_entries_deleted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        PERFORM session_tree_renew(array_agg(DISTINCT session_id)) FROM old_rows;
+        RETURN NULL;
+      END $$`,
+      `CREATE FUNCTION session_tree_entries_truncated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        UPDATE session_tree_sessions SET incarnation = gen_random_uuid();
+        RETURN NULL;
+      END $$`,
+      `CREATE FUNCTION session_tree_header_updated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        IF NEW.header IS DISTINCT FROM OLD.header OR NEW.id IS DISTINCT FROM OLD.id THEN
+          NEW.incarnation := gen_random_uuid();
+        END IF;
+        RETURN NEW;
+      END $$`,
+      `CREATE TRIGGER session_tree_entries_inserted AFTER INSERT ON session_tree_entries
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_inserted()`,
+      `CREATE TRIGGER session_tree_entries_updated AFTER UPDATE ON session_tree_entries
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_updated()`,
+      `CREATE TRIGGER session_tree_entries_deleted AFTER DELETE ON session_tree_entries
+        REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_deleted()`,
+      `CREATE TRIGGER session_tree_entries_truncated AFTER TRUNCATE ON session_tree_entries
+        FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_truncated()`,
+      `CREATE TRIGGER session_tree_header_updated BEFORE UPDATE ON session_tree_sessions
+        FOR EACH ROW EXECUTE FUNCTION session_tree_header_updated()`
+    ]
   }
 ]
 

@@ -7,7 +7,7 @@
  * server is used instead and nothing is booted.
  */
 import type { TestProject } from "vitest/node"
-import { bootServer, type Server } from "./server.js"
+import { bootServer, type Server } from "@session-tree/testing/Postgres"
 
 declare module "vitest" {
   export interface ProvidedContext {
