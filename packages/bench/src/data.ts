@@ -212,6 +212,28 @@ export const prefixOfSize = (c: Conversation, bytes: number): Conversation => {
   return { header: c.header, entries: c.entries.slice(0, Math.max(1, n)) }
 }
 
+/**
+ * `count` sessions of mixed sizes, log-uniform from `minBytes` to `maxBytes` (most small, some
+ * large, as agent sessions are): prefixes of one conversation, each under its own session ID.
+ */
+export const mixedSessions = (count: number, minBytes = 2 * 1024, maxBytes = 1024 * 1024): Array<Conversation> => {
+  const full = conversation({ entries: 1_200 })
+  // Entries needed for each size, from the cumulative sizes of the canonical lines.
+  const cumulative: Array<number> = []
+  let size = Buffer.byteLength(JSON.stringify(full.header)) + 1
+  for (const e of full.entries) cumulative.push(size += Buffer.byteLength(JSON.stringify(e)) + 1)
+  let seed = 7
+  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296)
+  return Array.from({ length: count }, (_, i) => {
+    const target = Math.exp(Math.log(minBytes) + rand() * (Math.log(maxBytes) - Math.log(minBytes)))
+    const n = Math.max(1, cumulative.findIndex((c) => c >= target) + 1 || full.entries.length)
+    return {
+      header: { ...full.header, id: `00000000-0000-4000-a000-${String(i).padStart(12, "0")}` },
+      entries: full.entries.slice(0, n)
+    }
+  })
+}
+
 /** A user message of about `bytes` bytes of content, for append benchmarks. */
 export const userMessage = (i: number, bytes = 800): CourseMessage => ({
   role: "user",

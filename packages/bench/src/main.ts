@@ -2,12 +2,15 @@
  * `npm run bench`: every benchmark, each a table of medians, p90s and ratios to
  * a baseline measured in the same run on the same data.
  *
- *   --only load,append,fill,concurrent,kernel-copy,list   a subset
+ *   --only load,append,fill,concurrent,kernel-copy,list,db-list,startup   a subset
  *   --rounds N        rounds of the load, append and kernel-copy tables (default 25)
  *   --append-warmup N rounds of the append table run before measuring (default 40: the
  *                     first appends of a process run in V8's interpreter; the table shows them too)
  *   --fill-rounds N   fills per variant (default 1: a fill of ours takes a minute)
  *   --concurrent-rounds N                               (default 5)
+ *   --list-rounds N   listings per variant (default 5; 10 for the database)
+ *   --sessions N      sessions listed (default 2,000)
+ *   --startup-rounds N  processes per variant (default 15)
  */
 import { arg, list } from "./args.js"
 import { loadAverage, machine, now, type Row, table, tempDir } from "./harness.js"
@@ -16,8 +19,10 @@ import { benchAppend } from "./suites/append.js"
 import { benchConcurrent } from "./suites/concurrent.js"
 import { benchFill } from "./suites/fill.js"
 import { benchKernelCopy } from "./suites/kernel-copy.js"
+import { benchDbList } from "./suites/db-list.js"
 import { benchList } from "./suites/list.js"
 import { benchLoad } from "./suites/load.js"
+import { benchStartup } from "./suites/startup.js"
 
 const only = list("only")
 const wanted = (name: string) => only === undefined || only.includes(name)
@@ -87,6 +92,30 @@ if (wanted("list")) {
     summary.push(`list, cold: ours / Pi = ${cold.toFixed(2)}× (goal ≤ 1×: ${cold <= 1 ? "met" : "missed"})`)
     summary.push(`list, repeated: ${repeated.toFixed(0)}× faster than Pi (goal ≥ 20×: ${repeated >= 20 ? "met" : "missed"})`)
     summary.push(`list after one session changed: ${changed.toFixed(0)}× faster than Pi (goal ≥ 10×: ${changed >= 10 ? "met" : "missed"})`)
+  } finally {
+    tmp.remove()
+  }
+}
+if (wanted("db-list")) {
+  const { note, rows } = await benchDbList({ rounds: arg("list-rounds", 5) * 2, sessions: arg("sessions", 2_000) })
+  show(`7. List the sessions of a PostgreSQL database, pages of 100 (${note}; ratio to the SQL that fetches the page's lines)`, rows)
+  for (const r of rows.filter((r) => r.variant.startsWith("ours"))) {
+    const bound = r.variant.includes("nothing kept") ? `, ${r.ratio!.toFixed(2)}× the SQL that only fetches the page's lines` : ""
+    summary.push(`${r.variant.slice("ours: Sessions.list, ".length)} in PostgreSQL: ${r.median.toFixed(1)} ms (goal ≤ 50 ms: ${r.median <= 50 ? "met" : "missed"}${bound})`)
+  }
+}
+if (wanted("startup")) {
+  const tmp = tempDir()
+  try {
+    const rows = await benchStartup({ rounds: arg("startup-rounds", 15), warmup: 2 }, tmp.dir)
+    show("8. Start the command (whole processes; ratio to node -e 0)", rows)
+    for (const verify of rows.filter((r) => r.variant === "session-tree verify small.jsonl")) {
+      const base = rows.find((r) => r.group === verify.group && r.variant === "node -e 0")!
+      summary.push(
+        `session-tree verify start-up, ${verify.group.split(", ").at(-1)}: ${verify.median.toFixed(0)} ms = ${verify.ratio!.toFixed(2)}× node -e 0 ` +
+          `(${base.median.toFixed(0)} ms; goal ≤ 2.5×: ${verify.ratio! <= 2.5 ? "met" : "missed"}; ${verify.note})`
+      )
+    }
   } finally {
     tmp.remove()
   }

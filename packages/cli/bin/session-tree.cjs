@@ -34,6 +34,7 @@ const cacheDir = () => {
   }
 }
 
+const KEEP = 4
 const dir = process.env.SESSION_TREE_NO_CODE_CACHE ? undefined : cacheDir()
 const stat = NFS.statSync(bundle)
 const cacheFile = dir && Path.join(dir, `code-${process.version}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}.bin`)
@@ -51,6 +52,13 @@ if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
     try {
       NFS.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 })
       NFS.renameSync(tmp, cacheFile)
+      // Each build of the bundle has its own cache: keep the newest few (several installs may run).
+      const old = NFS.readdirSync(dir)
+        .filter((name) => /^code-.*\.bin$/.test(name))
+        .map((name) => ({ name, mtime: NFS.statSync(Path.join(dir, name)).mtimeMs }))
+        .sort((a, b) => b.mtime - a.mtime)
+        .slice(KEEP)
+      for (const { name } of old) NFS.unlinkSync(Path.join(dir, name))
     } catch {
       try {
         NFS.unlinkSync(tmp)

@@ -1,8 +1,8 @@
 /** Entry point of the `session-tree` command: runs one command line and exits with its code. */
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Terminal from "@effect/platform/Terminal"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -19,12 +19,23 @@ console.info = plain(process.stdout, console.info.bind(console))
 console.error = plain(process.stderr, console.error.bind(console))
 console.warn = plain(process.stderr, console.warn.bind(console))
 
+// What the argument parser needs, and no more: every argument is text, so its file system is never
+// used; only --wizard reads from the terminal, and only then is Node's terminal (readline) loaded.
+const terminal = process.argv.includes("--wizard")
+  ? Layer.unwrapEffect(Effect.map(Effect.promise(() => import("@effect/platform-node/NodeTerminal")), (m) => m.layer))
+  : Layer.succeed(Terminal.Terminal, Terminal.Terminal.of({
+    columns: Effect.sync(() => process.stdout.columns ?? 80),
+    rows: Effect.sync(() => process.stdout.rows ?? 24),
+    isTTY: Effect.sync(() => process.stdout.isTTY === true),
+    readInput: Effect.dieMessage("the terminal is read only with --wizard"),
+    readLine: Effect.dieMessage("the terminal is read only with --wizard"),
+    display: (text) => Effect.sync(() => void process.stdout.write(text))
+  }))
+
 NodeRuntime.runMain(
   run(process.argv).pipe(
     Effect.flatMap((code) => Effect.sync(() => (process.exitCode = code))),
-    // What the argument parser needs (files for --help completions, paths, a terminal for --wizard),
-    // not the whole NodeContext, whose other services cost start-up time for nothing here.
-    Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))
+    Effect.provide(Layer.mergeAll(FileSystem.layerNoop({}), NodePath.layer, terminal))
   ),
   {
     // `run` prints every error itself (code first, no stack trace) and never fails; only

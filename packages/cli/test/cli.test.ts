@@ -446,4 +446,34 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(page).toContain("entry-005")
     expect(jsonlLeaf.code).toBe(2)
   })
+
+  it("keeps a code cache in the user's cache directory: made on the first run, a damaged one replaced, the newest four kept", async ({ expect }) => {
+    const dir = tempDir()
+    const home = Path.join(dir, "cache")
+    const env = { env: { XDG_CACHE_HOME: home } }
+    const cache = Path.join(home, "session-tree")
+    const caches = () => NFS.readdirSync(cache).filter((name) => name.startsWith("code-")).sort()
+    expect((await runCli("--version", env)).stdout.trim()).toBe("0.1.0")
+    const [made] = caches()
+    expect(caches()).toHaveLength(1)
+    expect(made).toMatch(new RegExp(`^code-${process.version}-${process.arch}-\\d+-\\d+\\.bin$`))
+    expect(NFS.statSync(cache).mode & 0o777).toBe(0o700)
+    const good = NFS.readFileSync(Path.join(cache, made!))
+    expect(good.length).toBeGreaterThan(100_000)
+    // Damaged: V8 refuses it, the command runs as without one, and writes a sound one in its place.
+    NFS.writeFileSync(Path.join(cache, made!), Buffer.alloc(good.length, 7))
+    const file = Path.join(dir, "s.jsonl")
+    expect((await runCli("create", file, "--id", "c", env)).code).toBe(0)
+    expect((await runCli("verify", file, env)).stdout).toMatch(/^ok 0 entries/)
+    expect(NFS.readFileSync(Path.join(cache, made!)).equals(Buffer.alloc(good.length, 7))).toBe(false)
+    // Caches of other builds: the newest four are kept when a new one is written.
+    NFS.rmSync(Path.join(cache, made!))
+    for (let i = 0; i < 6; i++) {
+      const old = Path.join(cache, `code-${process.version}-${process.arch}-${i}-${i}.bin`)
+      NFS.writeFileSync(old, "old")
+      NFS.utimesSync(old, 1_000_000 + i, 1_000_000 + i)
+    }
+    expect((await runCli("--version", env)).code).toBe(0)
+    expect(caches()).toEqual([made, ...[3, 4, 5].map((i) => `code-${process.version}-${process.arch}-${i}-${i}.bin`)].sort())
+  })
 })

@@ -18,7 +18,7 @@ import * as Ids from "@session-tree/core/Ids"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "@session-tree/file/FileJournal"
-import { type Conversation, conversation, ourFile, piFile } from "../data.js"
+import { mixedSessions, ourFile, piFile } from "../data.js"
 import { now, rounds, type Row, summarize } from "../harness.js"
 import { pi } from "../pi.js"
 
@@ -27,41 +27,22 @@ export interface ListOptions {
   readonly sessions?: number
 }
 
-const MIN_BYTES = 2 * 1024
-const MAX_BYTES = 1024 * 1024
-
-/** The same conversation's first `n` entries under its own session ID. */
-const sessionOf = (full: Conversation, n: number, i: number): Conversation => ({
-  header: { ...full.header, id: `00000000-0000-4000-a000-${String(i).padStart(12, "0")}` },
-  entries: full.entries.slice(0, n)
-})
-
 const FileLive = Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)
 
 export const benchList = async (options: ListOptions, dir: string): Promise<{ readonly rows: Array<Row>; readonly note: string }> => {
   const { SessionManager } = await pi()
   const count = options.sessions ?? 2_000
-  const full = conversation({ entries: 1_200 })
-  // Entries needed for each size, from the cumulative sizes of the canonical lines.
-  const cumulative: Array<number> = []
-  let size = Buffer.byteLength(JSON.stringify(full.header)) + 1
-  for (const e of full.entries) cumulative.push(size += Buffer.byteLength(JSON.stringify(e)) + 1)
-  let seed = 7
-  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296)
   const ours = Path.join(dir, "ours")
   const theirs = Path.join(dir, "pi")
   NFS.mkdirSync(ours)
   NFS.mkdirSync(theirs)
   let total = 0
-  for (let i = 0; i < count; i++) {
-    const target = Math.exp(Math.log(MIN_BYTES) + rand() * (Math.log(MAX_BYTES) - Math.log(MIN_BYTES)))
-    const n = Math.max(1, cumulative.findIndex((c) => c >= target) + 1 || full.entries.length)
-    const c = sessionOf(full, n, i)
+  mixedSessions(count).forEach((c, i) => {
     const bytes = ourFile(c)
     total += bytes.length
     NFS.writeFileSync(Path.join(ours, `s-${i}.jsonl`), bytes)
     NFS.writeFileSync(Path.join(theirs, `s-${i}.jsonl`), piFile(c))
-  }
+  })
   const changed = Path.join(ours, "s-0.jsonl")
 
   const run = <A>(effect: Effect.Effect<A, unknown, Sessions.Sessions>) =>
