@@ -118,7 +118,7 @@ const canonical = (records: ReadonlyArray<JsonRecord>): Buffer =>
   Buffer.from(records.map((r) => JSON.stringify(r) + "\n").join(""), "utf8")
 
 // ---------------------------------------------------------------------------
-// The oracle: B1–B3 read literally, written without the library's code
+// The oracle: B1–B3 and C4 read literally, written without the library's code
 
 const MAX_LINE = 65_536
 const MAX_FILE = 4_194_304
@@ -131,6 +131,20 @@ type OracleResult =
 
 class Reject extends Error {}
 class EndOfInput extends Error {}
+
+/** Whether two decimal literals have one value, compared as exact rationals (digits × 10^exponent). */
+const sameValue = (a: string, b: string): boolean => {
+  const exact = (literal: string) => {
+    const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal)!
+    const digits = BigInt(m[2]! + (m[3] ?? ""))
+    return { digits: m[1] === "-" ? -digits : digits, exponent: Number(m[4] ?? "0") - (m[3] ?? "").length }
+  }
+  const x = exact(a)
+  const y = exact(b)
+  if (x.digits === 0n || y.digits === 0n) return x.digits === y.digits
+  const low = Math.min(x.exponent, y.exponent)
+  return x.digits * 10n ** BigInt(x.exponent - low) === y.digits * 10n ** BigInt(y.exponent - low)
+}
 
 /**
  * A recursive-descent JSON reader. `prefix` mode answers whether `text` is a
@@ -197,6 +211,7 @@ const readJson = (text: string, prefix: boolean): { complete: true; value: JsonR
     const n = Number(text.slice(start, i))
     // A number a commit could not write back (±Infinity) is not accepted; -0 is written as 0, so it reads as 0.
     if (!prefix && !Number.isFinite(n)) throw new Reject("number out of range")
+    if (!prefix && !sameValue(text.slice(start, i), JSON.stringify(n))) throw new Reject("number a rewrite would change (C4)")
     return n === 0 ? 0 : n
   }
   const value = (depth: number): Json => {

@@ -101,8 +101,12 @@ describe("numbers a rewrite would change", () => {
       digits(30),
       FastCheck.tuple(digits(20), FastCheck.stringMatching(/^[0-9]{1,25}$/)).map(([i, f]) => `${i}.${f}`),
       FastCheck.tuple(digits(18), FastCheck.integer({ min: -330, max: 310 })).map(([m, e]) => `${m}e${e}`),
+      FastCheck.tuple(digits(3), FastCheck.stringMatching(/^[0-9]{1,20}$/), FastCheck.integer({ min: -330, max: 310 }))
+        .map(([i, f, e]) => `${i}.${f}e${e >= 0 ? "+" : ""}${e}`),
       FastCheck.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
-      FastCheck.constantFrom("0", "-0", "0.0", "0e10", "1e-400", "2e-324", "9007199254740993", "-9007199254740993", "1.7976931348623157e308")
+      FastCheck.constantFrom("0", "-0", "0.0", "0e10", "1e-400", "2e-324", "9007199254740993", "-9007199254740993", "1.7976931348623157e308",
+        // Found by the load property: a digit inserted into a canonical literal.
+        "20.6485470437638025e+145")
     ).chain((l) => FastCheck.constantFrom(l, `-${l}`.replace(/^--/, "-")))
     let refused = 0
     let accepted = 0
