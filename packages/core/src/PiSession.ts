@@ -171,6 +171,17 @@ const unrepresentable = (
 const invalidMessage = (id: string, line: number, reason: string): SessionError =>
   sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}": ${reason}`, { line })
 
+/** The text of a user or tool-result message (`where`): its text parts joined; an image is unrepresentable. */
+const textOf = (run: Run, content: unknown, where: string, id: string, line: number): string | SessionError => {
+  const parts = textAndImages(content, id, line)
+  if (parts instanceof SessionError) return parts
+  if (parts.images > 0) {
+    const lost = unrepresentable(run, "images", parts.images, `${plural(parts.images, "an image", "images")} in ${where}`, id, line)
+    if (lost !== undefined) return lost
+  }
+  return parts.text
+}
+
 /** The parts of a user or tool-result message: text joined, images counted. */
 const textAndImages = (
   content: unknown,
@@ -203,28 +214,19 @@ const convertMessage = (run: Run, message: unknown, id: string, line: number): O
   const role = own(message, "role")
   switch (role) {
     case "user": {
-      const parts = textAndImages(own(message, "content"), id, line)
-      if (parts instanceof SessionError) return parts
-      if (parts.images > 0) {
-        const lost = unrepresentable(run, "images", parts.images, plural(parts.images, "an image", "images") + " in a user message", id, line)
-        if (lost !== undefined) return lost
-      }
-      return { role: "user", id, content: parts.text }
+      const text = textOf(run, own(message, "content"), "a user message", id, line)
+      return text instanceof SessionError ? text : { role: "user", id, content: text }
     }
     case "toolResult": {
-      const parts = textAndImages(own(message, "content"), id, line)
-      if (parts instanceof SessionError) return parts
-      if (parts.images > 0) {
-        const lost = unrepresentable(run, "images", parts.images, plural(parts.images, "an image", "images") + " in a tool result", id, line)
-        if (lost !== undefined) return lost
-      }
+      const text = textOf(run, own(message, "content"), "a tool result", id, line)
+      if (text instanceof SessionError) return text
       // Types are checked by the loader's own decoder after encoding; a missing field is omitted there and reported.
       return {
         role: "tool",
         id,
         toolCallId: own(message, "toolCallId") as string,
         toolName: own(message, "toolName") as string,
-        content: parts.text,
+        content: text,
         isError: own(message, "isError") as boolean
       }
     }
