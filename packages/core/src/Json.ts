@@ -283,8 +283,11 @@ export const firstInexactNumber = (text: string): { readonly literal: string; re
     const c = text.charCodeAt(pos)
     if (c === QUOTE) {
       const end = stringEnd(text, pos)
-      // A string at depth 1 followed by a colon is a key of the record itself.
-      if (depth === 1 && text.charCodeAt(skipWs(text, end + 1)) === COLON) key = text.slice(pos + 1, end)
+      // A string at depth 1 followed by a colon is a key of the record itself (spelled with escapes or not).
+      if (depth === 1 && text.charCodeAt(skipWs(text, end + 1)) === COLON) {
+        const raw = text.slice(pos + 1, end)
+        key = raw.includes("\\") ? (JSON.parse(text.slice(pos, end + 1)) as string) : raw
+      }
       pos = end + 1
     } else if (c === 0x7b || c === 0x5b) {
       depth++
