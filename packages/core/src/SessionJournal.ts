@@ -38,7 +38,15 @@ export interface Batch extends Lines {
    * that rewrites whole sessions (a file) asks for them once, when it first needs them; others never do.
    */
   readonly accepted: () => Lines
+  /** The session's listing once this batch is committed, for a backend that keeps listings (`SessionCatalog.Listings`). */
+  readonly listing?: Listing | undefined
 }
+
+/**
+ * A session's listing (a `Sessions.Summary` as JSON text) under the location the backend gives
+ * it; made only when a backend asks, so that one that keeps listings can keep it in the same commit.
+ */
+export type Listing = (location: string) => string
 
 /**
  * One session held for appending, by one store. Appends through a writer never
@@ -84,7 +92,7 @@ export interface SessionJournalService {
    */
   readonly create: (
     location: string,
-    session: Lines & { readonly ids: ReadonlyArray<string> }
+    session: Lines & { readonly ids: ReadonlyArray<string>; readonly listing?: Listing | undefined }
   ) => Effect.Effect<Created, SessionError, Scope.Scope>
   /** Reads a session and holds it for appending until the scope closes. Reading never writes. */
   readonly open: (location: string) => Effect.Effect<Opened, SessionError, Scope.Scope>

@@ -13,7 +13,9 @@
  *   `synchronous_commit` on: a compare-and-set of the head against what the
  *   writer last saw, then the new rows. The loser of a race writes nothing and
  *   fails with SESSION_REPLACED, or SESSION_BUSY when another writer's commit
- *   holds the session longer than `lockTimeout`.
+ *   holds the session longer than `lockTimeout`. The same statement keeps the
+ *   session's listing (`Batch.listing`) under the version the commit makes, as
+ *   create does, so that a listing reads no session that has not changed.
  * - every failure of the database or the connection is SESSION_IO with the
  *   `SqlError` as its cause; when the connection failed while COMMIT was in
  *   flight the message says the outcome is unknown, and the writer keeps what

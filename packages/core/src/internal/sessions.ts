@@ -11,8 +11,9 @@ import type { Listed, Listing, ListOptions, Records, SessionsService, Summary } 
 import * as SessionStore from "../SessionStore.js"
 import { pathTo } from "../SessionTree.js"
 import { createWhole, newHeader, newSessionId } from "./sessionStore.js"
+import { summarize } from "./summary.js"
 
-const TITLE_CHARACTERS = 80
+export { summarize }
 
 /** A summary as `Listings` keep it; anything else there is ignored and the session read again. */
 const RememberedSummary = Schema.parseJson(Schema.Struct({
@@ -27,37 +28,6 @@ const RememberedSummary = Schema.parseJson(Schema.Struct({
 const decodeSummary = Schema.decodeUnknownOption(RememberedSummary, { onExcessProperty: "error" })
 const decodeRemembered = (text: string | undefined): Summary | undefined =>
   text === undefined ? undefined : Option.getOrUndefined(decodeSummary(text))
-
-/** The first `n` characters (code points, so a pair of surrogates is never cut) of `text`. */
-const firstCharacters = (text: string, n: number): string => {
-  let end = 0
-  for (let count = 0; count < n && end < text.length; count++) {
-    const c = text.charCodeAt(end)
-    end += c >= 0xd800 && c <= 0xdbff && end + 1 < text.length ? 2 : 1
-  }
-  return text.slice(0, end)
-}
-
-export const summarize = (location: string, records: Records): Summary => {
-  const { entries, header } = records
-  const newest = entries.length === 0 ? undefined : entries[entries.length - 1]!
-  let title = ""
-  for (const entry of entries) {
-    if (entry.message.role === "user") {
-      title = firstCharacters(entry.message.content, TITLE_CHARACTERS)
-      break
-    }
-  }
-  return {
-    id: header.id,
-    location,
-    entries: entries.length,
-    leaf: newest?.id ?? null,
-    created: header.timestamp,
-    updated: newest?.timestamp ?? header.timestamp,
-    title
-  }
-}
 
 const unreadable = (location: string, error: SessionError): Listed => ({
   location,

@@ -62,6 +62,8 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
           // The compare-and-set and the new rows in one statement: when the head is no longer the
           // one this writer saw (or the session was replaced), no row is inserted. The UPDATE waits
           // for a commit in flight on the same session (up to lock_timeout), then sees its result.
+          // The session's listing is kept in the same statement, under the version the commit makes.
+          const listing = batch.listing?.(id) ?? null
           const [counts] = yield* sql<{ readonly moved: number; readonly added: number }>`
             WITH moved AS (
               UPDATE session_tree_sessions
@@ -73,6 +75,10 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
               SELECT moved.id, ${seen}::int4 + e.ord::int4, e.entry_id, e.line
                 FROM moved, unnest(${batch.ids}::text[], ${batch.lines}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)
               RETURNING 1
+            ), kept AS (
+              INSERT INTO session_tree_listings (session_id, version, listing)
+              SELECT moved.id, ${`${held.incarnation}:${seen + n}`}, ${listing}::text FROM moved WHERE ${listing}::text IS NOT NULL
+              ON CONFLICT (session_id) DO UPDATE SET version = EXCLUDED.version, listing = EXCLUDED.listing
             )
             SELECT (SELECT count(*) FROM moved)::int4 AS moved, (SELECT count(*) FROM added)::int4 AS added`
           if (counts === undefined || counts.moved !== 1) {
@@ -125,6 +131,7 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
         }
         const incarnation = globalThis.crypto.randomUUID()
         const head = session.lines.length - 1
+        const listing = session.listing?.(location) ?? null
         const progress: Progress = { committing: false }
         yield* transaction(
           sql,
@@ -136,6 +143,9 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
                 INSERT INTO session_tree_sessions (id, header, head, incarnation, changed_at)
                 VALUES (${location}, ${session.lines[0]!}, ${head}::int4, ${incarnation}::uuid, now())
                 RETURNING id
+              ), kept AS (
+                INSERT INTO session_tree_listings (session_id, version, listing)
+                SELECT created.id, ${`${incarnation}:${head}`}, ${listing}::text FROM created WHERE ${listing}::text IS NOT NULL
               )
               INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
               SELECT created.id, e.ord::int4, e.entry_id, e.line
