@@ -10,6 +10,7 @@
  * carries on with the same session until it is large, then a new one starts.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Effect from "effect/Effect"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
@@ -33,6 +34,8 @@ export interface KillStats {
   /** Races a child lost to a commit of a killed predecessor that landed after it loaded (typed, then reloaded). */
   lostRaces: number
   prefixBroken: number
+  /** Kills after which the kept listing was missing, of another version, or not what the rows give. */
+  listingsStale: number
   maxEntries: number
 }
 
@@ -66,6 +69,7 @@ export const runKills = async (
     killedBeforeReady: 0,
     lostRaces: 0,
     prefixBroken: 0,
+    listingsStale: 0,
     maxEntries: 0
   }
   const problems: Array<string> = []
@@ -170,6 +174,15 @@ export const runKills = async (
           if (found === batch.length) stats.unacknowledgedCommitted++
           else if (found === 0) stats.unacknowledgedAbsent++
         }
+      }
+      // The listing kept by the last commit is the one of what the session holds: it commits with the rows.
+      const kept = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ readonly listing: string; readonly current: boolean }>`
+          SELECT l.listing, l.version = s.incarnation::text || ':' || s.head AS current
+            FROM session_tree_listings l JOIN session_tree_sessions s ON s.id = l.session_id WHERE l.session_id = ${session}`))
+      if (kept[0]?.current !== true || JSON.stringify(JSON.parse(kept[0].listing)) !== JSON.stringify(Sessions.summarize(session, loaded.right))) {
+        stats.listingsStale++
+        problems.push(`kill ${kill}: the kept listing is not the one of the session's rows: ${kept[0]?.listing ?? "none"}`)
       }
       if (observed.some((id, i) => ids[i] !== id)) {
         stats.prefixBroken++
