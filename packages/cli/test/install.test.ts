@@ -80,6 +80,8 @@ describe("the packed packages", { timeout: 120_000 }, () => {
       const manifest = JSON.parse(NFS.readFileSync(Path.join(dir, "package.json"), "utf8")) as Record<string, unknown>
       expect(manifest["private"]).toBeUndefined()
       expect(NFS.existsSync(Path.join(dir, "test"))).toBe(false)
+      expect(manifest["license"]).toBe("MIT")
+      expect(NFS.readFileSync(Path.join(dir, "LICENSE"), "utf8")).toMatch(/^MIT License/)
       // The link is a copy of the tarball: no workspace link into the repository.
       expect(NFS.lstatSync(dir).isSymbolicLink()).toBe(false)
       if (name === "cli") {
