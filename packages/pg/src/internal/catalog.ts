@@ -4,7 +4,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import { ioError, type Progress, transaction } from "./errors.js"
-import { notFound, readsOf, selectSessions, storableId } from "./rows.js"
+import { notFound, readsOf, selectSessions, storableId, versionOf } from "./rows.js"
 
 /** Sessions read by one statement: enough to save round trips, few enough that one reply stays bounded (32 × 4 MiB at most). */
 export const READ_CHUNK = 32
@@ -61,14 +61,11 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
     listings,
     // A database holds one set of sessions: the scope of a directory means nothing here.
     scan: () =>
-      sql<{ readonly id: string; readonly incarnation: string; readonly head: number; readonly changed: number }>`
-        SELECT id, incarnation::text AS incarnation, head,
-               (extract(epoch FROM changed_at) * 1000)::float8 AS changed
-          FROM session_tree_sessions
-         ORDER BY id`.pipe(
-        Effect.map((rows) =>
-          rows.map((row) => ({ location: row.id, version: `${row.incarnation}:${row.head}`, changed: row.changed }))
-        ),
+      sql<{ readonly id: string; readonly version: string; readonly changed: number }>`
+        SELECT s.id, ${versionOf("s")} AS version, (extract(epoch FROM s.changed_at) * 1000)::float8 AS changed
+          FROM session_tree_sessions s
+         ORDER BY s.id`.pipe(
+        Effect.map((rows) => rows.map((row) => ({ location: row.id, version: row.version, changed: row.changed }))),
         Effect.mapError((error) => ioError("listing the sessions failed", error))
       ),
     readMany: (locations) =>

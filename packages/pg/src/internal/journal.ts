@@ -6,7 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { ioError, type Progress, sqlState, transaction, writeError } from "./errors.js"
-import { notFound, type Read, readsOf, selectSessions, storableId } from "./rows.js"
+import { notFound, type Read, readsOf, selectSessions, storableId, versionOf } from "./rows.js"
 
 export interface Options {
   /** How long a commit waits for another writer's commit on the same session before SESSION_BUSY. */
@@ -69,7 +69,7 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
               UPDATE session_tree_sessions
                  SET head = head + ${n}::int4, changed_at = now()
                WHERE id = ${id} AND head = ${seen}::int4 AND incarnation = ${held.incarnation}::uuid
-              RETURNING id
+              RETURNING id, ${versionOf("session_tree_sessions")} AS version
             ), added AS (
               INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
               SELECT moved.id, ${seen}::int4 + e.ord::int4, e.entry_id, e.line
@@ -77,7 +77,7 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
               RETURNING 1
             ), kept AS (
               INSERT INTO session_tree_listings (session_id, version, listing)
-              SELECT moved.id, ${`${held.incarnation}:${seen + n}`}, ${listing}::text FROM moved WHERE ${listing}::text IS NOT NULL
+              SELECT moved.id, moved.version, ${listing}::text FROM moved WHERE ${listing}::text IS NOT NULL
               ON CONFLICT (session_id) DO UPDATE SET version = EXCLUDED.version, listing = EXCLUDED.listing
             )
             SELECT (SELECT count(*) FROM moved)::int4 AS moved, (SELECT count(*) FROM added)::int4 AS added`
@@ -142,10 +142,10 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
               WITH created AS (
                 INSERT INTO session_tree_sessions (id, header, head, incarnation, changed_at)
                 VALUES (${location}, ${session.lines[0]!}, ${head}::int4, ${incarnation}::uuid, now())
-                RETURNING id
+                RETURNING id, ${versionOf("session_tree_sessions")} AS version
               ), kept AS (
                 INSERT INTO session_tree_listings (session_id, version, listing)
-                SELECT created.id, ${`${incarnation}:${head}`}, ${listing}::text FROM created WHERE ${listing}::text IS NOT NULL
+                SELECT created.id, created.version, ${listing}::text FROM created WHERE ${listing}::text IS NOT NULL
               )
               INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
               SELECT created.id, e.ord::int4, e.entry_id, e.line

@@ -6,9 +6,18 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as Statement from "@effect/sql/Statement"
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
 import type * as Effect from "effect/Effect"
+
+/**
+ * The version of the session row `row` (a table name or alias) as SQL: `incarnation:head`. Every
+ * statement that reports or keeps a version builds it here, so a kept listing and the catalog's scan
+ * can only agree when they name the same state of the row.
+ */
+export const versionOf = (row: string): Statement.Fragment =>
+  Statement.unsafeFragment(`(${row}.incarnation::text || ':' || ${row}.head::text)`)
 
 /** One row of `selectSessions`: a session's own row (`is_header`) or one of its entries. */
 export interface Row {

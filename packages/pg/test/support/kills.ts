@@ -15,6 +15,7 @@ import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Effect from "effect/Effect"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
+import { versionOf } from "../../src/internal/rows.js"
 import { type Child, prepareChild, sleep, spawnChild } from "./children.js"
 
 export interface KillStats {
@@ -178,7 +179,7 @@ export const runKills = async (
       // The listing kept by the last commit is the one of what the session holds: it commits with the rows.
       const kept = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
         sql<{ readonly listing: string; readonly current: boolean }>`
-          SELECT l.listing, l.version = s.incarnation::text || ':' || s.head AS current
+          SELECT l.listing, l.version = ${versionOf("s")} AS current
             FROM session_tree_listings l JOIN session_tree_sessions s ON s.id = l.session_id WHERE l.session_id = ${session}`))
       if (kept[0]?.current !== true || JSON.stringify(JSON.parse(kept[0].listing)) !== JSON.stringify(Sessions.summarize(session, loaded.right))) {
         stats.listingsStale++
