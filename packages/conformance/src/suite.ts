@@ -366,6 +366,42 @@ export const conformance = (backend: Backend): { readonly cases: number } => {
         }).pipe(Effect.provideService(SessionJournal, held))
       }))
 
+    test("the store hands its writer one batch at a time, flushes included", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const journal = yield* SessionJournal
+        const seen = { inFlight: 0, most: 0, calls: 0 }
+        // Every batch takes a few milliseconds of real time, so any overlap would show.
+        const slow = (writer: Writer): Writer => ({
+          append: (batch) =>
+            Effect.suspend(() => {
+              seen.calls++
+              seen.most = Math.max(seen.most, ++seen.inFlight)
+              return Effect.ensuring(
+                Effect.zipRight(Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5))), writer.append(batch)),
+                Effect.sync(() => seen.inFlight--)
+              )
+            })
+        })
+        const slowJournal: SessionJournalService = {
+          ...journal,
+          create: (location, session) => Effect.map(journal.create(location, session), (c) => ({ ...c, writer: slow(c.writer) })),
+          open: (location) => Effect.map(journal.open(location), (o) => ({ ...o, writer: slow(o.writer) }))
+        }
+        const location = kit.location("one-at-a-time")
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.create(location)
+          const root = yield* store.append(null, user("m0", "root"))
+          yield* Effect.all(
+            [store.append(root.id, user("m1", "a")), store.flush, store.append(root.id, user("m2", "b")), store.flush, store.flush],
+            { concurrency: "unbounded" }
+          )
+        }).pipe(Effect.provideService(SessionJournal, slowJournal))
+        expect(seen.calls).toBeGreaterThanOrEqual(3)
+        expect(seen.most).toBe(1)
+        expect((yield* SessionStore.read(location)).entries.map((e) => e.message.id)).toEqual(["m0", "m1", "m2"])
+      }))
+
     test("an append whose session would pass 4 MiB, or a 4,097th entry, stores nothing", () =>
       Effect.gen(function*() {
         const kit = yield* Kit

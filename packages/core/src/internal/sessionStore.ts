@@ -82,13 +82,16 @@ export const read = (location: string): Effect.Effect<Loaded, SessionError, Sess
         })
     }))
 
-/** A queued append: its checked input, and how its caller is woken. */
+/** What a request's caller is woken with: its outcome (the entry of an append), or its turn to commit. */
+type Next = Effect.Effect<SessionEntry | void, SessionError>
+
+/** A queued append (or, with no message, a flush): its checked input, and how its caller is woken. */
 interface Request {
   readonly parentId: string | null
-  readonly message: CourseMessage
+  readonly message: CourseMessage | undefined
   /** The waiting caller, once it waits; what it is woken with before that waits in `next`. */
-  resume: ((next: Effect.Effect<SessionEntry, SessionError>) => void) | undefined
-  next: Effect.Effect<SessionEntry, SessionError> | undefined
+  resume: ((next: Next) => void) | undefined
+  next: Next | undefined
   answered: boolean
 }
 
@@ -96,7 +99,7 @@ interface Request {
  * Wakes a request's caller with the effect it goes on with: its outcome, or its turn to commit.
  * A plain callback is lighter than a Deferred per append, which Effect builds by spreading a prototype.
  */
-const wake = (request: Request, next: Effect.Effect<SessionEntry, SessionError>): void => {
+const wake = (request: Request, next: Next): void => {
   const resume = request.resume
   if (resume === undefined) request.next = next
   else {
@@ -106,13 +109,13 @@ const wake = (request: Request, next: Effect.Effect<SessionEntry, SessionError>)
 }
 
 /** Gives a request its outcome; only the first one counts. */
-const answer = (request: Request, outcome: Effect.Effect<SessionEntry, SessionError>): void => {
+const answer = (request: Request, outcome: Next): void => {
   if (request.answered) return
   request.answered = true
   wake(request, outcome)
 }
 
-const awaitWake = (request: Request): Effect.Effect<SessionEntry, SessionError> =>
+const awaitWake = (request: Request): Next =>
   Effect.async((resume) => {
     const next = request.next
     if (next === undefined) request.resume = resume
@@ -154,6 +157,9 @@ const encodeAll = (records: ReadonlyArray<SessionHeader | SessionEntry>): Lines 
   return { lines, sizes: lines.map(utf8Length) }
 }
 
+/** The empty batch of a flush: it asks for the canonical generation only. */
+const NOTHING: Lines & { readonly ids: ReadonlyArray<string> } = { lines: [], sizes: [], ids: [] }
+
 /** The size of a whole session in bytes, every line with its newline. */
 const totalBytes = (lines: Lines): number => lines.sizes.reduce((sum, size) => sum + size + 1, 0)
 
@@ -192,19 +198,20 @@ const assemble = (
         },
         onSuccess: () =>
           Effect.sync(() => {
-            state.bytes = committedBytes() + added
+            // Unknown stays unknown (a flush after a load): it is computed when a cap needs it.
+            if (state.bytes !== undefined) state.bytes += added
             state.canonical = undefined
             state.tail = "none"
           })
       })
 
-    /** The entry and line of one request, checked against the history as it stands; IDs and time come last. */
-    const build = (request: Request, added: number, now: Effect.Effect<string, SessionError>) => {
+    /** The entry and line of one append, checked against the history as it stands; IDs and time come last. */
+    const build = (parentId: string | null, message: CourseMessage, added: number, now: Effect.Effect<string, SessionError>) => {
       if (history.size >= MAX_ENTRIES) {
         return Effect.fail(sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`))
       }
       // Parent and tool links first, so a refused append does not use up an ID of the factory.
-      const problem = history.check(candidate(request.parentId, request.message))
+      const problem = history.check(candidate(parentId, message))
       if (problem !== undefined) return Effect.fail(problem)
       return Effect.flatMap(
         catchDefects("the ID factory", Effect.flatMap(ids.entryId, (id) => validId("entry", id))),
@@ -216,9 +223,9 @@ const assemble = (
                 type: "entry",
                 version: 1,
                 id,
-                parentId: request.parentId,
+                parentId,
                 timestamp,
-                message: request.message
+                message
               })
               const line = JSON.stringify(entry)
               const size = utf8Length(line)
@@ -253,8 +260,13 @@ const assemble = (
         const now = Effect.suspend(() =>
           stamp !== undefined ? Effect.succeed(stamp) : Effect.map(timestampNow(clock), (t) => (stamp = t))
         )
+        const flushes: Array<Request> = []
         for (const request of batch) {
-          const built = yield* Effect.either(build(request, added, now))
+          if (request.message === undefined) {
+            flushes.push(request)
+            continue
+          }
+          const built = yield* Effect.either(build(request.parentId, request.message, added, now))
           if (built._tag === "Left") {
             answer(request, Effect.fail(built.left))
             continue
@@ -267,15 +279,22 @@ const assemble = (
           entryIds.push(entry.id)
           added += size + 1
         }
-        if (accepted.length === 0) return
-        const committed = yield* Effect.exit(write({ lines, sizes, ids: entryIds }, added))
-        if (Exit.isSuccess(committed)) {
-          state.committed = history.size
-          state.view = undefined
-          for (const { entry, request } of accepted) answer(request, Effect.succeed(entry))
-        } else {
-          history.truncate(state.committed)
-          for (const { request } of accepted) answer(request, Effect.failCause(committed.cause))
+        if (accepted.length > 0) {
+          const committed = yield* Effect.exit(write({ lines, sizes, ids: entryIds }, added))
+          if (Exit.isSuccess(committed)) {
+            state.committed = history.size
+            state.view = undefined
+            for (const { entry, request } of accepted) answer(request, Effect.succeed(entry))
+          } else {
+            history.truncate(state.committed)
+            for (const { request } of accepted) answer(request, Effect.failCause(committed.cause))
+          }
+        }
+        // Flushes come after the batch's appends, in the same turn: the writer has one batch at a time.
+        if (flushes.length > 0) {
+          const refusedNow = whyRefused()
+          const flushed = refusedNow !== undefined ? Exit.fail(refusedNow) : yield* Effect.exit(write(NOTHING, 0))
+          for (const request of flushes) answer(request, Exit.isSuccess(flushed) ? Effect.void : Effect.failCause(flushed.cause))
         }
       })
 
@@ -313,10 +332,25 @@ const assemble = (
       })
     )
 
-    const flush: Effect.Effect<void, SessionError> = Effect.uninterruptible(Effect.suspend(() => {
-      const refused = whyRefused()
-      return refused !== undefined ? Effect.fail(refused) : write({ lines: [], sizes: [], ids: [] }, 0)
-    }))
+    /**
+     * Queues `request` and waits for its outcome, taking the commit turn when none is running.
+     * Uninterruptible from queueing to the answer: a queued request is committed either way, so its
+     * caller must see the outcome.
+     */
+    const enqueue = (request: Request): Next =>
+      Effect.uninterruptible(Effect.suspend(() => {
+        const refused = whyRefused()
+        if (refused !== undefined) return Effect.fail(refused)
+        pending.push(request)
+        if (committing) return awaitWake(request)
+        committing = true
+        return Effect.zipRight(commitTurn, awaitWake(request))
+      }))
+
+    // An empty batch, queued like an append, so that it never overlaps a commit.
+    const flush: Effect.Effect<void, SessionError> = Effect.suspend(() =>
+      Effect.asVoid(enqueue({ parentId: null, message: undefined, resume: undefined, next: undefined, answered: false }))
+    )
 
     const store: SessionStore = {
       location,
@@ -331,17 +365,11 @@ const assemble = (
       get: (id) => history.get(id, state.committed),
       append: (parentId, message) => {
         const request = prepare(parentId, message)
-        // Uninterruptible from queueing to the answer: a queued request is committed either way,
-        // so its caller must see the outcome.
-        return Effect.uninterruptible(Effect.suspend(() => {
-          const refused = whyRefused()
-          if (refused !== undefined) return Effect.fail(refused)
-          if (request instanceof SessionError) return Effect.fail(request)
-          pending.push(request)
-          if (committing) return awaitWake(request)
-          committing = true
-          return Effect.zipRight(commitTurn, awaitWake(request))
-        }))
+        if (request instanceof SessionError) {
+          return Effect.suspend(() => Effect.fail(whyRefused() ?? request))
+        }
+        // A request with a message is answered with its entry.
+        return enqueue(request) as Effect.Effect<SessionEntry, SessionError>
       },
       flush
     }
