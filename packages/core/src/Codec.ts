@@ -151,7 +151,7 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
 export const encodeRecord = (record: SessionHeader | SessionEntry): string => JSON.stringify(record)
 
 /** The canonical line of a record: its text and `\n` (SPEC B1). */
-export const encodeLine = (record: SessionHeader | SessionEntry): string => JSON.stringify(record) + "\n"
+export const encodeLine = (record: SessionHeader | SessionEntry): string => encodeRecord(record) + "\n"
 
 /**
  * The UTF-8 size of a string in bytes, without encoding it. For what

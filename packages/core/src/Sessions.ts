@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessions.js"
+import * as summary from "./internal/summary.js"
 import type { SessionEntry, SessionHeader } from "./Record.js"
 import type { SessionCatalog } from "./SessionCatalog.js"
 import type { SessionError, SessionErrorCode } from "./SessionError.js"
@@ -23,19 +24,7 @@ import type { SessionJournal } from "./SessionJournal.js"
 import type { Loaded, SessionStore } from "./SessionStore.js"
 
 /** What a listing shows of a session that loads (the fields of `session-tree list --json`). */
-export interface Summary {
-  readonly id: string
-  readonly location: string
-  readonly entries: number
-  /** The newest entry (the leaf after a load), or null when there is none. */
-  readonly leaf: string | null
-  /** The header's timestamp. */
-  readonly created: string
-  /** The newest entry's timestamp; the header's when there is none. */
-  readonly updated: string
-  /** The first at most 80 characters of the first user message's content; "" when there is none. */
-  readonly title: string
-}
+export type Summary = internal.Summary
 
 /** A session that does not load, listed with the reason. */
 export interface Unreadable {
@@ -107,7 +96,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
 export const layer: Layer.Layer<Sessions, never, SessionJournal | SessionCatalog | Ids> = Layer.effect(Sessions, make)
 
 /** The summary of loaded records at `location`. */
-export const summarize: (location: string, records: Records) => Summary = internal.summarize
+export const summarize: (location: string, records: Records) => Summary = summary.summarize
 
 /** The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. */
 export const pathTo: (entries: ReadonlyArray<SessionEntry>, leaf: string) => Effect.Effect<ReadonlyArray<SessionEntry>, SessionError> =

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { decodeLines, MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES, utf8Length } from "../Codec.js"
+import { decodeLines, encodeRecord, MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES, utf8Length } from "../Codec.js"
 import { History } from "../History.js"
 import { Ids } from "../Ids.js"
 import { currentClock } from "../Options.js"
@@ -12,7 +12,7 @@ import { SessionError, sessionError } from "../SessionError.js"
 import { type Lines, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
 import type { Loaded, SessionStore } from "../SessionStore.js"
 import { snapshotMessage } from "./snapshot.js"
-import { summarize } from "./summary.js"
+import { encodeSummary, summarize } from "./summary.js"
 
 const timestampNow = (clock: Clock.Clock): Effect.Effect<string, SessionError> =>
   clock.currentTimeMillis.pipe(
@@ -51,7 +51,7 @@ const candidate = (parentId: string | null, message: CourseMessage): SessionEntr
 })
 
 /** The history and header of decoded lines, or the first reason they are not a valid session at `location`. */
-const decode = (
+export const decode = (
   journal: SessionJournalService,
   stored: Stored
 ): { readonly header: SessionHeader; readonly history: History } | SessionError => {
@@ -153,7 +153,7 @@ const prepare = (parentId: unknown, message: unknown): Request | SessionError =>
 }
 
 const encodeAll = (records: ReadonlyArray<SessionHeader | SessionEntry>): Lines => {
-  const lines = records.map((record) => JSON.stringify(record))
+  const lines = records.map(encodeRecord)
   return { lines, sizes: lines.map(utf8Length) }
 }
 
@@ -187,7 +187,7 @@ const assemble = (
     const accepted = (): Lines => (state.canonical ??= encodeAll([header, ...history.entries.slice(0, state.committed)]))
     const committedBytes = (): number => (state.bytes ??= totalBytes(accepted()))
     // Asked during a commit, when the history holds the batch's entries too.
-    const listing = (at: string): string => JSON.stringify(summarize(at, { header, entries: history.entries }))
+    const listing = (at: string): string => encodeSummary(summarize(at, { header, entries: history.entries }))
 
     /** Hands `batch` to the backend; on success the committed size grows by `added` bytes. */
     const write = (lines: Lines & { readonly ids: ReadonlyArray<string> }, added: number): Effect.Effect<void, SessionError> =>
@@ -227,7 +227,7 @@ const assemble = (
                 timestamp,
                 message
               })
-              const line = JSON.stringify(entry)
+              const line = encodeRecord(entry)
               const size = utf8Length(line)
               if (size > MAX_LINE_BYTES) {
                 return Effect.fail(
@@ -421,7 +421,7 @@ export const create = (
     const journal = yield* SessionJournal
     const id = yield* newSessionId(journal, location, options?.id)
     const header = yield* newHeader(id)
-    const line = JSON.stringify(header)
+    const line = encodeRecord(header)
     const size = utf8Length(line)
     if (size > MAX_LINE_BYTES) {
       return yield* sessionError("SESSION_LINE_TOO_LONG", "the header line would be too long")
@@ -430,7 +430,7 @@ export const create = (
     // Uninterruptible from the backend's first resource to the finalizer that owns it.
     return yield* Effect.uninterruptible(withChildScope((scope) =>
       Effect.flatMap(
-        Scope.extend(journal.create(location, { ...lines, ids: [], listing: (at) => JSON.stringify(summarize(at, { header, entries: [] })) }), scope),
+        Scope.extend(journal.create(location, { ...lines, ids: [], listing: (at) => encodeSummary(summarize(at, { header, entries: [] })) }), scope),
         (created) =>
           Scope.extend(
             assemble(created.location, header, new History(), created.writer, {
@@ -471,7 +471,7 @@ export const createWhole = (
         lines: lines.lines,
         sizes: lines.sizes,
         ids: entries.map((entry) => entry.id),
-        listing: (at) => JSON.stringify(summarize(at, { header: decoded.header, entries: decoded.history.entries }))
+        listing: (at) => encodeSummary(summarize(at, { header: decoded.header, entries: decoded.history.entries }))
       }),
       (created) => ({ location: created.location, header: decoded.header, entries: decoded.history.entries })
     ))

@@ -1,33 +1,17 @@
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import { decodeLines, encodeLine } from "../Codec.js"
+import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import type { SessionEntry } from "../Record.js"
 import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
 import { SessionError, sessionError } from "../SessionError.js"
 import { SessionJournal, type Stored } from "../SessionJournal.js"
-import type { Listed, Listing, ListOptions, Records, SessionsService, Summary } from "../Sessions.js"
+import type { Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
 import { pathTo } from "../SessionTree.js"
-import { createWhole, newHeader, newSessionId } from "./sessionStore.js"
-import { summarize } from "./summary.js"
+import { createWhole, decode, newHeader, newSessionId } from "./sessionStore.js"
+import { decodeSummary, encodeSummary, summarize, type Summary } from "./summary.js"
 
-export { summarize }
-
-/** A summary as `Listings` keep it; anything else there is ignored and the session read again. */
-const RememberedSummary = Schema.parseJson(Schema.Struct({
-  id: Schema.String,
-  location: Schema.String,
-  entries: Schema.Int.pipe(Schema.nonNegative()),
-  leaf: Schema.NullOr(Schema.String),
-  created: Schema.String,
-  updated: Schema.String,
-  title: Schema.String
-}))
-const decodeSummary = Schema.decodeUnknownOption(RememberedSummary, { onExcessProperty: "error" })
-const decodeRemembered = (text: string | undefined): Summary | undefined =>
-  text === undefined ? undefined : Option.getOrUndefined(decodeSummary(text))
+export type { Summary }
 
 const unreadable = (location: string, error: SessionError): Listed => ({
   location,
@@ -66,14 +50,10 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
 
   /** The listing of a stored session: its summary, or why it does not load. */
   const listedOf = (stored: Stored | SessionError, location: string): Listed => {
-    if (stored instanceof SessionError) return unreadable(location, stored)
-    const decoded = decodeLines(stored)
-    if (decoded instanceof SessionError) return unreadable(location, decoded)
-    const expected = journal.sessionIdAt(stored.location)
-    if (expected !== undefined && decoded.header.id !== expected) {
-      return unreadable(location, sessionError("SESSION_INVALID_HEADER", `the header names session "${decoded.header.id}", stored as "${expected}"`, { line: 1 }))
-    }
-    return summarize(location, { header: decoded.header, entries: decoded.history.entries })
+    const decoded = stored instanceof SessionError ? stored : decode(journal, stored)
+    return decoded instanceof SessionError
+      ? unreadable(location, decoded)
+      : summarize(location, { header: decoded.header, entries: decoded.history.entries })
   }
 
   const list = (options?: ListOptions): Effect.Effect<Listing, SessionError> =>
@@ -89,7 +69,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       if (stale.length > 0 && listings !== undefined) {
         const recalled = yield* listings.recall(stale)
         stale = stale.filter((entry) => {
-          const summary = decodeRemembered(recalled.get(entry.location))
+          const summary = decodeSummary(recalled.get(entry.location))
           if (summary === undefined || summary.location !== entry.location) return true
           cache.set(entry.location, { version: entry.version, listed: summary })
           return false
@@ -104,7 +84,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
             // A session that could not be read now may read next time under the same version.
             if (listed.error.code === "SESSION_IO") return passing.set(entry.location, listed)
           } else {
-            made.push({ location: entry.location, version: entry.version, listing: JSON.stringify(listed) })
+            made.push({ location: entry.location, version: entry.version, listing: encodeSummary(listed) })
           }
           cache.set(entry.location, { version: entry.version, listed })
         })

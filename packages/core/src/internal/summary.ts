@@ -1,5 +1,33 @@
-/** What a listing shows of a session that loads (SPEC C5 `list`), made from its records. */
-import type { Records, Summary } from "../Sessions.js"
+/** What a listing shows of a session that loads (SPEC C5 `list`), made from its records, and its kept text. */
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { Records } from "../Sessions.js"
+
+/** The fields of `session-tree list --json` for a session that loads. */
+export const Summary = Schema.Struct({
+  id: Schema.String,
+  location: Schema.String,
+  /** How many entries. */
+  entries: Schema.Int.pipe(Schema.nonNegative()),
+  /** The newest entry (the leaf after a load), or null when there is none. */
+  leaf: Schema.NullOr(Schema.String),
+  /** The header's timestamp. */
+  created: Schema.String,
+  /** The newest entry's timestamp; the header's when there is none. */
+  updated: Schema.String,
+  /** The first at most 80 characters of the first user message's content; "" when there is none. */
+  title: Schema.String
+})
+export type Summary = typeof Summary.Type
+
+/** The text a backend keeps of a summary (`SessionJournal.Listing`, `SessionCatalog.Listings`). */
+export const encodeSummary = (summary: Summary): string => JSON.stringify(summary)
+
+const decodeText = Schema.decodeUnknownOption(Schema.parseJson(Summary), { onExcessProperty: "error" })
+
+/** A kept summary, or undefined when the text is not one (it is then ignored and the session read again). */
+export const decodeSummary = (text: string | undefined): Summary | undefined =>
+  text === undefined ? undefined : Option.getOrUndefined(decodeText(text))
 
 const TITLE_CHARACTERS = 80
 
