@@ -2,48 +2,21 @@
  * Files that are not sessions: what an import reads and what an export writes.
  * The same care as for session files: a path is never followed through a
  * symlink, a FIFO or device is refused before it is opened (it could block),
- * a size cap is checked before reading, and a written file appears whole or not
- * at all (temp file, fsync, rename, directory fsync).
+ * a size cap is checked before reading, a file that grows while it is read is
+ * refused rather than cut, and a written file appears whole or not at all (temp
+ * file, fsync, rename, directory fsync).
  */
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { effectsOf, Flags, Fs, type Handle, sameFile } from "./Fs.js"
-import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll } from "./internal/io.js"
+import { effectsOf, Flags, Fs, type Handle } from "./Fs.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, readWhole, removeOwn, step, writeAll } from "./internal/io.js"
 import * as Owner from "./internal/owner.js"
 
 /** Reads a whole regular file of at most `maxBytes` bytes. */
 export const readBytes = (path: string, maxBytes: number): Effect.Effect<Uint8Array, SessionError, Fs> =>
-  Effect.gen(function*() {
-    const fs = effectsOf(yield* Fs)
-    const absolute = Path.resolve(path)
-    const before = yield* step("lstat", lstatOrMissing(absolute))
-    if (before === undefined) return yield* sessionError("SESSION_NOT_FOUND", "no file at this path", { path: absolute })
-    if (before.kind !== "file") {
-      return yield* sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${before.kind}, not a regular file`, { path: absolute })
-    }
-    const tooLarge = (size: number) =>
-      sessionError("SESSION_FILE_TOO_LARGE", `the file holds ${size} bytes, more than ${maxBytes}`, { path: absolute })
-    if (before.size > maxBytes) return yield* tooLarge(before.size)
-    const handle = yield* step("open", fs.open(absolute, Flags.readNoFollow), { ELOOP: "SESSION_NOT_REGULAR_FILE", ENOENT: "SESSION_REPLACED" })
-    return yield* Effect.gen(function*() {
-      const stat = yield* step("fstat", fs.fstat(handle))
-      if (stat.kind !== "file" || !sameFile(stat, before)) {
-        return yield* sessionError("SESSION_REPLACED", "the file changed between lstat and open", { path: absolute })
-      }
-      // One byte of room past the cap tells a file that grew from one that did not.
-      const buffer = new Uint8Array(Math.min(stat.size, maxBytes) + 1)
-      let length = 0
-      while (true) {
-        const n = yield* step("read", fs.read(handle, buffer, length, buffer.length - length, length))
-        if (n === 0) break
-        length += n
-        if (length > maxBytes) return yield* tooLarge(length)
-        if (length === buffer.length) break
-      }
-      return buffer.subarray(0, length)
-    }).pipe(Effect.ensuring(closeQuietly(handle)))
-  }).pipe(Effect.uninterruptible)
+  Effect.flatMap(readWhole(Path.resolve(path), maxBytes, "file"), ({ bytes, handle }) => Effect.as(closeQuietly(handle), bytes))
+    .pipe(Effect.uninterruptible)
 
 let written = 0
 

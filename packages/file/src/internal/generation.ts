@@ -9,7 +9,7 @@ import * as NFS from "node:fs"
 import { MAX_FILE_BYTES } from "@session-tree/core/Codec"
 import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import { effectsOf, type FileId, Flags, Fs, FsError, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
-import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll } from "./io.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, readWhole, removeOwn, step, writeAll } from "./io.js"
 import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
 import * as Steps from "./steps.js"
@@ -30,12 +30,6 @@ export interface Opened {
   readonly dir: FileId
 }
 
-const notRegular = (path: string, kind: string) =>
-  sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${kind}, not a regular file`, { path })
-
-const tooLarge = (path: string, size: number) =>
-  sessionError("SESSION_FILE_TOO_LARGE", `the file holds ${size} bytes, more than ${MAX_FILE_BYTES}`, { path })
-
 export const statDirectory = (paths: Paths.SessionPaths): Effect.Effect<Stat, SessionError, Fs> =>
   Effect.flatMap(step("lstat directory", lstatOrMissing(paths.dir)), (dir) =>
     dir === undefined
@@ -46,49 +40,15 @@ export const statDirectory = (paths: Paths.SessionPaths): Effect.Effect<Stat, Se
   )
 
 /**
- * Opens the generation at `paths.path` for reading: lstat first (refuse links,
- * directories, FIFOs, devices and oversize files before opening), then open with
- * O_NOFOLLOW | O_NONBLOCK and check through the handle that it is the same file.
- * The handle stays open for the caller; on failure it is closed.
+ * Opens the generation at `paths.path` for reading (see `readWhole`): never through a link,
+ * never blocking, the same file from lstat to the last byte. The handle stays open for the
+ * caller; on failure it is closed.
  */
 export const open = (paths: Paths.SessionPaths): Effect.Effect<Opened, SessionError, Fs> =>
   Effect.gen(function*() {
-    const fs = effectsOf(yield* Fs)
     const dir = yield* statDirectory(paths)
-    const before = yield* step("lstat", lstatOrMissing(paths.path))
-    if (before === undefined) return yield* sessionError("SESSION_NOT_FOUND", "no session file at this path", { path: paths.path })
-    if (before.kind !== "file") return yield* notRegular(paths.path, before.kind)
-    if (before.size > MAX_FILE_BYTES) return yield* tooLarge(paths.path, before.size)
-    const handle = yield* step("open", fs.open(paths.path, Flags.readNoFollow), {
-      ELOOP: "SESSION_NOT_REGULAR_FILE",
-      ENOENT: "SESSION_REPLACED"
-    })
-    return yield* Effect.gen(function*() {
-      const stat = yield* step("fstat", fs.fstat(handle))
-      if (stat.kind !== "file" || !sameFile(stat, before)) {
-        return yield* sessionError("SESSION_REPLACED", "the file changed between lstat and open", { path: paths.path })
-      }
-      if (stat.size > MAX_FILE_BYTES) return yield* tooLarge(paths.path, stat.size)
-      // One byte of room past the cap tells a file that grew after fstat from one that did not.
-      const buffer = Buffer.allocUnsafe(Math.min(stat.size, MAX_FILE_BYTES) + 1)
-      let length = 0
-      while (true) {
-        const n = yield* step("read", fs.read(handle, buffer, length, buffer.length - length, length))
-        if (n === 0) break
-        length += n
-        if (length === buffer.length) {
-          if (length > MAX_FILE_BYTES) return yield* tooLarge(paths.path, length)
-          return yield* sessionError("SESSION_REPLACED", "the file grew while it was read", { path: paths.path })
-        }
-        // The size fstat gave, and no byte of the room past it: the end of the file, without a read of 0.
-        if (length === stat.size) break
-      }
-      return {
-        bytes: buffer.subarray(0, length),
-        generation: { handle, id: stat, size: length, mode: stat.mode, mtimeNs: stat.mtimeNs },
-        dir
-      }
-    }).pipe(Effect.onError(() => closeQuietly(handle)))
+    const { bytes, handle, stat } = yield* readWhole(paths.path, MAX_FILE_BYTES, "session file")
+    return { bytes, generation: { handle, id: stat, size: bytes.length, mode: stat.mode, mtimeNs: stat.mtimeNs }, dir }
   }).pipe(Effect.uninterruptible)
 
 /** Opens the directory so commits can fsync it; the descriptor also pins its identity. */
