@@ -54,7 +54,6 @@ const decodeEntryLine = (text: string, line: number): SessionEntry | SessionErro
   } catch (e) {
     return sessionError("SESSION_INVALID_JSON", syntaxReason(e), { line })
   }
-  takeCopiedNumber()
   const canonical = decodeCanonicalLine(value, text)
   if (canonical !== undefined) {
     if (!text.startsWith(CANONICAL_PREFIX)) return exactNumbers(canonical, text, line)

@@ -159,14 +159,16 @@ export const decodeHeader = (
     : sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line })
 }
 
-/** Set when a decoder copies a number into tool-call arguments; read and cleared by `takeCopiedNumber`. */
+/**
+ * Set when `decodeCanonicalLine` copies a number into tool-call arguments (cleared when it starts),
+ * read by `takeCopiedNumber`. A flag rather than a result, so the canonical path allocates nothing for it.
+ */
 let copiedNumber = false
 
 /**
- * Whether a number was copied into tool-call arguments since the last call (a zero too:
- * `2e-324` reads as 0). The
- * loader asks after each line: only then can the line hold a literal that a number cannot hold
- * exactly (SPEC C4), which it checks in the text, so most lines are never scanned for numbers.
+ * Whether the last `decodeCanonicalLine` copied a number into tool-call arguments (a zero too:
+ * `2e-324` reads as 0). Only then can its line hold a literal that a number cannot hold exactly
+ * (SPEC C4), which the loader checks in the text, so most lines are never scanned for numbers.
  */
 export const takeCopiedNumber = (): boolean => {
   const copied = copiedNumber
@@ -189,7 +191,6 @@ const copyJson = (value: object): object | undefined => {
     Array.isArray(source) ? new Array<unknown>(source.length) : {}
   const root = fresh(value)
   const stack: Array<readonly [object, Record<string, unknown> | Array<unknown>]> = [[value, root]]
-  let numbers = false
   while (stack.length > 0) {
     const [source, target] = stack.pop()!
     for (const key of Object.keys(source)) {
@@ -201,13 +202,11 @@ const copyJson = (value: object): object | undefined => {
       } else if (typeof child === "number") {
         if (!Number.isFinite(child)) return undefined
         if (child === 0) child = 0
-        numbers = true
       }
       if (key === "__proto__") Object.defineProperty(target, key, { value: child, writable: true, enumerable: true, configurable: true })
       else (target as Record<string, unknown>)[key] = child
     }
   }
-  if (numbers) copiedNumber = true
   return root
 }
 
@@ -482,6 +481,7 @@ const copyMessage = (m: Record<string, unknown>): CourseMessage | undefined => {
  * Otherwise undefined. Reads `value` only.
  */
 export const decodeCanonicalLine = (value: unknown, text: string): SessionEntry | undefined => {
+  copiedNumber = false
   if (!hasCanonicalEntryFields(value)) return undefined
   const message = decodeCanonicalMessage(value["message"])
   // `messageKeys` is what decoding that message counted.
