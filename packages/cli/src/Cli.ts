@@ -28,7 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Backend from "./Backend.js"
-import { logJson, renderLog, renderTree, treeJson } from "@session-tree/view/Text"
+import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson } from "@session-tree/view/Text"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason: string }> {}
@@ -37,9 +37,8 @@ export const EXIT_OK = 0
 export const EXIT_FAILURE = 1
 export const EXIT_USAGE = 2
 
-/** `CODE reason (line N)`: the code is the first word, so scripts can split on whitespace. */
-export const formatError = (error: SessionError): string =>
-  `${error.code} ${error.reason}${error.line === undefined ? "" : ` (line ${error.line})`}`
+// Every value from a session or a directory is printed through the Text view's escaping
+// (`printable`, `jsonLine`, `listLine`, `formatError`): none may reach a terminal raw.
 
 const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file (with --db: the session ID)"))
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
@@ -61,7 +60,7 @@ const create = Command.make(
   ({ db, id, path }) =>
     Backend.run(db, Effect.scoped(Effect.gen(function*() {
       const store = yield* SessionStore.create(path, Option.isSome(id) ? { id: id.value } : undefined)
-      yield* Console.log(store.header.id)
+      yield* Console.log(printable(store.header.id))
     })))
 ).pipe(Command.withDescription("Create a new session; prints the session ID."))
 
@@ -103,7 +102,7 @@ const append = Command.make(
         // The tree's leaf after a load is the newest entry: the default parent of B6.
         const leaf = (yield* SessionTree.make(store)).activeLeafId
         const entry = yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body)
-        yield* Console.log(entry.id)
+        yield* Console.log(printable(entry.id))
       }))
     }))
 ).pipe(Command.withDescription("Append one entry; prints its ID. Default parent: the newest entry."))
@@ -120,14 +119,14 @@ const verify = Command.make(
           const leaf = loaded.entries.at(-1)?.id ?? null
           return Console.log(
             json
-              ? JSON.stringify({ ok: true, entries: loaded.entries.length, leaf, tail: loaded.tail })
-              : `ok ${loaded.entries.length} entries, leaf ${leaf ?? "(none)"}, tail ${loaded.tail}`
+              ? jsonLine({ ok: true, entries: loaded.entries.length, leaf, tail: loaded.tail })
+              : `ok ${loaded.entries.length} entries, leaf ${leaf === null ? "(none)" : printable(leaf)}, tail ${loaded.tail}`
           )
         },
         onFailure: (error) =>
           Effect.zipRight(
             json
-              ? Console.log(JSON.stringify({
+              ? Console.log(jsonLine({
                 ok: false,
                 code: error.code,
                 message: error.reason,
@@ -156,18 +155,18 @@ const recover = Command.make(
       if (Backend.choose(db)._tag === "Database") {
         // Every commit is one transaction: a crash leaves nothing beside the rows to resolve.
         yield* Backend.run(db, SessionStore.read(path))
-        if (json) return yield* Console.log(JSON.stringify({ ok: true, marker: "none", removed: [] }))
+        if (json) return yield* Console.log(jsonLine({ ok: true, marker: "none", removed: [] }))
         return yield* Console.log("nothing to recover: every commit to the database is one transaction, so a crash leaves nothing behind")
       }
       const report = yield* Backend.run(db, Recovery.recover(path))
       if (json) {
-        return yield* Console.log(JSON.stringify({ ok: true, marker: report.marker, removed: report.removed }))
+        return yield* Console.log(jsonLine({ ok: true, marker: report.marker, removed: report.removed }))
       }
       yield* Console.log(markerText[report.marker])
       yield* Console.log(
         report.removed.length === 0
           ? "no leftover files"
-          : `removed ${report.removed.length} leftover file(s):\n${report.removed.map((n) => `  ${n}`).join("\n")}`
+          : `removed ${report.removed.length} leftover file(s):\n${report.removed.map((n) => `  ${printable(n)}`).join("\n")}`
       )
     })
 ).pipe(Command.withDescription("Resolve what a crashed commit left beside the file (marker, temp files)."))
@@ -186,7 +185,7 @@ const log = Command.make(
     Effect.gen(function*() {
       const loaded = yield* Backend.run(db, SessionStore.read(path))
       const leafId = Option.getOrElse(leaf, () => loaded.entries.at(-1)?.id ?? null)
-      if (json) return yield* Console.log(JSON.stringify(yield* logJson(loaded.entries, leafId)))
+      if (json) return yield* Console.log(jsonLine(yield* logJson(loaded.entries, leafId)))
       for (const line of yield* renderLog(loaded.entries, leafId)) yield* Console.log(line)
     })
 ).pipe(Command.withDescription("Print the path from the root to a leaf (default: the newest entry)."))
@@ -198,17 +197,12 @@ const tree = Command.make(
     Effect.gen(function*() {
       const loaded = yield* Backend.run(db, SessionStore.read(path))
       const leafId = loaded.entries.at(-1)?.id ?? null
-      if (json) return yield* Console.log(JSON.stringify(yield* treeJson(loaded.header, loaded.entries, leafId)))
+      if (json) return yield* Console.log(jsonLine(yield* treeJson(loaded.header, loaded.entries, leafId)))
       for (const line of yield* renderTree(loaded.header, loaded.entries, leafId)) yield* Console.log(line)
     })
 ).pipe(Command.withDescription("Draw the whole tree; ● marks the path to the newest entry."))
 
 // --- list / fork / export / import ---------------------------------------------------------
-
-const listLine = (listed: Sessions.Listed): string =>
-  Sessions.isUnreadable(listed)
-    ? `${listed.error.code} ${listed.location}  ${listed.error.message}`
-    : `${listed.updated}  ${String(listed.entries).padStart(4)} entries  ${listed.id}  ${JSON.stringify(listed.title)}  ${listed.location}`
 
 const list = Command.make(
   "list",
@@ -223,7 +217,7 @@ const list = Command.make(
         return yield* new UsageError({ reason: "list takes a DIR on files only; with --db it lists the database" })
       }
       const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ scope: Option.getOrUndefined(dir) })))
-      if (json) return yield* Console.log(JSON.stringify(listing.sessions))
+      if (json) return yield* Console.log(jsonLine(listing.sessions))
       if (listing.sessions.length === 0) return yield* Console.log("no sessions")
       for (const listed of listing.sessions) yield* Console.log(listLine(listed))
     })
@@ -242,7 +236,7 @@ const fork = Command.make(
     Backend.run(db, Effect.gen(function*() {
       const sessions = yield* Sessions.Sessions
       const forked = yield* sessions.fork(source, leaf, to, Option.isSome(id) ? { id: id.value } : undefined)
-      yield* Console.log(forked.id)
+      yield* Console.log(printable(forked.id))
     }))
 ).pipe(Command.withDescription("Copy the root→ENTRY path of SRC into a new session DST; prints its ID. SRC is not changed."))
 
@@ -308,7 +302,7 @@ const importCommand = Command.make(
         }
         return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to))
       }))
-      yield* Console.log(imported.id)
+      yield* Console.log(printable(imported.id))
     })
 ).pipe(Command.withDescription("Store the session in FILE (this project's format, or Pi's) as a new session that keeps its header; prints its ID."))
 
@@ -323,7 +317,7 @@ const migrate = Command.make(
       if (backend._tag === "Files") return yield* new UsageError({ reason: "migrate needs --db URL (or $SESSION_TREE_DB)" })
       const Migrations = yield* Effect.promise(() => import("@session-tree/pg/Migrations"))
       const migrated = yield* Migrations.migrateUrl(backend.url)
-      if (json) return yield* Console.log(JSON.stringify({ ok: true, ...migrated }))
+      if (json) return yield* Console.log(jsonLine({ ok: true, ...migrated }))
       yield* Console.log(
         migrated.applied.length === 0
           ? `the schema is up to date (version ${migrated.version})`

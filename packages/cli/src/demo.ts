@@ -24,8 +24,7 @@ import * as Layer from "effect/Layer"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
-import { formatError } from "./Cli.js"
-import { describeMessage, renderLog, renderTree } from "@session-tree/view/Text"
+import { describeMessage, formatError, renderLog, renderTree } from "@session-tree/view/Text"
 
 /** Stops the demo (exit 1) when what it is about to print is not what happened. */
 const check = (holds: boolean, claim: string): Effect.Effect<void> =>

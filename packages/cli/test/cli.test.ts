@@ -3,9 +3,11 @@
  * on session files in fresh temp directories. Tests run concurrently because a
  * spawn costs about a second of start-up; each one asserts all it can per spawn.
  */
+import * as Ids from "@session-tree/core/Ids"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { afterAll, describe, it } from "vitest"
@@ -32,6 +34,26 @@ const expectFailure = (
   expect(firstWord(run.stderr)).toBe(code)
   expect(run.stderr).not.toMatch(STACK_FRAME)
   expect(run.stdout).toBe("")
+}
+
+/** What a terminal acts on: C0 controls (ESC), DEL, C1 controls (0x9b is a one-byte CSI), and U+2028/9. */
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/
+
+/** A session whose session ID, entry IDs, tool name and tool-call ID carry an ESC sequence and C1 controls. */
+const writeHostile = (path: string, csi: string, c1: string) => {
+  let n = 0
+  const ids = Layer.succeed(Ids.Ids, { sessionId: Effect.succeed(`s${csi}`), entryId: Effect.sync(() => `e${++n}${c1}`) })
+  return Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const store = yield* SessionStore.create(path)
+    const root = yield* store.append(null, { role: "user", id: "m-1", content: `title ${csi}${c1}` })
+    const call = yield* store.append(root.id, {
+      role: "assistant",
+      id: "m-2",
+      content: "",
+      toolCalls: [{ id: `c${c1}`, name: `t${csi}`, arguments: { [c1]: 1 } }]
+    })
+    yield* store.append(call.id, { role: "tool", id: "m-3", toolCallId: `c${c1}`, toolName: `t${csi}`, content: c1, isError: false })
+  })).pipe(Effect.provide(Layer.merge(FileJournal.layerWithFs(), ids))))
 }
 
 // Generous: on a loaded machine one spawn can take several seconds; a hang still fails.
@@ -251,6 +273,40 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
         { id: "entry-005", parentId: "entry-004", role: "user", active: true, children: [] }
       ]
     })
+  })
+
+  it("prints no control character of a session: IDs, tool names and titles show their escapes", async ({ expect }) => {
+    const dir = tempDir()
+    const csi = "\u001b[2J\u001b[31m"
+    const c1 = "\u009b31m\u0085"
+    const path = Path.join(dir, `x${c1}.jsonl`)
+    await writeHostile(path, csi, c1)
+    const runs = await Promise.all([
+      runCli("log", path),
+      runCli("tree", path),
+      runCli("list", dir),
+      runCli("list", dir, "--json"),
+      runCli("verify", path),
+      runCli("log", path, "--json"),
+      runCli("import", path, "--to", Path.join(dir, "copy.jsonl")),
+      runCli("log", path, "--leaf", `nope${c1}`)
+    ])
+    for (const run of runs) {
+      expect(run.stdout).not.toMatch(CONTROL)
+      expect(run.stderr).not.toMatch(CONTROL)
+    }
+    const [log, tree, list, listJson, verify, logJson, imported, unknown] = runs
+    expect(log!.stdout.split("\n")[1]).toBe(
+      "\"e2\\u009b31m\\u0085\"  assistant  \"\"  calls \"t\\u001b[2J\\u001b[31m\"({\"\\u009b31m\\u0085\":1}) [\"c\\u009b31m\\u0085\"]"
+    )
+    expect(log!.stdout.split("\n")[2]).toMatch(/^"e3\\u009b31m\\u0085" {2}tool {7}"t\\u001b\[2J\\u001b\[31m" \["c\\u009b31m\\u0085"\] → "\\u009b31m\\u0085"$/)
+    expect(tree!.stdout).toMatch(/^session "s\\u001b\[2J\\u001b\[31m" /)
+    expect(list!.stdout).toContain("3 entries  \"s\\u001b[2J\\u001b[31m\"  \"title \\u001b[2J\\u001b[31m\\u009b31m\\u0085\"  \"")
+    expect(JSON.parse(listJson!.stdout)).toMatchObject([{ id: `s${csi}`, title: `title ${csi}${c1}`, location: path }])
+    expect(verify!.stdout).toBe("ok 3 entries, leaf \"e3\\u009b31m\\u0085\", tail none\n")
+    expect(JSON.parse(logJson!.stdout)).toMatchObject({ leaf: `e3${c1}` })
+    expect(imported!.stdout).toBe("\"s\\u001b[2J\\u001b[31m\"\n")
+    expectFailure(expect, unknown!, "SESSION_UNKNOWN_ENTRY")
   })
 
   it("wrong usage exits 2, prints no stack trace and touches nothing", async ({ expect }) => {

@@ -12,7 +12,7 @@
 import type { CourseMessage, SessionEntry, SessionHeader, ToolCall } from "@session-tree/core/Record"
 import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
-import { countsOf, longestRun, plural, resolve, updatedAt } from "./internal/session.js"
+import { countsOf, longestRun, plural, printable, resolve, updatedAt } from "./internal/session.js"
 
 /**
  * Renders the root-to-`leaf` path of a session as Markdown: a header block
@@ -37,14 +37,6 @@ export const render = (
     return isSessionError(shown) ? Effect.fail(shown) : Effect.succeed(transcript(header, entries, shown.leaf, shown.isDefault, shown.path))
   })
 
-// Characters that would break a single line or hide themselves: controls (a
-// newline would end a heading), and the Unicode line and paragraph separators.
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
-
-/** A JSON string literal with every control and separator escaped (JSON.stringify leaves C1 controls and U+2028/9 as they are). */
-const quote = (value: string): string =>
-  JSON.stringify(value).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
-
 /**
  * A single-line value as a code span. A value holding a line break or another
  * control character is shown JSON-quoted, so the line stays one line and the
@@ -53,7 +45,7 @@ const quote = (value: string): string =>
  */
 export const inlineCode = (value: string): string => {
   if (value === "") return "*(empty)*"
-  const shown = UNPRINTABLE.test(value) || !/[^ ]/.test(value) ? quote(value) : value
+  const shown = printable(value)
   const fence = "`".repeat(longestRun(shown, "`") + 1)
   const pad = shown.startsWith("`") || shown.endsWith("`") || (shown.startsWith(" ") && shown.endsWith(" ")) ? " " : ""
   return `${fence}${pad}${shown}${pad}${fence}`

@@ -3,22 +3,30 @@
  * the whole tree (`tree`). Navigation comes from the core's pure functions
  * (`pathTo`, `childrenOf`), so the CLI and the demo show exactly the tree the
  * library sees.
+ *
+ * Every value from a session (IDs, tool names, text) is untrusted and reaches a
+ * terminal: it is printed through `printable`, `quote` or `json`, which escape
+ * every control character, so no value can send an escape sequence.
  */
 import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { isUnreadable, type Listed } from "@session-tree/core/Sessions"
 import { childrenOf, pathTo } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
+import { escapeControls, json, printable, quote } from "./internal/session.js"
+
+export { json, printable }
 
 const CONTENT_CHARS = 60
 
-/** One line, at most `max` characters (code points), JSON-quoted so newlines and quotes stay visible. */
+/** One line, at most `max` characters (code points), JSON-quoted so newlines, quotes and controls stay visible. */
 export const short = (text: string, max = CONTENT_CHARS): string => {
   const chars = Array.from(text)
-  return JSON.stringify(chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : text)
+  return quote(chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : text)
 }
 
 const compactJson = (value: unknown): string => {
-  const text = JSON.stringify(value)
+  const text = json(value)
   const chars = Array.from(text)
   return chars.length > 40 ? `${chars.slice(0, 39).join("")}…` : text
 }
@@ -29,11 +37,11 @@ export const describeMessage = (message: CourseMessage): string => {
     case "user":
       return `user       ${short(message.content)}`
     case "assistant": {
-      const calls = message.toolCalls.map((call) => `${call.name}(${compactJson(call.arguments)}) [${call.id}]`)
+      const calls = message.toolCalls.map((call) => `${printable(call.name)}(${compactJson(call.arguments)}) [${printable(call.id)}]`)
       return `assistant  ${short(message.content)}${calls.length === 0 ? "" : `  calls ${calls.join(", ")}`}`
     }
     case "tool":
-      return `tool       ${message.toolName} [${message.toolCallId}]${message.isError ? " error" : ""} → ${short(message.content)}`
+      return `tool       ${printable(message.toolName)} [${printable(message.toolCallId)}]${message.isError ? " error" : ""} → ${short(message.content)}`
   }
 }
 
@@ -55,7 +63,7 @@ export const renderLog = (
   entries: ReadonlyArray<SessionEntry>,
   leaf: string | null
 ): Effect.Effect<ReadonlyArray<string>, SessionError> =>
-  Effect.map(activePath(entries, leaf), (path) => path.map((entry) => `${entry.id}  ${describeMessage(entry.message)}`))
+  Effect.map(activePath(entries, leaf), (path) => path.map((entry) => `${printable(entry.id)}  ${describeMessage(entry.message)}`))
 
 /** `log --json`: the leaf and the full records of its path. */
 export const logJson = (entries: ReadonlyArray<SessionEntry>, leaf: string | null) =>
@@ -77,7 +85,7 @@ export const renderTree = (
 ): Effect.Effect<ReadonlyArray<string>, SessionError> =>
   Effect.map(activePath(entries, leaf), (path) => {
     const active = new Set(path.map((entry) => entry.id))
-    const lines = [`session ${header.id}  ${header.timestamp}  ${entries.length} entries`]
+    const lines = [`session ${printable(header.id)}  ${header.timestamp}  ${entries.length} entries`]
     if (entries.length === 0) return [...lines, "(no entries)"]
     interface Frame {
       readonly entry: SessionEntry
@@ -105,7 +113,7 @@ export const renderTree = (
       const { entry, first, rest } = stack.pop()!
       const mark = active.has(entry.id) ? ACTIVE : INACTIVE
       const here = entry.id === leaf ? "  ← leaf" : ""
-      lines.push(`${first}${mark} ${entry.id}  ${describeMessage(entry.message)}${here}`)
+      lines.push(`${first}${mark} ${printable(entry.id)}  ${describeMessage(entry.message)}${here}`)
       pushChildren(childrenOf(entries, entry.id), rest)
     }
     return lines
@@ -128,3 +136,13 @@ export const treeJson = (header: SessionHeader, entries: ReadonlyArray<SessionEn
       }))
     }
   })
+
+/** `CODE reason (line N)`: the code is the first word, so scripts can split on whitespace. */
+export const formatError = (error: SessionError): string =>
+  `${error.code} ${escapeControls(error.reason)}${error.line === undefined ? "" : ` (line ${error.line})`}`
+
+/** One line of `list`: a session's summary, or the error code of one that does not load. */
+export const listLine = (listed: Listed): string =>
+  isUnreadable(listed)
+    ? `${listed.error.code} ${printable(listed.location)}  ${escapeControls(listed.error.message)}`
+    : `${listed.updated}  ${String(listed.entries).padStart(4)} entries  ${printable(listed.id)}  ${quote(listed.title)}  ${printable(listed.location)}`

@@ -66,6 +66,29 @@ export const countsOf = (entries: ReadonlyArray<SessionEntry>): Counts => {
 export const updatedAt = (headerTimestamp: string, entries: ReadonlyArray<SessionEntry>): string =>
   entries.length === 0 ? headerTimestamp : entries[entries.length - 1]!.timestamp
 
+// Characters that would break a line, or act on a terminal and hide themselves:
+// C0 controls (ESC starts an escape sequence), DEL, C1 controls (0x9b is a
+// one-byte CSI), and the Unicode line and paragraph separators.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g
+
+/** `text` with every control character and separator as its `\uXXXX` escape, so none reaches a terminal or breaks a line. */
+export const escapeControls = (text: string): string =>
+  text.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/** `value` as one line of JSON with every control and separator escaped (JSON.stringify leaves DEL, C1 and U+2028/9 raw). */
+export const json = (value: unknown): string => escapeControls(JSON.stringify(value))
+
+/** A JSON string literal of `value` with every control and separator escaped. */
+export const quote = (value: string): string => json(value)
+
+/**
+ * An untrusted single-line value (an ID, a tool name) as the views show it: as
+ * it is when that is safe, else JSON-quoted (it holds a control or a separator,
+ * or nothing visible), so no value can move the cursor, recolour or hide itself.
+ */
+export const printable = (value: string): string => (CONTROL.test(value) || !/[^ ]/.test(value) ? quote(value) : value)
+
 /** The longest run of `char` in `text`. */
 export const longestRun = (text: string, char: string): number => {
   let longest = 0
