@@ -10,33 +10,38 @@ import { type SessionError, sessionError } from "@session-tree/core/SessionError
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { effectsOf, Flags, Fs, type Handle } from "./Fs.js"
-import { closeQuietly, expectIdentity, lstatOrMissing, readWhole, removeOwn, step, writeAll } from "./internal/io.js"
-import * as Owner from "./internal/owner.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, readWhole, removeOwn, run, step, writeAll } from "./internal/io.js"
+import * as Paths from "./internal/paths.js"
 
 /** Reads a whole regular file of at most `maxBytes` bytes. */
 export const readBytes = (path: string, maxBytes: number): Effect.Effect<Uint8Array, SessionError, Fs> =>
   Effect.flatMap(readWhole(Path.resolve(path), maxBytes, "file"), ({ bytes, handle }) => Effect.as(closeQuietly(handle), bytes))
     .pipe(Effect.uninterruptible)
 
-let written = 0
-
 /**
  * Writes `text` (UTF-8) to `path`, replacing a regular file that is there: the path then holds
  * either the old bytes or all of the new ones, durably. A directory, symlink or other non-regular
- * file at the path is refused and left alone.
+ * file at the path is refused and left alone. The directories above it may be symlinks: like a
+ * session's, the directory is resolved once (SPEC C3) and every later step uses the resolved one.
  */
 export const writeFile = (path: string, text: string): Effect.Effect<void, SessionError, Fs> =>
   Effect.gen(function*() {
     const fs = effectsOf(yield* Fs)
-    const absolute = Path.resolve(path)
-    const dir = Path.dirname(absolute)
-    const existing = yield* step("lstat", lstatOrMissing(absolute))
+    const target = yield* run(Paths.resolveSteps(path))
+    const absolute = target.path
+    // realpath resolves a regular file as well as a directory: ENOTDIR here is a parent that is a file.
+    const existing = yield* step("lstat", lstatOrMissing(absolute), { ENOTDIR: "SESSION_NOT_REGULAR_FILE" })
     if (existing !== undefined && existing.kind !== "file") {
       return yield* sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${existing.kind}, not a regular file`, { path: absolute })
     }
-    const dirHandle = yield* step("open directory", fs.open(dir, Flags.directory), { ENOENT: "SESSION_NOT_FOUND", ENOTDIR: "SESSION_NOT_REGULAR_FILE" })
+    // ELOOP: the resolved directory was replaced by a link since it was resolved.
+    const dirHandle = yield* step("open directory", fs.open(target.dir, Flags.directory), {
+      ENOENT: "SESSION_NOT_FOUND",
+      ENOTDIR: "SESSION_NOT_REGULAR_FILE",
+      ELOOP: "SESSION_REPLACED"
+    })
     yield* Effect.gen(function*() {
-      const tmp = Path.join(dir, `.${Path.basename(absolute)}.tmp-${Owner.format(Owner.self)}-${++written}`)
+      const tmp = Paths.ownName(target, "tmp", Paths.nextSeq())
       const handle: Handle = yield* step("create temp", fs.open(tmp, Flags.createExclusive, existing?.mode ?? 0o644))
       yield* Effect.gen(function*() {
         const bytes = new TextEncoder().encode(text)

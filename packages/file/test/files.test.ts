@@ -52,3 +52,32 @@ describe("Files.readBytes", () => {
       expect(codeOf(yield* read("missing"))).toBe("SESSION_NOT_FOUND")
     }))
 })
+
+describe("Files.writeFile", () => {
+  const write = (path: string, text: string) => Effect.either(Files.writeFile(path, text).pipe(Effect.provide(Fs.layer)))
+
+  it.scoped("writes through a symlinked directory (SPEC C3), into the real one, leaving only the file", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      NFS.mkdirSync(Path.join(dir, "real"))
+      NFS.symlinkSync(Path.join(dir, "real"), Path.join(dir, "link"))
+      expect(codeOf(yield* write(Path.join(dir, "link", "out.html"), "first"))).toBe("ok")
+      expect(codeOf(yield* write(Path.join(dir, "link", "out.html"), "second"))).toBe("ok")
+      expect(NFS.readFileSync(Path.join(dir, "real", "out.html"), "utf8")).toBe("second")
+      expect(NFS.readdirSync(Path.join(dir, "real"))).toEqual(["out.html"])
+      expect(NFS.lstatSync(Path.join(dir, "link")).isSymbolicLink()).toBe(true)
+    }))
+
+  it.scoped("refuses a symlink at the path, a missing directory and a parent that is a file, changing nothing", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      NFS.writeFileSync(Path.join(dir, "target"), "kept")
+      NFS.symlinkSync("target", Path.join(dir, "alias"))
+      expect(codeOf(yield* write(Path.join(dir, "alias"), "x"))).toBe("SESSION_NOT_REGULAR_FILE")
+      expect(codeOf(yield* write(Path.join(dir, "missing", "out"), "x"))).toBe("SESSION_NOT_FOUND")
+      expect(codeOf(yield* write(Path.join(dir, "target", "out"), "x"))).toBe("SESSION_NOT_REGULAR_FILE")
+      expect(NFS.readdirSync(dir).sort()).toEqual(["alias", "target"])
+      expect(NFS.readFileSync(Path.join(dir, "target"), "utf8")).toBe("kept")
+      expect(NFS.readlinkSync(Path.join(dir, "alias"))).toBe("target")
+    }))
+})

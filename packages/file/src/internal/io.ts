@@ -22,7 +22,8 @@ export const lstatOrMissing = (path: string): Effect.Effect<Stat | undefined, Fs
     effectsOf(fs).lstat(path).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.succeed(undefined)))
   )
 
-const run = <A>(steps: Steps.Steps<A>): Effect.Effect<A, SessionError, Fs> => Effect.flatMap(Fs, (fs) => Steps.run(fs, steps))
+/** Runs a protocol of `steps.ts` on the `Fs` service in context. */
+export const run = <A>(steps: Steps.Steps<A>): Effect.Effect<A, SessionError, Fs> => Effect.flatMap(Fs, (fs) => Steps.run(fs, steps))
 
 /** Fails with SESSION_REPLACED unless `path` is still a `kind` with identity `id`. */
 export const expectIdentity = (what: string, path: string, kind: Stat["kind"], id: FileId): Effect.Effect<Stat, SessionError, Fs> =>

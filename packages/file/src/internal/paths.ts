@@ -11,8 +11,9 @@
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { effectsOf, Fs } from "../Fs.js"
+import { Fs, FsError } from "../Fs.js"
 import * as Owner from "./owner.js"
+import * as Steps from "./steps.js"
 
 export interface SessionPaths {
   readonly path: string
@@ -24,26 +25,36 @@ export interface SessionPaths {
 }
 
 /**
+ * The canonical path of the directory `dir`, every symlink on the way resolved (SPEC C3). Its
+ * failure is typed: a missing directory, a path above that is not a directory, or an I/O error.
+ */
+export function* realDirectory(dir: string): Steps.Steps<string> {
+  try {
+    return yield* Steps.realpath(dir)
+  } catch (e) {
+    if (!(e instanceof FsError)) throw e
+    throw e.errno === "ENOENT"
+      ? sessionError("SESSION_NOT_FOUND", "the directory does not exist", { path: dir, cause: e })
+      : e.errno === "ENOTDIR"
+      ? sessionError("SESSION_NOT_REGULAR_FILE", "the parent path is not a directory", { path: dir, cause: e })
+      : sessionError("SESSION_IO", `resolving the directory failed: ${e.errno}`, { path: dir, cause: e })
+  }
+}
+
+/** The names of the file at `path`, made absolute, in its directory resolved by `realDirectory`. */
+export function* resolveSteps(path: string): Steps.Steps<SessionPaths> {
+  const absolute = Path.resolve(path)
+  return at(yield* realDirectory(Path.dirname(absolute)), Path.basename(absolute))
+}
+
+/**
  * The names of the session file at `path`, made absolute, with its directory resolved once
  * (SPEC C3): the directories above the file may be reached through symlinks (macOS `/tmp`, a
  * linked home or project folder), the file itself never is. The store then pins that directory
  * by identity, so a symlink retargeted later cannot move it.
  */
 export const resolve = (path: string): Effect.Effect<SessionPaths, SessionError, Fs> =>
-  Effect.flatMap(Fs, (fs) => {
-    const absolute = Path.resolve(path)
-    const dir = Path.dirname(absolute)
-    return effectsOf(fs).realpath(dir).pipe(
-      Effect.map((real) => at(real, Path.basename(absolute))),
-      Effect.mapError((e) =>
-        e.errno === "ENOENT"
-          ? sessionError("SESSION_NOT_FOUND", "the directory does not exist", { path: dir, cause: e })
-          : e.errno === "ENOTDIR"
-          ? sessionError("SESSION_NOT_REGULAR_FILE", "the parent path is not a directory", { path: dir, cause: e })
-          : sessionError("SESSION_IO", `resolving the directory failed: ${e.errno}`, { path: dir, cause: e })
-      )
-    )
-  })
+  Effect.flatMap(Fs, (fs) => Steps.run(fs, resolveSteps(path)))
 
 /** The names of the session file `base` in the directory `dir`, taken as they are. */
 export const at = (dir: string, base: string): SessionPaths => {

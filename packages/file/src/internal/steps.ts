@@ -77,6 +77,7 @@ export const rename = (from: string, to: string) => call("rename", from, to)
 export const unlink = (path: string) => call("unlink", path)
 export const copyFile = (from: string, to: string) => call("copyFile", from, to)
 export const readdir = (path: string) => call("readdir", path)
+export const realpath = (path: string) => call("realpath", path)
 
 /** The `SessionError` of a failed step: `SESSION_IO` unless `codes` maps the errno elsewhere. */
 export const stepError = (name: string, e: FsError, codes?: Partial<Record<string, SessionErrorCode>>): SessionError =>
