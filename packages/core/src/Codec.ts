@@ -58,8 +58,8 @@ const decodeEntryLine = (text: string, line: number): SessionEntry | SessionErro
   if (canonical !== undefined) {
     if (!text.startsWith(CANONICAL_PREFIX)) return exactNumbers(canonical, text, line)
     // The canonical prefix spells the version `1`: any other number is in the arguments, which
-    // begin at the first "arguments" key, after the message's content (whose text is at least as
-    // long as the content, so the search skips it).
+    // begin at the first "arguments" key after the message's content. The content's text in the
+    // line is at least as long as the content, so a search from that offset never passes the key.
     if (!takeCopiedNumber()) return canonical
     const message = canonical.message
     const literal = firstInexactNumberFrom(text, firstArgumentsKey(text, message.role === "assistant" ? message.content.length : 0))

@@ -1,13 +1,13 @@
 /**
  * Caller-supplied options of the Promise facade (SPEC B7): `now` (epoch
  * milliseconds, for timestamps) and `createId` (entry IDs), turned into the
- * `Clock` and `Ids` the Effect API reads.
+ * `CallerClock` and `Ids` services the Effect API reads.
  *
  * Reading the options never runs caller code: the object must be a plain object
  * (not a Proxy, not a class instance) with no keys but `now` and `createId`
  * (a misspelt option would otherwise silently fall back to the default), each an
  * own data property holding a function or `undefined`. Anything else is
- * SESSION_INVALID_OPTIONS before any file is touched. The functions themselves run only when a record
+ * SESSION_INVALID_OPTIONS before any backend is touched. The functions themselves run only when a record
  * needs a time or an ID; a throw or an unusable result is SESSION_INVALID_OPTIONS
  * for that operation, which then writes nothing (the store checks the results
  * before it builds a record, and rejects an entry ID it already holds).

@@ -1,6 +1,6 @@
 /**
- * Sessions: the many sessions of one backend (SPEC C5) — create and open by
- * location, list them newest change first, the most recently changed one,
+ * Sessions: the many sessions of one backend (SPEC C5) — create, load and read
+ * by location, list them newest change first, the most recently changed one,
  * fork a branch into a new session, export the canonical JSONL generation,
  * import records from elsewhere. Written once over the `SessionJournal` and
  * `SessionCatalog` ports, so every backend lists, forks and imports alike.
@@ -8,7 +8,8 @@
  * A listing is never wrong: a session that does not load is listed with its
  * error, never skipped or guessed; and a session is read again whenever the
  * catalog's version of it changed since the last listing (a file's identity,
- * size and times; a database's head). Unchanged sessions come from memory.
+ * size and times; a database's incarnation and head). Unchanged sessions come
+ * from memory, or from the listings the backend keeps for that very version.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -318,7 +318,7 @@ const assemble = (
      * is forked per append). The caller that finds no commit running takes the turn; requests that
      * queue up meanwhile wait, and when the batch is done the first of them is woken to commit the
      * next one. A caller whose request an earlier batch has committed is answered at once instead of
-     * waiting for a lock, so batches grow while a commit is in flight.
+     * waiting for a turn, so batches grow while a commit is in flight. Flushes queue the same way.
      */
     let committing = false
     const commitTurn: Effect.Effect<void> = Effect.zipRight(
