@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Ids from "@session-tree/core/Ids"
+import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -44,6 +45,16 @@ describe("a session in a symlinked directory", () => {
       yield* again.append(first.id, user("m2", "again"))
       expect(yield* Recovery.recover(viaLink)).toEqual({ path: real, marker: "none", removed: [] })
       expect(NFS.readdirSync(Path.join(root, "real"))).toEqual(["a.jsonl"])
+    }).pipe(Effect.provide(live)))
+
+  it.scoped("is listed through the link at the location its store has", () =>
+    Effect.gen(function*() {
+      const root = yield* linkedDir
+      const store = yield* SessionStore.create(Path.join(root, "link", "a.jsonl"))
+      const scanned = yield* (yield* SessionCatalog).scan(Path.join(root, "link"))
+      expect(scanned.map((e) => e.location)).toEqual([store.location])
+      const [read] = yield* (yield* SessionCatalog).readMany(scanned.map((e) => e.location))
+      expect(read !== undefined && "location" in read && read.location).toBe(store.location)
     }).pipe(Effect.provide(live)))
 
   it.scoped("shares one lock with the same file reached by its real path: the stale store loses, typed", () =>

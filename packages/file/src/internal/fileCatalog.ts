@@ -5,6 +5,8 @@ import * as Path from "node:path"
 import { effectsOf, type FsService } from "../Fs.js"
 import { make as makeJournal } from "./fileJournal.js"
 import { step } from "./io.js"
+import * as Paths from "./paths.js"
+import * as Steps from "./steps.js"
 
 const SUFFIX = ".jsonl"
 const NS_PER_MS = 1_000_000n
@@ -15,7 +17,8 @@ export const make = (fs: FsService): SessionCatalogService => {
   return {
     scan: (scope) =>
       Effect.gen(function*() {
-        const dir = Path.resolve(scope ?? ".")
+        // Resolved once, as a store resolves its directory (SPEC C3), so a listed location is the store's.
+        const dir = yield* Steps.run(fs, Paths.realDirectory(Path.resolve(scope ?? ".")))
         // A symlink to a directory is listed through; anything else that is not a directory is refused.
         const names = yield* step("list directory", effects.readdir(dir), { ENOTDIR: "SESSION_NOT_REGULAR_FILE", ENOENT: "SESSION_NOT_FOUND" })
         const entries: Array<Entry> = []
