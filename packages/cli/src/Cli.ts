@@ -184,9 +184,9 @@ const log = Command.make(
   ({ db, json, leaf, path }) =>
     Effect.gen(function*() {
       const loaded = yield* Backend.run(db, SessionStore.read(path))
-      const leafId = Option.getOrElse(leaf, () => loaded.entries.at(-1)?.id ?? null)
-      if (json) return yield* Console.log(jsonLine(yield* logJson(loaded.entries, leafId)))
-      for (const line of yield* renderLog(loaded.entries, leafId)) yield* Console.log(line)
+      const options = { leaf: Option.getOrUndefined(leaf) }
+      if (json) return yield* Console.log(jsonLine(yield* logJson(loaded.entries, options)))
+      for (const line of yield* renderLog(loaded.entries, options)) yield* Console.log(line)
     })
 ).pipe(Command.withDescription("Print the path from the root to a leaf (default: the newest entry)."))
 
@@ -196,9 +196,8 @@ const tree = Command.make(
   ({ db, json, path }) =>
     Effect.gen(function*() {
       const loaded = yield* Backend.run(db, SessionStore.read(path))
-      const leafId = loaded.entries.at(-1)?.id ?? null
-      if (json) return yield* Console.log(jsonLine(yield* treeJson(loaded.header, loaded.entries, leafId)))
-      for (const line of yield* renderTree(loaded.header, loaded.entries, leafId)) yield* Console.log(line)
+      if (json) return yield* Console.log(jsonLine(yield* treeJson(loaded.header, loaded.entries)))
+      for (const line of yield* renderTree(loaded.header, loaded.entries)) yield* Console.log(line)
     })
 ).pipe(Command.withDescription("Draw the whole tree; ● marks the path to the newest entry."))
 
@@ -260,9 +259,10 @@ const exportCommand = Command.make(
         if (format === "jsonl") return yield* sessions.exportJsonl(source)
         const loaded = yield* sessions.read(source)
         const View = yield* Effect.promise(() => import("@session-tree/view"))
+        const options = { leaf: Option.getOrUndefined(leaf) }
         return format === "markdown"
-          ? yield* View.Markdown.render(loaded.header, loaded.entries, Option.getOrUndefined(leaf))
-          : yield* View.Html.render(loaded.header, loaded.entries, { leaf: Option.getOrUndefined(leaf) })
+          ? yield* View.Markdown.render(loaded.header, loaded.entries, options)
+          : yield* View.Html.render(loaded.header, loaded.entries, options)
       }))
       if (Option.isSome(out)) return yield* Backend.run(db, Files.writeFile(out.value, text))
       yield* Effect.sync(() => process.stdout.write(text))

@@ -91,10 +91,10 @@ const conversation = Effect.gen(function*() {
   yield* say("the file and the tree are unchanged")
 
   yield* heading("The tree (● active path, ○ kept branches)")
-  yield* indent(yield* renderTree(store.header, tree.entries, tree.activeLeafId))
+  yield* indent(yield* renderTree(store.header, tree.entries, { leaf: tree.activeLeafId }))
 
   yield* heading("The active path, root → leaf (what the model is shown)")
-  yield* indent(yield* renderLog(tree.entries, tree.activeLeafId))
+  yield* indent(yield* renderLog(tree.entries, { leaf: tree.activeLeafId }))
 
   yield* heading("A picture of the conversation")
   const page = yield* Html.render(store.header, tree.entries, { leaf: tree.activeLeafId })

@@ -17,15 +17,14 @@
  * off screen are skipped by the browser's layout (`content-visibility`).
  */
 import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
-import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
+import type { SessionError } from "@session-tree/core/SessionError"
 import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH } from "./internal/page.js"
-import { countsOf, plural, resolve, updatedAt } from "./internal/session.js"
+import { countsOf, type LeafOption, plural, resolve, truncate, updatedAt } from "./internal/session.js"
 
-export interface Options {
-  /** The leaf of the active path; default the newest entry, `null` marks no path. */
-  readonly leaf?: string | null | undefined
+/** `leaf`: the leaf of the active path; default the newest entry, `null` marks no path. */
+export interface Options extends LeafOption {
   /** The page's title; default the start of the first user message (as `list` titles a session), else `Session <ID>`. */
   readonly title?: string | undefined
 }
@@ -40,14 +39,10 @@ export const render = (
   entries: ReadonlyArray<SessionEntry>,
   options?: Options
 ): Effect.Effect<string, SessionError> =>
-  Effect.suspend(() => {
-    const shown = resolve(entries, options?.leaf)
-    if (isSessionError(shown)) return Effect.fail(shown)
-    return Effect.succeed(page(header, entries, shown.leaf, shown.isDefault, shown.path, options?.title))
-  })
+  Effect.map(resolve(entries, options?.leaf), (shown) => page(header, entries, shown.leaf, shown.isDefault, shown.path, options?.title))
 
 /** The Content-Security-Policy of every page: only its own style sheet and script, by hash. */
-export const CONTENT_SECURITY_POLICY =
+const CONTENT_SECURITY_POLICY =
   `default-src 'none'; style-src '${STYLE_HASH}'; script-src '${SCRIPT_HASH}'; ` +
   `img-src 'none'; font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; ` +
   `frame-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; form-action 'none'`
@@ -74,13 +69,6 @@ const RUN_FOLD = 10
 const RUN_KEEP = 3
 const ROW_PREVIEW = 80
 
-/** The first `max` code points of `text` with whitespace runs as one space, for one line of the tree. */
-const rowPreview = (text: string): string => {
-  const flat = text.slice(0, ROW_PREVIEW * 4).replace(/\s+/g, " ").trim()
-  const points = Array.from(flat)
-  return points.length > ROW_PREVIEW ? `${points.slice(0, ROW_PREVIEW - 1).join("")}…` : flat
-}
-
 /** Cuts `text` to a preview without splitting a surrogate pair. */
 const cut = (text: string, lines: number, chars: number): string => {
   let end = Math.min(text.length, chars)
@@ -95,6 +83,14 @@ const cut = (text: string, lines: number, chars: number): string => {
   if (last >= 0xd800 && last <= 0xdbff) end--
   return text.slice(0, end)
 }
+
+/**
+ * The first ROW_PREVIEW code points of `text` with whitespace runs as one space,
+ * for one line of the tree. Cut first so a long text is not flattened whole;
+ * four times the preview leaves room for the runs the flattening joins.
+ */
+const rowPreview = (text: string): string =>
+  truncate(cut(text, Number.POSITIVE_INFINITY, ROW_PREVIEW * 4).replace(/\s+/g, " ").trim(), ROW_PREVIEW)
 
 const lineCount = (text: string): number => {
   let n = 1
@@ -112,7 +108,6 @@ const textBlock = (text: string, cls: string): string => {
 }
 
 const ROLE_CLASS: Record<CourseMessage["role"], string> = { user: "u", assistant: "a", tool: "t" }
-const ROLE_LABEL: Record<CourseMessage["role"], string> = { user: "user", assistant: "assistant", tool: "tool" }
 
 const roleClass = (message: CourseMessage): string =>
   message.role === "tool" && message.isError ? "t e" : ROLE_CLASS[message.role]
@@ -214,7 +209,7 @@ const page = (
     }
     const fork = forks > 1 ? `<span class="br">${forks} branches</span>` : ""
     return `<button type="button" class="${cls}" id="r${i}" data-p="${parentOf(entry)}"${i === leafIndex ? " aria-current=\"true\"" : ""}>` +
-      `<span class="k">${ROLE_LABEL[m.role]}</span>${chips}` +
+      `<span class="k">${m.role}</span>${chips}` +
       `<span class="pv">${e(rowPreview(m.content))}</span>${fork}<span class="id">${e(entry.id)}</span></button>`
   }
 
@@ -278,16 +273,16 @@ const page = (
   const cards = entries.map((entry, i) => {
     const m = entry.message
     const parent = parentOf(entry)
-    const head = `<div class="mh"><span class="k">${ROLE_LABEL[m.role]}</span><span class="id">${e(entry.id)}</span>` +
+    const head = `<div class="mh"><span class="k">${m.role}</span><span class="id">${e(entry.id)}</span>` +
       `<span class="ts">${e(entry.timestamp)}</span><span class="mid">${e(m.id)}</span>` +
       (parent < 0 ? "<span>root</span>" : "") +
       (m.role === "tool" ? `<span class="status${m.isError ? " err" : ""}">${m.isError ? "error" : "ok"}</span>` : "") +
       `</div>`
     let body = ""
     if (m.role === "tool") {
+      // `answered` holds only calls found among the ancestors' assistant messages.
       const made = links.answered.get(i)
-      const call = made === undefined ? undefined : entries[made.entry]!.message
-      body += `<div class="link">answers ` + (made !== undefined && call?.role === "assistant"
+      body += `<div class="link">answers ` + (made !== undefined
         ? `<button type="button" class="go" data-to="c${made.entry}-${made.call}"><span class="tn">${e(m.toolName)}</span> call <span class="cid">${e(m.toolCallId)}</span></button> of <span class="id">${e(entries[made.entry]!.id)}</span>`
         : `<span class="tn">${e(m.toolName)}</span> call <span class="cid">${e(m.toolCallId)}</span> (not found on this branch)`) + `</div>`
     }

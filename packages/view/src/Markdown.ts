@@ -10,9 +10,12 @@
  * structure of the document is the renderer's alone.
  */
 import type { CourseMessage, SessionEntry, SessionHeader, ToolCall } from "@session-tree/core/Record"
-import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
+import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
-import { countsOf, longestRun, plural, printable, resolve, updatedAt } from "./internal/session.js"
+import { countsOf, type LeafOption, longestRun, plural, printable, resolve, updatedAt } from "./internal/session.js"
+
+/** The leaf of the path shown; default the newest entry, `null` the empty path. */
+export type Options = LeafOption
 
 /**
  * Renders the root-to-`leaf` path of a session as Markdown: a header block
@@ -21,21 +24,18 @@ import { countsOf, longestRun, plural, printable, resolve, updatedAt } from "./i
  * assistant's tool calls (name, ID, JSON arguments) and, for each tool result,
  * the call it answers and whether it is an error.
  *
- * `leaf` defaults to the newest entry (the last of `entries`, where a loaded
- * tree starts); `null` renders the header over an empty path. An ID that is not
- * an entry of `entries` fails with SESSION_UNKNOWN_ENTRY.
+ * `options.leaf` defaults to the newest entry (the last of `entries`, where a
+ * loaded tree starts); `null` renders the header over an empty path. An ID that
+ * is not an entry of `entries` fails with SESSION_UNKNOWN_ENTRY.
  *
  * `entries` are in commit order, as a store holds them.
  */
 export const render = (
   header: SessionHeader,
   entries: ReadonlyArray<SessionEntry>,
-  leaf?: string | null
+  options?: Options
 ): Effect.Effect<string, SessionError> =>
-  Effect.suspend(() => {
-    const shown = resolve(entries, leaf)
-    return isSessionError(shown) ? Effect.fail(shown) : Effect.succeed(transcript(header, entries, shown.leaf, shown.isDefault, shown.path))
-  })
+  Effect.map(resolve(entries, options?.leaf), (shown) => transcript(header, entries, shown.leaf, shown.isDefault, shown.path))
 
 /**
  * A single-line value as a code span. A value holding a line break or another

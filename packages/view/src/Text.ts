@@ -9,27 +9,29 @@
  * every control character, so no value can send an escape sequence.
  */
 import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { SessionError } from "@session-tree/core/SessionError"
 import { isUnreadable, type Listed } from "@session-tree/core/Sessions"
-import { childrenOf, pathTo } from "@session-tree/core/SessionTree"
+import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
-import { escapeControls, json, printable, quote } from "./internal/session.js"
+import { escapeControls, json, type LeafOption, printable, quote, resolve, truncate } from "./internal/session.js"
 
 export { json, printable }
 
+/**
+ * Which path a view shows: `leaf` defaults to the newest entry (the last of
+ * `entries`, where a loaded tree starts); `null` is the empty path; an ID that
+ * is not an entry fails with SESSION_UNKNOWN_ENTRY.
+ */
+export type Options = LeafOption
+
 const CONTENT_CHARS = 60
 
-/** One line, at most `max` characters (code points), JSON-quoted so newlines, quotes and controls stay visible. */
-export const short = (text: string, max = CONTENT_CHARS): string => {
-  const chars = Array.from(text)
-  return quote(chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : text)
-}
+const ARGUMENT_CHARS = 40
 
-const compactJson = (value: unknown): string => {
-  const text = json(value)
-  const chars = Array.from(text)
-  return chars.length > 40 ? `${chars.slice(0, 39).join("")}…` : text
-}
+/** One line, at most CONTENT_CHARS characters (code points), JSON-quoted so newlines, quotes and controls stay visible. */
+const short = (text: string): string => quote(truncate(text, CONTENT_CHARS))
+
+const compactJson = (value: unknown): string => truncate(json(value), ARGUMENT_CHARS)
 
 /** Role and a one-line summary of a message: content, tool calls, or which call a result answers. */
 export const describeMessage = (message: CourseMessage): string => {
@@ -45,45 +47,32 @@ export const describeMessage = (message: CourseMessage): string => {
   }
 }
 
-const unknownEntry = (id: string): SessionError =>
-  sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(id)} is not an entry of this session`)
-
-/** The root-to-`leaf` path; fails with SESSION_UNKNOWN_ENTRY for an ID that is not in the tree. */
-export const activePath = (
-  entries: ReadonlyArray<SessionEntry>,
-  leaf: string | null
-): Effect.Effect<ReadonlyArray<SessionEntry>, SessionError> => {
-  if (leaf === null) return Effect.succeed([])
-  const path = pathTo(entries, leaf)
-  return path.length === 0 ? Effect.fail(unknownEntry(leaf)) : Effect.succeed(path)
-}
-
-/** `log`: one line per entry of the root-to-`leaf` path. */
+/** `log`: one line per entry of the root-to-leaf path. */
 export const renderLog = (
   entries: ReadonlyArray<SessionEntry>,
-  leaf: string | null
+  options?: Options
 ): Effect.Effect<ReadonlyArray<string>, SessionError> =>
-  Effect.map(activePath(entries, leaf), (path) => path.map((entry) => `${printable(entry.id)}  ${describeMessage(entry.message)}`))
+  Effect.map(resolve(entries, options?.leaf), ({ path }) => path.map((entry) => `${printable(entry.id)}  ${describeMessage(entry.message)}`))
 
 /** `log --json`: the leaf and the full records of its path. */
-export const logJson = (entries: ReadonlyArray<SessionEntry>, leaf: string | null) =>
-  Effect.map(activePath(entries, leaf), (path) => ({ leaf, entries: path }))
+export const logJson = (entries: ReadonlyArray<SessionEntry>, options?: Options) =>
+  Effect.map(resolve(entries, options?.leaf), ({ leaf, path }) => ({ leaf, entries: path }))
 
-export const ACTIVE = "●"
-export const INACTIVE = "○"
+const ACTIVE = "●"
+const INACTIVE = "○"
 
 /**
  * `tree`: the header, then every entry once, depth-first in commit order. A
  * chain of only children stays in one column; a fork draws each child with
  * `├──`/`└──` and indents its subtree, so the picture widens only where the
- * conversation branched. ● marks the root-to-`leaf` path, ○ the other branches.
+ * conversation branched. ● marks the root-to-leaf path, ○ the other branches.
  */
 export const renderTree = (
   header: SessionHeader,
   entries: ReadonlyArray<SessionEntry>,
-  leaf: string | null
+  options?: Options
 ): Effect.Effect<ReadonlyArray<string>, SessionError> =>
-  Effect.map(activePath(entries, leaf), (path) => {
+  Effect.map(resolve(entries, options?.leaf), ({ leaf, path }) => {
     const active = new Set(path.map((entry) => entry.id))
     const lines = [`session ${printable(header.id)}  ${header.timestamp}  ${entries.length} entries`]
     if (entries.length === 0) return [...lines, "(no entries)"]
@@ -120,8 +109,8 @@ export const renderTree = (
   })
 
 /** `tree --json`: every entry with its children and whether it is on the active path. */
-export const treeJson = (header: SessionHeader, entries: ReadonlyArray<SessionEntry>, leaf: string | null) =>
-  Effect.map(activePath(entries, leaf), (path) => {
+export const treeJson = (header: SessionHeader, entries: ReadonlyArray<SessionEntry>, options?: Options) =>
+  Effect.map(resolve(entries, options?.leaf), ({ leaf, path }) => {
     const active = new Set(path.map((entry) => entry.id))
     return {
       session: header.id,

@@ -92,7 +92,7 @@ const spanValue = (span: string): string => (span.startsWith("\"") && span.endsW
 
 const normalize = (text: string) => text.replace(/\r\n|\r/g, "\n")
 
-const render = (session: Session, leaf?: string | null) => Effect.runPromise(Markdown.render(session.header, session.entries, leaf))
+const render = (session: Session, leaf?: string | null) => Effect.runPromise(Markdown.render(session.header, session.entries, { leaf }))
 
 /**
  * Checks the whole structure of a transcript of `path`: exactly one heading per
@@ -183,7 +183,7 @@ describe("Markdown.render", () => {
 
   it("fails with SESSION_UNKNOWN_ENTRY for a leaf that is not an entry, and renders no path for null", async () => {
     const session = await demo()
-    const error = await Effect.runPromise(Effect.flip(Markdown.render(session.header, session.entries, "entry-999")))
+    const error = await Effect.runPromise(Effect.flip(Markdown.render(session.header, session.entries, { leaf: "entry-999" })))
     expect(error.code).toBe("SESSION_UNKNOWN_ENTRY")
     expect(error.message).toContain("entry-999")
     const none = await render(session, null)

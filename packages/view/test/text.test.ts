@@ -38,8 +38,8 @@ describe("Text", () => {
   it("prints no control character of an ID, a tool name, a tool-call ID, arguments or text", async () => {
     const session = await terminal()
     const leaf = session.entries[2]!.id
-    const log = await Effect.runPromise(Text.renderLog(session.entries, leaf))
-    const tree = await Effect.runPromise(Text.renderTree(session.header, session.entries, leaf))
+    const log = await Effect.runPromise(Text.renderLog(session.entries, { leaf }))
+    const tree = await Effect.runPromise(Text.renderTree(session.header, session.entries, { leaf }))
     expect(log).toHaveLength(3)
     expect(tree).toHaveLength(5)
     for (const line of [...log, ...tree]) expect(line).not.toMatch(CONTROL)
@@ -52,7 +52,7 @@ describe("Text", () => {
 
   it("prints a plain value as it is, and a blank one quoted", async () => {
     const session = await demo()
-    const log = await Effect.runPromise(Text.renderLog(session.entries, session.entries[2]!.id))
+    const log = await Effect.runPromise(Text.renderLog(session.entries, { leaf: session.entries[2]!.id }))
     expect(log[1]).toBe("entry-002  assistant  \"Let me look.\"  calls list_dir({\"path\":\"/project\"}) [call-1]")
     expect(Text.printable("a b")).toBe("a b")
     expect(Text.printable("  ")).toBe("\"  \"")

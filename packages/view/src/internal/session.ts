@@ -1,11 +1,19 @@
 /**
- * What both views need to know about a session before they lay it out: which
- * leaf they show and its root-to-leaf path. Navigation is the core's
- * (`pathTo`, `leavesOf`), so a view shows exactly the tree the library sees.
+ * What the three views (Text, Markdown, Html) need to know about a session
+ * before they lay it out: which leaf they show and its root-to-leaf path, how
+ * to show an untrusted value, and a few counts. Navigation is the core's
+ * (`Sessions.pathTo`, `leavesOf`), so a view shows exactly the tree the library sees.
  */
 import type { SessionEntry } from "@session-tree/core/Record"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { SessionError } from "@session-tree/core/SessionError"
+import * as Sessions from "@session-tree/core/Sessions"
 import { leavesOf, pathTo } from "@session-tree/core/SessionTree"
+import * as Effect from "effect/Effect"
+
+/** Which leaf a view shows: by default the newest entry; `null` the empty path; an ID must name an entry. */
+export interface LeafOption {
+  readonly leaf?: string | null | undefined
+}
 
 /** The leaf a view shows and how it was chosen. */
 export interface Shown {
@@ -23,23 +31,18 @@ export interface Shown {
  * path, and an ID must name an entry whose chain reaches a root, or the result
  * is SESSION_UNKNOWN_ENTRY.
  */
-export const resolve = (
-  entries: ReadonlyArray<SessionEntry>,
-  leaf: string | null | undefined
-): Shown | SessionError => {
-  if (leaf === undefined) {
-    const newest = entries.length === 0 ? null : entries[entries.length - 1]!.id
-    return { leaf: newest, isDefault: true, path: newest === null ? [] : pathTo(entries, newest) }
-  }
-  if (leaf === null) return { leaf: null, isDefault: false, path: [] }
-  const path = typeof leaf === "string" ? pathTo(entries, leaf) : []
-  if (path.length === 0) {
-    return sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(leaf) ?? String(leaf)} is not an entry of this session`)
-  }
-  return { leaf, isDefault: false, path }
-}
+export const resolve = (entries: ReadonlyArray<SessionEntry>, leaf: string | null | undefined): Effect.Effect<Shown, SessionError> =>
+  Effect.suspend((): Effect.Effect<Shown, SessionError> => {
+    if (leaf === null) return Effect.succeed({ leaf: null, isDefault: false, path: [] })
+    if (leaf === undefined) {
+      // Lenient for the default: a list no root reaches (not one a store made) shows no path rather than failing.
+      const newest = entries.length === 0 ? null : entries[entries.length - 1]!.id
+      return Effect.succeed({ leaf: newest, isDefault: true, path: newest === null ? [] : pathTo(entries, newest) })
+    }
+    return Effect.map(Sessions.pathTo(entries, leaf), (path) => ({ leaf, isDefault: false, path }))
+  })
 
-/** Counts shown in both views' headers. */
+/** Counts shown in the Markdown and Html headers. */
 export interface Counts {
   readonly entries: number
   readonly leaves: number
@@ -103,6 +106,21 @@ export const longestRun = (text: string, char: string): number => {
   }
   return longest
 }
+
+/** Where the first `n` code points of `text` end (a surrogate pair is never split). */
+const codePointsEnd = (text: string, n: number): number => {
+  let end = 0
+  for (let count = 0; count < n && end < text.length; count++) {
+    const c = text.charCodeAt(end)
+    const next = text.charCodeAt(end + 1)
+    end += c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1
+  }
+  return end
+}
+
+/** `text` if it has at most `max` characters (code points), else its first `max - 1` and "…". */
+export const truncate = (text: string, max: number): string =>
+  codePointsEnd(text, max) >= text.length ? text : `${text.slice(0, codePointsEnd(text, max - 1))}…`
 
 /** A count with its noun, in the singular for one. */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
