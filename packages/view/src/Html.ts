@@ -21,11 +21,11 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH } from "./internal/page.js"
-import { countsOf, type LeafOption, plural, resolve, truncate, updatedAt } from "./internal/session.js"
+import { countsOf, type LeafOption, plural, resolve, summaryOf, truncate } from "./internal/session.js"
 
 /** `leaf`: the leaf of the active path; default the newest entry, `null` marks no path. */
 export interface Options extends LeafOption {
-  /** The page's title; default the start of the first user message (as `list` titles a session), else `Session <ID>`. */
+  /** The page's title; default the session's title as `list` shows it (the start of the first user message), else `Session <ID>` when that is blank. */
   readonly title?: string | undefined
 }
 
@@ -186,8 +186,8 @@ const page = (
   const parentOf = (entry: SessionEntry): number => (entry.parentId === null ? -1 : byId.get(entry.parentId) ?? -1)
   const links = linksOf(entries, indexOf)
   const counts = countsOf(entries)
-  const firstUser = entries.find((entry) => entry.message.role === "user" && entry.message.content.trim() !== "")
-  const heading = title ?? (firstUser === undefined ? `Session ${header.id}` : rowPreview(firstUser.message.content))
+  const summary = summaryOf(header, entries)
+  const heading = title ?? (summary.title.trim() === "" ? `Session ${header.id}` : summary.title)
   const e = escapeHtml
 
   // ---- The tree: depth-first over the core's childrenOf. At a fork, the child on
@@ -305,7 +305,7 @@ const page = (
   const facts = [
     fact("Session", `<span class="id">${e(header.id)}</span>`),
     fact("Created", `<span class="ts">${e(header.timestamp)}</span>`),
-    fact("Updated", `<span class="ts">${e(updatedAt(header.timestamp, entries))}</span>`),
+    fact("Updated", `<span class="ts">${e(summary.updated)}</span>`),
     fact("Entries", counts.entries.toLocaleString("en-US")),
     fact("Branches", `${plural(counts.leaves, "leaf", "leaves")}`),
     fact("Tool calls", `${counts.toolCalls.toLocaleString("en-US")} (${plural(counts.toolResults, "result")}, ${plural(counts.errors, "error")})`),

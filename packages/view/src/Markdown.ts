@@ -12,7 +12,7 @@
 import type { CourseMessage, SessionEntry, SessionHeader, ToolCall } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
-import { countsOf, type LeafOption, longestRun, plural, printable, resolve, updatedAt } from "./internal/session.js"
+import { countsOf, type LeafOption, longestRun, plural, printable, resolve, summaryOf } from "./internal/session.js"
 
 /** The leaf of the path shown; default the newest entry, `null` the empty path. */
 export type Options = LeafOption
@@ -78,7 +78,7 @@ const transcript = (
   out.push(
     [
       `- Created: ${inlineCode(header.timestamp)}`,
-      `- Updated: ${inlineCode(updatedAt(header.timestamp, entries))}`,
+      `- Updated: ${inlineCode(summaryOf(header, entries).updated)}`,
       `- Entries: ${counts.entries.toLocaleString("en-US")} in the session, ${path.length.toLocaleString("en-US")} on this path`,
       `- Branches: ${plural(counts.leaves, "leaf", "leaves")}; tool calls: ${counts.toolCalls.toLocaleString("en-US")}`,
       `- Leaf: ${leaf === null ? "none (the empty path)" : `${inlineCode(leaf)} (${isDefault ? "the newest entry" : "chosen"})`}`

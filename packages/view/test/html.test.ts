@@ -96,6 +96,12 @@ describe("Html.render", () => {
     const empty = await render(await build(() => Effect.void, { id: "empty" }))
     expect(empty).toContain("<h2>0 entries in 0 branches</h2>")
     expect(empty).toContain("<title>Session empty</title>")
+    // The default title is the session's title as `list` shows it: the first user message, its first 80 characters.
+    expect(page).toContain("<title>What is in /project?</title>")
+    const long = await render(await build((tree) => tree.append({ role: "user", id: "m", content: `${"é".repeat(79)}\u{1F600}tail` }), { id: "long" }))
+    expect(long).toContain(`<title>${"é".repeat(79)}\u{1F600}</title>`)
+    const blank = await render(await build((tree) => tree.append({ role: "user", id: "m", content: " \n " }), { id: "blank" }))
+    expect(blank).toContain("<title>Session blank</title>")
     expect(empty).not.toContain("<button type=\"button\" class=\"row")
   })
 

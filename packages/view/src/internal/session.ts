@@ -4,7 +4,7 @@
  * to show an untrusted value, and a few counts. Navigation is the core's
  * (`Sessions.pathTo`, `leavesOf`), so a view shows exactly the tree the library sees.
  */
-import type { SessionEntry } from "@session-tree/core/Record"
+import type { SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Sessions from "@session-tree/core/Sessions"
 import { leavesOf, pathTo } from "@session-tree/core/SessionTree"
@@ -65,9 +65,9 @@ export const countsOf = (entries: ReadonlyArray<SessionEntry>): Counts => {
   return { entries: entries.length, leaves: leavesOf(entries).length, toolCalls, toolResults, errors }
 }
 
-/** The timestamp of the newest entry, or the header's when there is none (as `list` reports `updated`). */
-export const updatedAt = (headerTimestamp: string, entries: ReadonlyArray<SessionEntry>): string =>
-  entries.length === 0 ? headerTimestamp : entries[entries.length - 1]!.timestamp
+/** What `list` shows of the session (its `updated` and `title` among them), so a view never tells it differently; no location is shown. */
+export const summaryOf = (header: SessionHeader, entries: ReadonlyArray<SessionEntry>): Sessions.Summary =>
+  Sessions.summarize("", { header, entries })
 
 // Characters that would break a line, or act on a terminal and hide themselves:
 // C0 controls (ESC starts an escape sequence), DEL, C1 controls (0x9b is a
