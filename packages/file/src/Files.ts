@@ -30,7 +30,7 @@ export const writeFile = (path: string, text: string): Effect.Effect<void, Sessi
     const target = yield* run(Paths.resolveSteps(path))
     const absolute = target.path
     // realpath resolves a regular file as well as a directory: ENOTDIR here is a parent that is a file.
-    const existing = yield* step("lstat", lstatOrMissing(absolute), { ENOTDIR: "SESSION_NOT_REGULAR_FILE" })
+    const existing = yield* lstatOrMissing("lstat", absolute, { ENOTDIR: "SESSION_NOT_REGULAR_FILE" })
     if (existing !== undefined && existing.kind !== "file") {
       return yield* sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${existing.kind}, not a regular file`, { path: absolute })
     }

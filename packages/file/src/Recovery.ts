@@ -90,7 +90,7 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
     return yield* lock.withLock(Effect.gen(function*() {
       // The marker is looked at before the listing: a writer creates its temp name before it links the
       // marker and removes it after, so a marker seen here whose writer is running shows up below.
-      const markerStat = yield* step("lstat marker", lstatOrMissing(paths.marker))
+      const markerStat = yield* lstatOrMissing("lstat marker", paths.marker)
       const leftovers = yield* leftoversOfGoneWriters(paths)
       const dirHandle = yield* Generation.openDirectory(paths, dir)
       return yield* Effect.gen(function*() {
@@ -100,7 +100,7 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
           if (markerStat.kind !== "file") {
             return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the marker is not a regular file", { path: paths.marker })
           }
-          const current = yield* step("lstat", lstatOrMissing(paths.path))
+          const current = yield* lstatOrMissing("lstat", paths.path)
           let restore: boolean
           if (current === undefined) restore = true
           else if (current.kind !== "file") {
@@ -120,8 +120,8 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
             }
           }
           // Judged on what was seen above: act only if the marker and the path are still exactly that.
-          const markerNow = yield* step("lstat marker", lstatOrMissing(paths.marker))
-          const pathNow = yield* step("lstat", lstatOrMissing(paths.path))
+          const markerNow = yield* lstatOrMissing("lstat marker", paths.marker)
+          const pathNow = yield* lstatOrMissing("lstat", paths.path)
           if (
             markerNow === undefined || !sameFile(markerNow, markerStat) ||
             (current === undefined ? pathNow !== undefined : pathNow === undefined || !sameFile(pathNow, current))

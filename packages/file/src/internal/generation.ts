@@ -31,7 +31,7 @@ export interface Opened {
 }
 
 export const statDirectory = (paths: Paths.SessionPaths): Effect.Effect<Stat, SessionError, Fs> =>
-  Effect.flatMap(step("lstat directory", lstatOrMissing(paths.dir)), (dir) =>
+  Effect.flatMap(lstatOrMissing("lstat directory", paths.dir), (dir) =>
     dir === undefined
       ? Effect.fail(sessionError("SESSION_NOT_FOUND", "the directory does not exist", { path: paths.dir }))
       : dir.kind !== "directory"
@@ -83,7 +83,7 @@ export const create = (
 ): Effect.Effect<Created, SessionError, Fs> =>
   Effect.gen(function*() {
     const fs = effectsOf(yield* Fs)
-    const existing = yield* step("lstat", lstatOrMissing(paths.path))
+    const existing = yield* lstatOrMissing("lstat", paths.path)
     if (existing !== undefined) return yield* sessionError("SESSION_EXISTS", "the path already exists", { path: paths.path })
     const tmp = Paths.ownName(paths, "tmp", Paths.nextSeq())
     const handle = yield* step("create temp", fs.open(tmp, Flags.createExclusive, 0o600))
@@ -107,7 +107,7 @@ export const create = (
           // Undo only what this call made: the temp name, and the path if it is still our file.
           if (linked) {
             const now = yield* Effect.orElseSucceed(fs.fstat(handle), () => undefined)
-            const atPath = yield* Effect.orElseSucceed(lstatOrMissing(paths.path), () => undefined)
+            const atPath = yield* Effect.orElseSucceed(lstatOrMissing("lstat", paths.path), () => undefined)
             if (now !== undefined && atPath !== undefined && sameFile(now, atPath)) {
               yield* removeOwn(paths.path)
               yield* Effect.ignore(fs.fsync(dirHandle))

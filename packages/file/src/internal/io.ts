@@ -16,14 +16,18 @@ export const step = <A, R = never>(
   codes?: Partial<Record<string, SessionErrorCode>>
 ): Effect.Effect<A, SessionError, R> => Effect.mapError(effect, (e) => Steps.stepError(name, e, codes))
 
-/** lstat that answers `undefined` for a missing path. */
-export const lstatOrMissing = (path: string): Effect.Effect<Stat | undefined, FsError, Fs> =>
-  Effect.flatMap(Fs, (fs) =>
-    effectsOf(fs).lstat(path).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.succeed(undefined)))
-  )
-
 /** Runs a protocol of `steps.ts` on the `Fs` service in context. */
 export const run = <A>(steps: Steps.Steps<A>): Effect.Effect<A, SessionError, Fs> => Effect.flatMap(Fs, (fs) => Steps.run(fs, steps))
+
+/** Runs a protocol that catches every `FsError` itself and refuses nothing, so it cannot fail. */
+const runQuietly = <A>(steps: Steps.Steps<A>): Effect.Effect<A, never, Fs> => Effect.orDie(run(steps))
+
+/** lstat that answers `undefined` for a missing path; a failure is the step `name` (see `step`). */
+export const lstatOrMissing = (
+  name: string,
+  path: string,
+  codes?: Partial<Record<string, SessionErrorCode>>
+): Effect.Effect<Stat | undefined, SessionError, Fs> => Effect.suspend(() => run(Steps.named(name, Steps.lstatOrMissing(path), codes)))
 
 /** Fails with SESSION_REPLACED unless `path` is still a `kind` with identity `id`. */
 export const expectIdentity = (what: string, path: string, kind: Stat["kind"], id: FileId): Effect.Effect<Stat, SessionError, Fs> =>
@@ -34,12 +38,11 @@ export const writeAll = (handle: Handle, bytes: Uint8Array, offset: number, posi
   Effect.suspend(() => run(Steps.writeAll(handle, bytes, offset, position)))
 
 /** Best-effort removal of a name this operation created (see `Steps.removeOwn`). */
-export const removeOwn = (path: string): Effect.Effect<boolean, never, Fs> =>
-  Effect.flatMap(Fs, (fs) => effectsOf(fs).unlink(path).pipe(Effect.as(true), Effect.orElseSucceed(() => false)))
+export const removeOwn = (path: string): Effect.Effect<boolean, never, Fs> => Effect.suspend(() => runQuietly(Steps.removeOwn(path)))
 
 /** Closes, ignoring a failure (the kernel releases the descriptor even then). */
 export const closeQuietly = (handle: Handle): Effect.Effect<void, never, Fs> =>
-  Effect.flatMap(Fs, (fs) => Effect.ignore(effectsOf(fs).close(handle)))
+  Effect.suspend(() => runQuietly(Steps.closeQuietly(handle)))
 
 /** A regular file read whole, with the descriptor it was read through. */
 export interface Whole {
@@ -60,7 +63,7 @@ export const readWhole = (path: string, maxBytes: number, what: string): Effect.
     const fs = effectsOf(yield* Fs)
     const tooLarge = (size: number) =>
       sessionError("SESSION_FILE_TOO_LARGE", `the file holds ${size} bytes, more than ${maxBytes}`, { path })
-    const before = yield* step("lstat", lstatOrMissing(path))
+    const before = yield* lstatOrMissing("lstat", path)
     if (before === undefined) return yield* sessionError("SESSION_NOT_FOUND", `no ${what} at this path`, { path })
     if (before.kind !== "file") {
       return yield* sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${before.kind}, not a regular file`, { path })

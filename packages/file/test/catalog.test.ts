@@ -1,0 +1,55 @@
+/**
+ * The file catalog's scan (SPEC C5 `list`): the `*.jsonl` names directly in a
+ * directory; a name gone between the listing and its lstat is left out, any
+ * other failed step is a typed SESSION_IO naming the file.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as NFS from "node:fs"
+import * as Path from "node:path"
+import * as FileCatalog from "../src/FileCatalog.js"
+import * as Fs from "../src/Fs.js"
+import { tempDir } from "./fixtures/helpers.js"
+
+/** The catalog on the real filesystem, with the lstat of `name` failing with `errno`. */
+const failingLstat = (name: string, errno: string) =>
+  FileCatalog.make(Fs.intercept(Fs.node, (step, run) =>
+    step.op === "lstat" && Path.basename(step.path) === name
+      ? Effect.fail(new Fs.FsError({ op: step.op, path: step.path, errno }))
+      : run
+  ))
+
+describe("FileCatalog.scan", () => {
+  it.scoped("lists the *.jsonl names in order, at the real directory, and nothing else", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      for (const name of ["b.jsonl", "a.jsonl", ".jsonl", "notes.txt"]) NFS.writeFileSync(Path.join(dir, name), "")
+      NFS.mkdirSync(Path.join(dir, "sub.jsonl"))
+      const scanned = yield* FileCatalog.make(Fs.node).scan(dir)
+      const real = NFS.realpathSync(dir)
+      expect(scanned.map((e) => e.location)).toEqual(["a.jsonl", "b.jsonl", "sub.jsonl"].map((n) => Path.join(real, n)))
+      expect(scanned.map((e) => e.version.split(":")[0])).toEqual(["file", "file", "directory"])
+    }))
+
+  it.scoped("leaves out a name gone before its lstat, and fails typed when an lstat fails otherwise", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      for (const name of ["a.jsonl", "b.jsonl"]) NFS.writeFileSync(Path.join(dir, name), "")
+      const gone = yield* failingLstat("a.jsonl", "ENOENT").scan(dir)
+      expect(gone.map((e) => Path.basename(e.location))).toEqual(["b.jsonl"])
+      const failed = yield* Effect.either(failingLstat("b.jsonl", "EIO").scan(dir))
+      expect(Either.isLeft(failed) && [failed.left.code, failed.left.path]).toEqual(["SESSION_IO", Path.join(NFS.realpathSync(dir), "b.jsonl")])
+    }))
+
+  it.scoped("refuses a scope that is missing or not a directory", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      NFS.writeFileSync(Path.join(dir, "file"), "")
+      const codeOf = (scope: string) =>
+        Effect.map(Effect.either(FileCatalog.make(Fs.node).scan(scope)), (r) => (Either.isLeft(r) ? r.left.code : "ok"))
+      expect(yield* codeOf(Path.join(dir, "missing"))).toBe("SESSION_NOT_FOUND")
+      expect(yield* codeOf(Path.join(dir, "file"))).toBe("SESSION_NOT_REGULAR_FILE")
+      expect(yield* codeOf(Path.join(dir, "file", "below"))).toBe("SESSION_NOT_REGULAR_FILE")
+    }))
+})
