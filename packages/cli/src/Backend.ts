@@ -37,6 +37,6 @@ export const layer = (backend: Backend): Effect.Effect<Layer.Layer<Library, Sess
     : Effect.map(Effect.promise(() => import("@session-tree/pg/PgJournal")), (PgJournal) =>
       Layer.provideMerge(Sessions.layer, Layer.mergeAll(PgJournal.layerUrl(backend.url), Ids.layerRandom, Fs.layer)))
 
-/** Runs `effect` on the backend `db` selects. */
-export const run = <A, E>(db: Option.Option<string>, effect: Effect.Effect<A, E, Library>): Effect.Effect<A, E | SessionError> =>
-  Effect.flatMap(layer(choose(db)), (live) => Effect.provide(effect, live))
+/** Runs `effect` on `backend` (one `choose` per command, made by the option parser). */
+export const run = <A, E>(backend: Backend, effect: Effect.Effect<A, E, Library>): Effect.Effect<A, E | SessionError> =>
+  Effect.flatMap(layer(backend), (live) => Effect.provide(effect, live))

@@ -1,8 +1,9 @@
 /**
- * The `session-tree` command (SPEC B6, C5): thin shells over the Effect API of
- * `@session-tree/core`, on session files or, with `--db URL`, on PostgreSQL.
- * Every decision about what is valid belongs to the library; this file only
- * parses arguments, picks defaults, and prints.
+ * The `session-tree` command (SPEC B6, C5): thin shells over the library — the
+ * Effect API of `@session-tree/core`, its backends `@session-tree/file` (session
+ * files) and, with `--db URL`, `@session-tree/pg` (PostgreSQL), and the views of
+ * `@session-tree/view`. Every decision about what is valid belongs to the
+ * library; this file only parses arguments, picks defaults, and prints.
  *
  * Exit codes: 0 success, 1 any failure (error code first on stderr), 2 wrong usage.
  */
@@ -42,10 +43,12 @@ export const EXIT_USAGE = 2
 
 const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file (with --db: the session ID)"))
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
+// Parsed straight into the backend it names, so each command chooses it once.
 const db = Options.text("db").pipe(
   Options.withPseudoName("URL"),
   Options.optional,
-  Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs")
+  Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs"),
+  Options.map(Backend.choose)
 )
 
 // --- create -------------------------------------------------------------------------------
@@ -89,22 +92,21 @@ const append = Command.make(
     db
   },
   ({ db, message, parent, path, root }) =>
-    Backend.run(db, Effect.gen(function*() {
-      // Usage and the message's JSON are checked before the file is opened.
+    Effect.gen(function*() {
+      // Usage and the message's JSON are checked before the backend is reached, so they never wait on it.
       if (root && Option.isSome(parent)) {
         return yield* new UsageError({ reason: "--parent and --root exclude each other" })
       }
-      const body = Either.isLeft(message)
-        ? { role: "user", id: yield* (yield* Ids.Ids).entryId, content: message.left }
-        : yield* parseMessage(message.right)
-      yield* Effect.scoped(Effect.gen(function*() {
+      const parsed = Either.isRight(message) ? yield* parseMessage(message.right) : undefined
+      yield* Backend.run(db, Effect.scoped(Effect.gen(function*() {
+        const body = Either.isLeft(message) ? { role: "user", id: yield* (yield* Ids.Ids).entryId, content: message.left } : parsed
         const store = yield* SessionStore.load(path)
         // The tree's leaf after a load is the newest entry: the default parent of B6.
         const leaf = (yield* SessionTree.make(store)).activeLeafId
         const entry = yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body)
         yield* Console.log(printable(entry.id))
-      }))
-    }))
+      })))
+    })
 ).pipe(Command.withDescription("Append one entry; prints its ID. Default parent: the newest entry."))
 
 // --- verify -------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ const recover = Command.make(
   { path, json, db },
   ({ db, json, path }) =>
     Effect.gen(function*() {
-      if (Backend.choose(db)._tag === "Database") {
+      if (db._tag === "Database") {
         // Every commit is one transaction: a crash leaves nothing beside the rows to resolve.
         yield* Backend.run(db, SessionStore.read(path))
         if (json) return yield* Console.log(jsonLine({ ok: true, marker: "none", removed: [] }))
@@ -212,7 +214,7 @@ const list = Command.make(
   },
   ({ db, dir, json }) =>
     Effect.gen(function*() {
-      if (Option.isSome(dir) && Backend.choose(db)._tag === "Database") {
+      if (Option.isSome(dir) && db._tag === "Database") {
         return yield* new UsageError({ reason: "list takes a DIR on files only; with --db it lists the database" })
       }
       const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ scope: Option.getOrUndefined(dir) })))
@@ -254,18 +256,23 @@ const exportCommand = Command.make(
   ({ db, format, leaf, out, source }) =>
     Effect.gen(function*() {
       if (format === "jsonl" && Option.isSome(leaf)) return yield* new UsageError({ reason: "--leaf applies to markdown and html; jsonl is the whole session" })
-      const text = yield* Backend.run(db, Effect.gen(function*() {
+      // One run: --out is written with the backend's Fs, so a database export builds one pool.
+      yield* Backend.run(db, Effect.gen(function*() {
         const sessions = yield* Sessions.Sessions
-        if (format === "jsonl") return yield* sessions.exportJsonl(source)
-        const loaded = yield* sessions.read(source)
-        const View = yield* Effect.promise(() => import("@session-tree/view"))
-        const options = { leaf: Option.getOrUndefined(leaf) }
-        return format === "markdown"
-          ? yield* View.Markdown.render(loaded.header, loaded.entries, options)
-          : yield* View.Html.render(loaded.header, loaded.entries, options)
+        let text: string
+        if (format === "jsonl") {
+          text = yield* sessions.exportJsonl(source)
+        } else {
+          const loaded = yield* sessions.read(source)
+          const View = yield* Effect.promise(() => import("@session-tree/view"))
+          const options = { leaf: Option.getOrUndefined(leaf) }
+          text = format === "markdown"
+            ? yield* View.Markdown.render(loaded.header, loaded.entries, options)
+            : yield* View.Html.render(loaded.header, loaded.entries, options)
+        }
+        if (Option.isSome(out)) return yield* Files.writeFile(out.value, text)
+        yield* Effect.sync(() => process.stdout.write(text))
       }))
-      if (Option.isSome(out)) return yield* Backend.run(db, Files.writeFile(out.value, text))
-      yield* Effect.sync(() => process.stdout.write(text))
     })
 ).pipe(Command.withDescription("Print a session as its canonical JSONL, a Markdown transcript, or a self-contained HTML page."))
 
@@ -288,7 +295,7 @@ const importCommand = Command.make(
   },
   ({ db, file, from, lossy, to }) =>
     Effect.gen(function*() {
-      const onDatabase = Backend.choose(db)._tag === "Database"
+      const onDatabase = db._tag === "Database"
       if (Option.isNone(to) && !onDatabase) return yield* new UsageError({ reason: "import needs --to PATH on files" })
       if (lossy && from !== "pi") return yield* new UsageError({ reason: "--lossy applies to --from pi only" })
       const imported = yield* Backend.run(db, Effect.gen(function*() {
@@ -313,10 +320,9 @@ const migrate = Command.make(
   { db, json },
   ({ db, json }) =>
     Effect.gen(function*() {
-      const backend = Backend.choose(db)
-      if (backend._tag === "Files") return yield* new UsageError({ reason: "migrate needs --db URL (or $SESSION_TREE_DB)" })
+      if (db._tag === "Files") return yield* new UsageError({ reason: "migrate needs --db URL (or $SESSION_TREE_DB)" })
       const Migrations = yield* Effect.promise(() => import("@session-tree/pg/Migrations"))
-      const migrated = yield* Migrations.migrateUrl(backend.url)
+      const migrated = yield* Migrations.migrateUrl(db.url)
       if (json) return yield* Console.log(jsonLine({ ok: true, ...migrated }))
       yield* Console.log(
         migrated.applied.length === 0

@@ -6,7 +6,8 @@
  * of damage the loader recovers (a torn final line) and the kind it refuses
  * (corruption in the middle). Every claim it prints is checked; a failed check
  * exits 1. Everything happens in a fresh temp directory that is removed at the end,
- * but for the HTML page of the session, which it leaves in the temp directory.
+ * but for the HTML page of the session, which it leaves in the system's temp
+ * directory (`os.tmpdir()`) for a browser to open.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { encodeLine } from "@session-tree/core/Codec"

@@ -91,4 +91,15 @@ describe("session-tree --db", { timeout: 180_000 }, () => {
     }
     expectFailure(expect, await runCli("verify", "chat-1", "--db", "postgres://postgres:password@127.0.0.1:9/none"), "SESSION_IO")
   })
+
+  it("append checks its usage and the JSON of --message before it reaches the database", async ({ expect }) => {
+    const unreachable = "postgres://127.0.0.1:1/x"
+    const [both, notJson] = await Promise.all([
+      runCli("append", "chat-1", "--user", "a", "--parent", "e", "--root", "--db", unreachable),
+      runCli("append", "chat-1", "--message", "{\"role\":", "--db", unreachable)
+    ])
+    expect([both.code, both.stdout]).toEqual([2, ""])
+    expect(both.stderr).toMatch(/^usage: --parent and --root exclude each other/)
+    expectFailure(expect, notJson, "SESSION_INVALID_MESSAGE")
+  })
 })

@@ -31,7 +31,7 @@ const release = (): void => {
   else next()
 }
 
-/** Spawns `node bin/session-tree.js …args`, as npm's `.bin` link does; a last object sets environment variables. */
+/** Spawns `node bin/session-tree.cjs …args`, as npm's `.bin` link does; a last object sets environment variables. */
 export const runCli = async (...args: ReadonlyArray<string | { readonly env: NodeJS.ProcessEnv }>): Promise<Run> => {
   const last = args.at(-1)
   const env = typeof last === "object" ? last.env : {}
