@@ -28,7 +28,8 @@ const cacheDir = () => {
   try {
     NFS.mkdirSync(dir, { recursive: true, mode: 0o700 })
     const stat = NFS.lstatSync(dir)
-    return stat.isDirectory() && stat.uid === process.getuid?.() ? dir : undefined
+    // Owned by this user and writable by no one else: another user could plant code in it.
+    return stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0 ? dir : undefined
   } catch {
     return undefined
   }

@@ -531,5 +531,14 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     }
     expect((await runCli("--version", env)).code).toBe(0)
     expect(caches()).toEqual([made, ...[3, 4, 5].map((i) => `code-${process.version}-${process.arch}-${i}-${i}.bin`)].sort())
+    // A directory others may write to is never used: the command runs without a cache and writes none.
+    const sharedHome = Path.join(dir, "shared")
+    const shared = Path.join(sharedHome, "session-tree")
+    NFS.mkdirSync(shared, { recursive: true })
+    NFS.chmodSync(shared, 0o777)
+    const run = await runCli("verify", file, { env: { XDG_CACHE_HOME: sharedHome } })
+    expect([run.code, run.stdout]).toEqual([0, "ok 0 entries, leaf (none), tail none\n"])
+    expect(NFS.readdirSync(shared)).toEqual([])
+    expect(NFS.statSync(shared).mode & 0o777).toBe(0o777)
   })
 })
