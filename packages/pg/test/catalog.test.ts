@@ -11,7 +11,11 @@ import { isSessionError } from "@session-tree/core/SessionError"
 import { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestServices from "effect/TestServices"
+import { versionOf } from "../src/internal/rows.js"
 import * as PgCatalog from "../src/PgCatalog.js"
 import { codeOf, layer, user } from "./support/database.js"
 
@@ -153,6 +157,63 @@ describe("PgCatalog", () => {
         yield* sql`UPDATE session_tree_listings SET listing = ${other} WHERE session_id = 'kept'`
         yield* store.append(null, user("m2", "more"))
         expect(mine(yield* (yield* Sessions.make).list())).toMatchObject({ title: "the real title", entries: 2 })
+      }))
+
+    it.scoped("remember keeps a listing only under the session's current version: a late one made before a commit leaves the commit's", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const catalog = yield* SessionCatalog
+        const listings = catalog.listings!
+        const keptOf = (id: string) =>
+          Effect.map(sql<{ version: string; listing: string }>`SELECT version, listing FROM session_tree_listings WHERE session_id = ${id}`, (rows) => rows[0])
+        const versionOf = (id: string) => Effect.map(catalog.scan(undefined), (all) => all.find((e) => e.location === id)!.version)
+        const store = yield* SessionStore.create("remembered-late")
+        yield* store.append(null, user("m1", "first"))
+        // What a slow node read: the session at its first entry, with the listing of that version.
+        const old = { location: "remembered-late", version: yield* versionOf("remembered-late"), listing: (yield* keptOf("remembered-late"))!.listing }
+        yield* store.append(null, user("m2", "second"))
+        const newer = yield* keptOf("remembered-late")
+        expect(newer!.version).toBe(yield* versionOf("remembered-late"))
+        expect(newer!.version).not.toBe(old.version)
+        yield* listings.remember([old])
+        expect(yield* keptOf("remembered-late")).toEqual(newer)
+        // Under the current version remember still writes: the refusal above is for the old version alone.
+        const current = { location: "remembered-late", version: newer!.version, listing: JSON.stringify({ ...JSON.parse(newer!.listing), title: "remembered" }) }
+        yield* listings.remember([old, current])
+        expect(yield* keptOf("remembered-late")).toEqual({ version: current.version, listing: current.listing })
+      }))
+
+    it.scoped("remember while a commit holds the session: the commit's listing stays, whichever ends first", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const listings = (yield* SessionCatalog).listings!
+        const keptOf = (id: string) =>
+          Effect.map(sql<{ version: string; listing: string }>`SELECT version, listing FROM session_tree_listings WHERE session_id = ${id}`, (rows) => rows[0])
+        const store = yield* SessionStore.create("remembered-racing")
+        yield* store.append(null, user("m1", "first"))
+        const old = yield* keptOf("remembered-racing")
+        // A commit in flight, as an append makes it: the head moved and a listing kept under the new version, not yet committed.
+        const inFlight = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const commit = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE session_tree_sessions SET head = head + 1 WHERE id = 'remembered-racing'`
+          yield* sql`
+            UPDATE session_tree_listings
+               SET version = (SELECT ${versionOf("s")} FROM session_tree_sessions s WHERE s.id = 'remembered-racing'), listing = 'the commit''s'
+             WHERE session_id = 'remembered-racing'`
+          yield* Deferred.succeed(inFlight, undefined)
+          yield* Deferred.await(release)
+        })))
+        yield* Deferred.await(inFlight)
+        const remembering = yield* Effect.fork(listings.remember([{ location: "remembered-racing", ...old! }]))
+        // Time for the remember to take its snapshot and reach the session's row (the test clock would never move).
+        yield* TestServices.provideLive(Effect.sleep("200 millis"))
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(commit)
+        yield* Fiber.join(remembering)
+        const kept = yield* keptOf("remembered-racing")
+        expect(kept?.listing).toBe("the commit's")
+        expect(kept?.version).not.toBe(old!.version)
       }))
 
     it.scoped("rows changed behind the library draw a new incarnation: every listing reads the session again, a writer that loaded it is told", () =>

@@ -37,7 +37,12 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
         Effect.map((rows) => new Map(rows.map((row) => [row.session_id, row.listing]))),
         Effect.orElseSucceed(() => new Map<string, string>())
       ),
-    // A cache: not worth a wait for the disk, and lost with no harm when the server stops first.
+    // A cache: not worth a wait for the disk, and lost with no harm when the server stops first. A
+    // listing is kept only under its session's current version, or a node that read the session
+    // before a commit would replace the listing that commit kept with an older one. The share lock
+    // closes the race with a commit: one that holds the row now is skipped (the session is about
+    // to change), one that commits later waits for this, and the version is checked on the row as
+    // last committed, not as this statement's snapshot saw it.
     remember: (remembered) => {
       const progress: Progress = { committing: false }
       return transaction(
@@ -50,7 +55,9 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
             SELECT r.id, r.version, r.listing
               FROM unnest(${remembered.map((r) => r.location)}::text[], ${remembered.map((r) => r.version)}::text[],
                           ${remembered.map((r) => r.listing)}::text[]) AS r(id, version, listing)
-              JOIN session_tree_sessions s ON s.id = r.id
+              JOIN session_tree_sessions s ON s.id = r.id AND ${versionOf("s")} = r.version
+             ORDER BY r.id
+               FOR SHARE OF s SKIP LOCKED
             ON CONFLICT (session_id) DO UPDATE SET version = EXCLUDED.version, listing = EXCLUDED.listing`
         )
       ).pipe(Effect.ignore)
