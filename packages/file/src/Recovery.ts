@@ -31,10 +31,10 @@ import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { effectsOf, Fs, sameFile } from "./Fs.js"
 import * as Generation from "./internal/generation.js"
-import { closeQuietly, expectIdentity, lstatOrMissing, step } from "./internal/io.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, run, step } from "./internal/io.js"
 import { lockFor } from "./internal/locks.js"
-import * as Owner from "./internal/owner.js"
 import * as Paths from "./internal/paths.js"
+import * as Steps from "./internal/steps.js"
 import { decode } from "./Jsonl.js"
 
 export interface RecoveryReport {
@@ -66,20 +66,12 @@ const isPrefix = (
 
 /** Lists the leftovers of `paths` and fails with SESSION_BUSY while one names a writer that may be running. */
 const leftoversOfGoneWriters = (paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<Paths.Leftover>, SessionError, Fs> =>
-  Effect.flatMap(Fs, (fs) =>
-    Effect.flatMap(step("list directory", effectsOf(fs).readdir(paths.dir)), (names) => {
-      const leftovers = names.flatMap((name) => {
-        const l = Paths.parseLeftover(paths, name)
-        return l === undefined ? [] : [l]
-      })
-      const live = leftovers.find((l) => Owner.isAlive(l.owner))
-      return live === undefined
-        ? Effect.succeed(leftovers)
-        : Effect.fail(sessionError("SESSION_BUSY", `a writer (pid ${live.owner.pid}) may still be committing`, {
-          path: paths.path
-        }))
-    })
-  )
+  Effect.flatMap(Effect.suspend(() => run(Steps.named("list directory", Paths.leftovers(paths)))), ({ all, live }) =>
+    live === undefined
+      ? Effect.succeed(all)
+      : Effect.fail(sessionError("SESSION_BUSY", `a writer (pid ${live.owner.pid}) may still be committing`, {
+        path: paths.path
+      })))
 
 export const recover = (path: string): Effect.Effect<RecoveryReport, SessionError, Fs> =>
   Effect.scoped(Effect.gen(function*() {

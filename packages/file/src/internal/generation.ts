@@ -144,11 +144,9 @@ export type CommitResult =
 function* busy(paths: Paths.SessionPaths): Steps.Steps<SessionError> {
   let live: Owner.Owner | undefined
   try {
-    for (const name of yield* Steps.readdir(paths.dir)) {
-      const leftover = Paths.parseLeftover(paths, name)
-      if (leftover !== undefined && Owner.isAlive(leftover.owner)) live = leftover.owner
-    }
+    live = (yield* Paths.leftovers(paths)).live?.owner
   } catch (e) {
+    // Unlisted, the marker is still there: the message then points at `recover`, which lists again.
     if (!(e instanceof FsError)) throw e
   }
   return live !== undefined
@@ -163,6 +161,16 @@ function* busy(paths: Paths.SessionPaths): Steps.Steps<SessionError> {
         `no writer is running, so run \`session-tree recover ${paths.path}\` (Recovery.recover) to resolve it`,
       { path: paths.path }
     )
+}
+
+/** Links the marker, the commit lock: a marker already there is SESSION_BUSY, saying why (`busy`). */
+function* linkMarker(paths: Paths.SessionPaths): Steps.Steps<void> {
+  try {
+    yield* Steps.link(paths.path, paths.marker)
+  } catch (e) {
+    if (e instanceof FsError && e.errno === "EEXIST") throw yield* busy(paths)
+    throw e
+  }
 }
 
 /** Opens an existing own name for writing, never through a link. */
@@ -208,12 +216,7 @@ function* commitSteps(input: CommitInput): Steps.Steps<CommitResult> {
     tmpHandle = yield* Steps.named("create temp", Steps.open(tmp, Flags.createExclusive, base.mode))
     tmpId = yield* Steps.named("fstat temp", Steps.fstat(tmpHandle))
     // ENOENT: the path vanished (deleted, or its directory moved) since the check above.
-    try {
-      yield* Steps.named("lock (link marker)", Steps.link(paths.path, paths.marker), { ENOENT: "SESSION_REPLACED" })
-    } catch (e) {
-      if (e instanceof SessionError && e.cause instanceof FsError && e.cause.errno === "EEXIST") throw yield* busy(paths)
-      throw e
-    }
+    yield* Steps.named("lock (link marker)", linkMarker(paths), { ENOENT: "SESSION_REPLACED" })
     markerLinked = true
     // The marker must be the generation this store holds open, else another writer got there first;
     // its size and modification time must be the held ones, else someone wrote into the file in place

@@ -91,3 +91,21 @@ export const parseLeftover = (paths: SessionPaths, name: string): Leftover | und
   const owner = Owner.parse(m[2]!)
   return owner === undefined ? undefined : { name, kind: m[1] as Kind, owner }
 }
+
+export interface Leftovers {
+  readonly all: ReadonlyArray<Leftover>
+  /** The first whose writer may still be running (`Owner.isAlive`). */
+  readonly live: Leftover | undefined
+}
+
+/**
+ * The names a commit of `paths` may leave, as the directory lists them now, and one of a writer
+ * that may still be running: a writer names itself with its temp file for the whole commit.
+ */
+export function* leftovers(paths: SessionPaths): Steps.Steps<Leftovers> {
+  const all = (yield* Steps.readdir(paths.dir)).flatMap((name) => {
+    const l = parseLeftover(paths, name)
+    return l === undefined ? [] : [l]
+  })
+  return { all, live: all.find((l) => Owner.isAlive(l.owner)) }
+}
