@@ -1,10 +1,14 @@
 /**
  * The commands with `--db URL` (SPEC C5): the same commands, exit codes and
  * error-code-first rule on a PostgreSQL database, where PATH arguments are
- * session IDs; and the round trip file → database → file, byte for byte.
+ * session IDs; the round trip file → database → file, byte for byte, forks
+ * included; and a session damaged behind the library listed with its code.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
@@ -23,6 +27,10 @@ afterAll(async () => {
   removeTempDirs()
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
+
+/** Runs `f` on the test database directly, not through the library. */
+const inDatabase = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+  Effect.runPromise(Effect.scoped(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), PgClient.layer({ url: Redacted.make(db), maxConnections: 1 }))))
 
 const expectFailure = (expect: import("vitest").ExpectStatic, run: { code: number; stdout: string; stderr: string }, code: string) => {
   expect([run.code, firstWord(run.stderr), run.stdout]).toEqual([1, code, ""])
@@ -72,11 +80,64 @@ describe("session-tree --db", { timeout: 180_000 }, () => {
     expect((await runCli("export", "s-1", "--db", db, "--out", out)).code).toBe(0)
     expect((await runCli("import", out, "--to", Path.join(dir, "back.jsonl"))).stdout).toBe("s-1\n")
     expect(NFS.readFileSync(Path.join(dir, "back.jsonl")).equals(bytes)).toBe(true)
-    // Forks between the two: a branch of the database session into a file, through export and import.
-    const forked = await runCli("fork", "s-1", "--leaf", "entry-002", "--to", "s-1-fork", "--db", db)
-    expect(forked.stdout).toBe("s-1-fork\n")
-    const forkOut = await runCli("export", "s-1-fork", "--db", db)
-    expect(forkOut.stdout.split("\n").slice(1)).toEqual([...bytes.toString("utf8").split("\n").slice(1, 3), ""])
+  })
+
+  it("a fork crosses backends through export and import, byte for byte, and leaves its source alone", async ({ expect }) => {
+    await runCli("migrate", "--db", db)
+    const dir = tempDir()
+    const source = Path.join(dir, "s.jsonl")
+    await writeConversation(source)
+    const sourceBytes = NFS.readFileSync(source)
+    const lines = sourceBytes.toString("utf8").split("\n")
+
+    // A file session forked into a file, that fork exported and imported into the database.
+    const fileFork = Path.join(dir, "fork.jsonl")
+    expect((await runCli("fork", source, "--leaf", "entry-002", "--to", fileFork, "--id", "file-fork")).stdout).toBe("file-fork\n")
+    const forkBytes = NFS.readFileSync(fileFork)
+    expect(forkBytes.toString("utf8").split("\n").slice(1)).toEqual([...lines.slice(1, 3), ""])
+    const exportedFork = Path.join(dir, "fork-export.jsonl")
+    expect((await runCli("export", fileFork, "--out", exportedFork)).code).toBe(0)
+    expect((await runCli("import", exportedFork, "--db", db)).stdout).toBe("file-fork\n")
+    const inDatabase = await runCli("export", "file-fork", "--db", db)
+    expect(Buffer.from(inDatabase.stdout, "utf8").equals(forkBytes)).toBe(true)
+    expect(NFS.readFileSync(source).equals(sourceBytes)).toBe(true)
+
+    // The reverse: a database session forked in the database, exported to a file, imported as a file session.
+    // The same conversation under its own header ID, which names it in the database.
+    const renamed = Path.join(dir, "db-source.jsonl")
+    NFS.writeFileSync(renamed, sourceBytes.toString("utf8").replace("\"id\":\"s-1\"", "\"id\":\"db-source\""))
+    expect((await runCli("import", renamed, "--db", db)).stdout).toBe("db-source\n")
+    const databaseBefore = (await runCli("export", "db-source", "--db", db)).stdout
+    expect(databaseBefore.split("\n").slice(1)).toEqual(lines.slice(1))
+    expect((await runCli("fork", "db-source", "--leaf", "entry-005", "--to", "db-fork", "--db", db)).stdout).toBe("db-fork\n")
+    const x = Path.join(dir, "x.jsonl")
+    const y = Path.join(dir, "y.jsonl")
+    expect((await runCli("export", "db-fork", "--db", db, "--out", x)).code).toBe(0)
+    const xBytes = NFS.readFileSync(x)
+    expect(xBytes.toString("utf8").split("\n").slice(1)).toEqual([lines[1], lines[4], lines[5], ""])
+    expect((await runCli("import", x, "--to", y)).stdout).toBe("db-fork\n")
+    expect(NFS.readFileSync(y).equals(xBytes)).toBe(true)
+    expect(Buffer.from((await runCli("export", "db-fork", "--db", db)).stdout, "utf8").equals(xBytes)).toBe(true)
+    expect((await runCli("export", "db-source", "--db", db)).stdout).toBe(databaseBefore)
+  })
+
+  it("list --db shows a session whose rows were damaged with its error code, the others as they are", async ({ expect }) => {
+    await runCli("migrate", "--db", db)
+    expect((await runCli("create", "damaged", "--db", db)).code).toBe(0)
+    expect((await runCli("append", "damaged", "--user", "soon damaged", "--db", db)).code).toBe(0)
+    // Behind the library's back, as a failing disk or a stray UPDATE would.
+    await inDatabase((sql) => sql`UPDATE session_tree_entries SET line = 'not-json' WHERE session_id = 'damaged' AND seq = 1`)
+    const [json, words] = await Promise.all([runCli("list", "--json", "--db", db), runCli("list", "--db", db)])
+    expect(json.code).toBe(0)
+    const listed = JSON.parse(json.stdout) as Array<Record<string, unknown>>
+    expect(listed.find((s) => s["location"] === "damaged")).toEqual({
+      location: "damaged",
+      error: { code: "SESSION_INVALID_JSON", message: expect.any(String) }
+    })
+    expect(listed.filter((s) => !("error" in s)).length).toBeGreaterThan(0)
+    expect(words.code).toBe(0)
+    expect(words.stdout).toMatch(/^SESSION_INVALID_JSON damaged {2}\S/m)
+    expectFailure(expect, await runCli("verify", "damaged", "--db", db), "SESSION_INVALID_JSON")
   })
 
   it("usage and an unreachable server: exit 2, and SESSION_IO with the code first", async ({ expect }) => {
