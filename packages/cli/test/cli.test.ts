@@ -189,6 +189,8 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     NFS.writeFileSync(Path.join(dir, leftover), "half a generation")
     const busy = await runCli("append", path, "--user", "blocked")
     expectFailure(expect, busy, "SESSION_BUSY")
+    // No writer is running, so the message names the command that resolves it.
+    expect(busy.stderr).toContain(`session-tree recover ${path}`)
 
     const run = await runCli("recover", path)
     expect(run.code).toBe(0)
@@ -492,6 +494,8 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(markdown.stdout).toContain("Yes, please.")
     expect(markdown.stdout).not.toContain("README.md")
     expect(oldBranch.stdout).toContain("list_dir")
+    // The call's arguments, as JSON in their own fence.
+    expect(oldBranch.stdout).toContain("```json\n{\n  \"path\": \"/project\"\n}\n```")
     expect(oldBranch.stdout).toContain("README.md")
     expect(oldBranch.stdout).not.toContain("Yes, please.")
     expectFailure(expect, unknown, "SESSION_UNKNOWN_ENTRY")
