@@ -163,6 +163,12 @@ describe("PgJournal", () => {
         expect(codeOf(yield* Effect.either(journal.create("whole", { lines: [header], sizes: [header.length], ids: [] })))).toBe(
           "SESSION_EXISTS"
         )
+        // A create and an append that ask for no listing commit all the same, and keep none.
+        const opened = yield* journal.open("whole")
+        const next = `{"type":"entry","version":1,"id":"e300","parentId":"e299","timestamp":"1970-01-01T00:00:00.000Z","message":{"role":"user","id":"m300","content":"x"}}`
+        yield* opened.writer.append({ lines: [next], sizes: [next.length], ids: ["e300"], accepted: () => ({ lines: opened.lines, sizes: opened.sizes }) })
+        expect((yield* SessionStore.read("whole")).entries).toHaveLength(301)
+        expect(yield* sql`SELECT count(*)::int4 AS n FROM session_tree_listings WHERE session_id = 'whole'`).toEqual([{ n: 0 }])
       }))
 
     it.scoped("a commit that waits longer than lockTimeout for another writer's commit is SESSION_BUSY and writes nothing", () =>

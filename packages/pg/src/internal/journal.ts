@@ -53,6 +53,7 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
       // An empty batch asks for the canonical generation to be written; rows always hold it.
       if (n === 0) return Effect.void
       const seen = held.head
+      const listing = batch.listing?.(id) ?? null
       const progress: Progress = { committing: false }
       const commit = transaction(
         sql,
@@ -63,7 +64,6 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
           // one this writer saw (or the session was replaced), no row is inserted. The UPDATE waits
           // for a commit in flight on the same session (up to lock_timeout), then sees its result.
           // The session's listing is kept in the same statement, under the version the commit makes.
-          const listing = batch.listing?.(id) ?? null
           const [counts] = yield* sql<{ readonly moved: number; readonly added: number }>`
             WITH moved AS (
               UPDATE session_tree_sessions
@@ -77,7 +77,7 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
               RETURNING 1
             ), kept AS (
               INSERT INTO session_tree_listings (session_id, version, listing)
-              SELECT moved.id, moved.version, ${listing}::text FROM moved WHERE ${listing}::text IS NOT NULL
+              SELECT moved.id, moved.version, k.listing FROM moved, (VALUES (${listing}::text)) AS k(listing) WHERE k.listing IS NOT NULL
               ON CONFLICT (session_id) DO UPDATE SET version = EXCLUDED.version, listing = EXCLUDED.listing
             )
             SELECT (SELECT count(*) FROM moved)::int4 AS moved, (SELECT count(*) FROM added)::int4 AS added`
@@ -145,7 +145,7 @@ export const make = (client: SqlClient.SqlClient, options: Options): SessionJour
                 RETURNING id, ${versionOf("session_tree_sessions")} AS version
               ), kept AS (
                 INSERT INTO session_tree_listings (session_id, version, listing)
-                SELECT created.id, created.version, ${listing}::text FROM created WHERE ${listing}::text IS NOT NULL
+                SELECT created.id, created.version, k.listing FROM created, (VALUES (${listing}::text)) AS k(listing) WHERE k.listing IS NOT NULL
               )
               INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
               SELECT created.id, e.ord::int4, e.entry_id, e.line
