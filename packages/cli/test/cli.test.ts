@@ -339,8 +339,11 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     NFS.writeFileSync(Path.join(dir, "broken.jsonl"), `{"type":"session","version":1,"id":"x","timestamp":"2026-01-02T03:04:05.006Z"}\nnot-json\n`)
     NFS.writeFileSync(Path.join(dir, "notes.txt"), "not a session")
     NFS.mkdirSync(Path.join(dir, "folder.jsonl"))
+    // Times set apart, so the order is not left to which write the clock saw first.
     const past = new Date(Date.now() - 60_000)
+    const earlier = new Date(Date.now() - 30_000)
     NFS.utimesSync(Path.join(dir, "a.jsonl"), past, past)
+    NFS.utimesSync(Path.join(dir, "folder.jsonl"), earlier, earlier)
     const json = await runCli("list", dir, "--json")
     expect(json.code).toBe(0)
     const listed = JSON.parse(json.stdout) as Array<Record<string, unknown>>
