@@ -25,13 +25,13 @@
  * same generation taken for the one judged; `recover` is an explicit operation
  * for after a crash or a lock, not one to run in a loop beside live writers.
  */
-import { encodeLine } from "@session-tree/core/Codec"
+import { encodeLine, MAX_FILE_BYTES } from "@session-tree/core/Codec"
 import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { effectsOf, Fs, sameFile } from "./Fs.js"
 import * as Generation from "./internal/generation.js"
-import { closeQuietly, expectIdentity, lstatOrMissing, run, step } from "./internal/io.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, readWhole, run, step } from "./internal/io.js"
 import { lockFor } from "./internal/locks.js"
 import * as Paths from "./internal/paths.js"
 import * as Steps from "./internal/steps.js"
@@ -45,9 +45,10 @@ export interface RecoveryReport {
   readonly removed: ReadonlyArray<string>
 }
 
+/** The records of the file at `path` (of the directory `recover` already resolved and pinned), or undefined. */
 const decodeAt = (path: string) =>
-  Effect.flatMap(Effect.flatMap(Paths.resolve(path), Generation.open), (opened) =>
-    Effect.ensuring(Effect.sync(() => decode(opened.bytes)), closeQuietly(opened.generation.handle))).pipe(
+  Effect.flatMap(readWhole(path, MAX_FILE_BYTES, "session file"), (whole) =>
+    Effect.ensuring(Effect.sync(() => decode(whole.bytes)), closeQuietly(whole.handle))).pipe(
       Effect.map((d) => (d instanceof SessionError ? undefined : d)),
       Effect.orElseSucceed(() => undefined)
     )

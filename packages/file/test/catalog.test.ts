@@ -1,7 +1,8 @@
 /**
- * The file catalog's scan (SPEC C5 `list`): the `*.jsonl` names directly in a
- * directory; a name gone between the listing and its lstat is left out, any
- * other failed step is a typed SESSION_IO naming the file.
+ * The file catalog (SPEC C5 `list`): its scan lists the `*.jsonl` names directly
+ * in a directory; a name gone between the listing and its lstat is left out, any
+ * other failed step is a typed SESSION_IO naming the file. `readMany` reads each
+ * file as the journal does.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -9,6 +10,7 @@ import * as Either from "effect/Either"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import * as FileCatalog from "../src/FileCatalog.js"
+import * as FileJournal from "../src/FileJournal.js"
 import * as Fs from "../src/Fs.js"
 import { tempDir } from "./fixtures/helpers.js"
 
@@ -20,7 +22,7 @@ const failingLstat = (name: string, errno: string) =>
       : run
   ))
 
-describe("FileCatalog.scan", () => {
+describe("the file catalog", () => {
   it.scoped("lists the *.jsonl names in order, at the real directory, and nothing else", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
@@ -51,5 +53,22 @@ describe("FileCatalog.scan", () => {
       expect(yield* codeOf(Path.join(dir, "missing"))).toBe("SESSION_NOT_FOUND")
       expect(yield* codeOf(Path.join(dir, "file"))).toBe("SESSION_NOT_REGULAR_FILE")
       expect(yield* codeOf(Path.join(dir, "file", "below"))).toBe("SESSION_NOT_REGULAR_FILE")
+    }))
+
+  it.scoped("reads many files of one directory resolving it once, each as the journal reads it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const ok = `${JSON.stringify({ type: "session", version: 1, id: "s", timestamp: "2026-01-02T03:04:05.006Z" })}\n`
+      for (const name of ["a.jsonl", "b.jsonl"]) NFS.writeFileSync(Path.join(dir, name), ok)
+      NFS.mkdirSync(Path.join(dir, "bad.jsonl"))
+      const ops: Array<string> = []
+      const fs = Fs.intercept(Fs.node, (step, run) => Effect.zipRight(Effect.sync(() => ops.push(step.op)), run))
+      const catalog = FileCatalog.make(fs)
+      const locations = ["a.jsonl", "bad.jsonl", "b.jsonl", "missing.jsonl"].map((n) => Path.join(dir, n))
+      const many = yield* catalog.readMany(locations)
+      expect(ops.filter((op) => op === "realpath")).toEqual(["realpath"])
+      const one = yield* Effect.forEach(locations, (l) => Effect.either(FileJournal.make(Fs.node).read(l)))
+      expect(many).toEqual(one.map((r) => (Either.isLeft(r) ? r.left : r.right)))
+      expect(many.map((r) => ("code" in r ? r.code : "ok"))).toEqual(["ok", "SESSION_NOT_REGULAR_FILE", "ok", "SESSION_NOT_FOUND"])
     }))
 })

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import * as FileJournal from "../src/FileJournal.js"
+import * as Fs from "../src/Fs.js"
 import * as Ids from "@session-tree/core/Ids"
 import * as Recovery from "../src/Recovery.js"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -95,6 +96,21 @@ describe("recover", () => {
       const store = yield* SessionStore.load(path)
       expect(store.entries.map((e) => e.id)).toEqual(["entry-001", "entry-002", "entry-new"])
       yield* store.append("entry-new", user("m4", "four"))
+    }).pipe(Effect.provide(layerReal)))
+
+  it.scoped("judges the marker and the newer file in the directory it resolved once", () =>
+    Effect.gen(function*() {
+      const { dir, path } = yield* session
+      NFS.linkSync(path, Path.join(dir, MARKER))
+      const old = yield* SessionStore.read(path)
+      NFS.writeFileSync(path + ".new", canonical(old.header, [...old.entries, { ...old.entries[1]!, id: "entry-new", parentId: "entry-002" }]))
+      NFS.renameSync(path + ".new", path)
+      const ops: Array<string> = []
+      const recorded = Fs.layerIntercepted((step, run) => Effect.zipRight(Effect.sync(() => ops.push(step.op)), run))
+      expect((yield* Effect.provide(Recovery.recover(path), recorded)).marker).toBe("removed")
+      expect(ops.filter((op) => op === "realpath")).toEqual(["realpath"])
+      // Both candidates were read whole, the marker and the newer file.
+      expect(ops.filter((op) => op === "read").length).toBe(2)
     }).pipe(Effect.provide(layerReal)))
 
   it.scoped("restores the marker when the path is missing, or when only the marker loads", () =>

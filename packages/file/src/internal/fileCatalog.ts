@@ -3,7 +3,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import type { FsService } from "../Fs.js"
-import { make as makeJournal } from "./fileJournal.js"
+import { readAt } from "./fileJournal.js"
 import * as Paths from "./paths.js"
 import * as Steps from "./steps.js"
 
@@ -34,13 +34,16 @@ function* scanSteps(scope: string | undefined): Steps.Steps<Array<Entry>> {
   return entries
 }
 
-export const make = (fs: FsService): SessionCatalogService => {
-  const journal = makeJournal(fs)
-  return {
-    // On a blocking service the whole scan runs as plain calls, one Effect for the listing.
-    scan: (scope) => Effect.suspend(() => Steps.run(fs, scanSteps(scope))),
-    readMany: (locations) =>
-      Effect.forEach(locations, (location) =>
-        Effect.catchAll(journal.read(location), (error) => Effect.succeed<SessionError>(error)))
-  }
-}
+export const make = (fs: FsService): SessionCatalogService => ({
+  // On a blocking service the whole scan runs as plain calls, one Effect for the listing.
+  scan: (scope) => Effect.suspend(() => Steps.run(fs, scanSteps(scope))),
+  // Each file is read as the journal reads it; the directory they share is resolved once for all of them.
+  readMany: (locations) =>
+    Effect.suspend(() => {
+      const resolve = Paths.resolver()
+      return Effect.forEach(locations, (location) =>
+        Effect.flatMap(Effect.suspend(() => Steps.run(fs, resolve(location))), (paths) => readAt(fs, paths)).pipe(
+          Effect.catchAll((error) => Effect.succeed<SessionError>(error))
+        ))
+    })
+})

@@ -223,6 +223,18 @@ const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, SessionError> =>
 const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<Stored, SessionError> =>
   Effect.map(linesOf(bytes), (lines) => ({ ...lines, location: paths.path, size: bytes.length }))
 
+/** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
+export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, SessionError> =>
+  Effect.provideService(
+    Effect.acquireUseRelease(
+      Generation.open(paths),
+      (opened) => storedOf(paths, opened.bytes),
+      (opened) => closeQuietly(opened.generation.handle)
+    ),
+    Fs,
+    fs
+  )
+
 export interface Options {
   readonly kernelCopyFrom?: number | undefined
 }
@@ -233,13 +245,7 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
   const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Fs, fs)
   return {
     sessionIdAt: () => undefined,
-    read: (location) =>
-      provide(Effect.flatMap(Paths.resolve(location), (paths) =>
-        Effect.acquireUseRelease(
-          Generation.open(paths),
-          (opened) => storedOf(paths, opened.bytes),
-          (opened) => closeQuietly(opened.generation.handle)
-        ))),
+    read: (location) => Effect.flatMap(provide(Paths.resolve(location)), (paths) => readAt(fs, paths)),
     open: (location) =>
       provide(Effect.uninterruptible(Effect.gen(function*() {
         const paths = yield* Paths.resolve(location)

@@ -48,6 +48,24 @@ export function* resolveSteps(path: string): Steps.Steps<SessionPaths> {
 }
 
 /**
+ * `resolveSteps` for many paths: each distinct directory is resolved by its first path, and
+ * the paths after it in the same directory reuse that (a failed one is tried again).
+ */
+export const resolver = (): ((path: string) => Steps.Steps<SessionPaths>) => {
+  const known = new Map<string, string>()
+  return function*(path) {
+    const absolute = Path.resolve(path)
+    const dir = Path.dirname(absolute)
+    let real = known.get(dir)
+    if (real === undefined) {
+      real = yield* realDirectory(dir)
+      known.set(dir, real)
+    }
+    return at(real, Path.basename(absolute))
+  }
+}
+
+/**
  * The names of the session file at `path`, made absolute, with its directory resolved once
  * (SPEC C3): the directories above the file may be reached through symlinks (macOS `/tmp`, a
  * linked home or project folder), the file itself never is. The store then pins that directory
