@@ -4,7 +4,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import { ioError, type Progress, transaction } from "./errors.js"
-import { notFound, readsOf, selectSessions, storableId, versionOf } from "./rows.js"
+import { readSessions, versionOf } from "./rows.js"
 
 /** Sessions read by one statement: enough to save round trips, few enough that one reply stays bounded (32 × 4 MiB at most). */
 export const READ_CHUNK = 32
@@ -13,9 +13,8 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
   const sql = client.withoutTransforms()
 
   const readChunk = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Stored | SessionError>> =>
-    selectSessions(sql, ids).pipe(
-      Effect.map((rows) => {
-        const reads = readsOf(ids, rows)
+    readSessions(sql, ids).pipe(
+      Effect.map((reads) => {
         const found = new Map<string, Stored | SessionError>()
         for (const [id, read] of reads) found.set(id, "stored" in read ? read.stored : read)
         return found
@@ -77,12 +76,12 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
       ),
     readMany: (locations) =>
       Effect.gen(function*() {
-        const wanted = [...new Set(locations.filter(storableId))]
+        const wanted = [...new Set(locations)]
         const found = new Map<string, Stored | SessionError>()
         for (let i = 0; i < wanted.length; i += READ_CHUNK) {
           for (const [id, read] of yield* readChunk(wanted.slice(i, i + READ_CHUNK))) found.set(id, read)
         }
-        return locations.map((location) => found.get(location) ?? notFound(location))
+        return locations.map((location) => found.get(location)!)
       })
   }
 }

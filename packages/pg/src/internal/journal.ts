@@ -6,7 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { ioError, type Progress, sqlState, transaction, writeError } from "./errors.js"
-import { notFound, type Read, readsOf, selectSessions, storableId, versionOf } from "./rows.js"
+import { type Read, readSessions, storableId, versionOf } from "./rows.js"
 
 export interface Options {
   /** How long a commit waits for another writer's commit on the same session before SESSION_BUSY. */
@@ -27,16 +27,14 @@ const lockTimeoutSetting = (timeout: Duration.Duration): string =>
   Duration.isFinite(timeout) ? String(Math.max(1, Math.ceil(Duration.toMillis(timeout)))) : "0"
 
 /** Reads the session `id`: its lines, and what a writer needs to append after them. */
-export const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, SessionError> => {
-  if (!storableId(id)) return Effect.fail(notFound(id))
-  return Effect.flatMap(
-    Effect.mapError(selectSessions(sql, [id]), (error) => ioError("reading the session failed", error, id)),
-    (rows) => {
-      const read = readsOf([id], rows).get(id)!
+export const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, SessionError> =>
+  Effect.flatMap(
+    Effect.mapError(readSessions(sql, [id]), (error) => ioError("reading the session failed", error, id)),
+    (reads) => {
+      const read = reads.get(id)!
       return "stored" in read ? Effect.succeed(read) : Effect.fail(read)
     }
   )
-}
 
 export const make = (client: SqlClient.SqlClient, options: Options): SessionJournalService => {
   // Column names are ours: a client that renames result columns (camelCase) must not rename them.

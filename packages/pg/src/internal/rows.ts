@@ -9,7 +9,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 
 /**
  * The version of the session row `row` (a table name or alias) as SQL: `incarnation:head`. Every
@@ -20,7 +20,7 @@ export const versionOf = (row: string): Statement.Fragment =>
   Statement.unsafeFragment(`(${row}.incarnation::text || ':' || ${row}.head::text)`)
 
 /** One row of `selectSessions`: a session's own row (`is_header`) or one of its entries. */
-export interface Row {
+interface Row {
   readonly id: string
   readonly is_header: boolean
   readonly seq: number
@@ -35,7 +35,7 @@ export interface Row {
  * The rows of the sessions `ids`, grouped by session, each session's own row first and then its
  * entries by `seq`. One statement, so one snapshot: a commit is seen whole or not at all.
  */
-export const selectSessions = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+const selectSessions = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
   sql<Row>`
     SELECT s.id, true AS is_header, 0 AS seq, NULL::text AS entry_id, s.header AS line,
            octet_length(s.header) AS size, s.head, s.incarnation::text AS incarnation
@@ -56,7 +56,7 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u
  */
 export const storableId = (id: string): boolean => id !== "" && !id.includes("\u0000") && !LONE_SURROGATE.test(id)
 
-export const notFound = (id: string): SessionError => sessionError("SESSION_NOT_FOUND", "no session with this ID", { path: id })
+const notFound = (id: string): SessionError => sessionError("SESSION_NOT_FOUND", "no session with this ID", { path: id })
 
 /** What one session's rows hold: its lines as `Stored`, and the head and incarnation a writer starts from. */
 export interface Read {
@@ -74,7 +74,7 @@ const corrupt = (id: string, line: number, reason: string): SessionError =>
  * were changed behind the library's back, and the line named is the first one that is not as
  * the library wrote it (entry `seq` is line seq + 1).
  */
-export const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: number): Read | SessionError => {
+const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: number): Read | SessionError => {
   const own = rows[from]
   if (own === undefined || !own.is_header || own.head === null || own.incarnation === null) return notFound(id)
   if (own.line === null) return sessionError("SESSION_INVALID_HEADER", "the session row holds no header", { line: 1, path: id })
@@ -113,7 +113,7 @@ export const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count
 }
 
 /** The sessions `ids` from the rows of `selectSessions`, each as its `Read` or the reason it is not one. */
-export const readsOf = (ids: ReadonlyArray<string>, rows: ReadonlyArray<Row>): Map<string, Read | SessionError> => {
+const readsOf = (ids: ReadonlyArray<string>, rows: ReadonlyArray<Row>): Map<string, Read | SessionError> => {
   const found = new Map<string, Read | SessionError>()
   let i = 0
   while (i < rows.length) {
@@ -125,4 +125,19 @@ export const readsOf = (ids: ReadonlyArray<string>, rows: ReadonlyArray<Row>): M
   }
   for (const id of ids) if (!found.has(id)) found.set(id, notFound(id))
   return found
+}
+
+/**
+ * Reads the sessions `ids` in one statement: each ID maps to its `Read` or the reason it is not one
+ * (SESSION_NOT_FOUND for an ID that no row can hold, without asking the database). Fails only when
+ * the statement does.
+ */
+export const readSessions = (
+  sql: SqlClient.SqlClient,
+  ids: ReadonlyArray<string>
+): Effect.Effect<ReadonlyMap<string, Read | SessionError>, SqlError> => {
+  const storable = ids.filter(storableId)
+  return storable.length === 0
+    ? Effect.succeed(readsOf(ids, []))
+    : Effect.map(selectSessions(sql, storable), (rows) => readsOf(ids, rows))
 }
