@@ -15,6 +15,7 @@ import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
 import { escapeControls, json, type LeafOption, printable, quote, resolve, truncate } from "./internal/session.js"
 
+// For the single values and JSON objects the CLI prints beside these views, escaped the same way.
 export { json, printable }
 
 /**
@@ -25,7 +26,6 @@ export { json, printable }
 export type Options = LeafOption
 
 const CONTENT_CHARS = 60
-
 const ARGUMENT_CHARS = 40
 
 /** One line, at most CONTENT_CHARS characters (code points), JSON-quoted so newlines, quotes and controls stay visible. */
