@@ -17,7 +17,7 @@ import * as SessionStore from "@session-tree/core/SessionStore"
 import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Fs, type FsError, type FsService, intercept, node, type Step } from "./Fs.js"
+import { type Around, Fs, type FsService, intercept, node } from "./Fs.js"
 import * as FileCatalog from "./FileCatalog.js"
 import * as internal from "./internal/fileJournal.js"
 
@@ -48,9 +48,8 @@ export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Laye
   Layer.mergeAll(Layer.succeed(SessionJournal, make(fs, options)), Layer.succeed(SessionCatalog, FileCatalog.make(fs)), Layer.succeed(Fs, fs))
 
 /** The file journal on the real filesystem seen through `around` (see `Fs.intercept`), and that `Fs`. */
-export const layerIntercepted = (
-  around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
-): Layer.Layer<SessionJournal | SessionCatalog | Fs> => layerWithFs(intercept(node, around))
+export const layerIntercepted = (around: Around): Layer.Layer<SessionJournal | SessionCatalog | Fs> =>
+  layerWithFs(intercept(node, around))
 
 /**
  * Loads the session file at `path` read-only through this journal, whatever journal the context

@@ -251,14 +251,11 @@ export interface Step {
   readonly length?: number
 }
 
-/**
- * Wraps every operation of `fs` with `around`, which receives the step and the
- * real effect and may run it, replace it, fail it or record it.
- */
-export const intercept = (
-  service: FsService,
-  around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
-): FsService => {
+/** An interceptor: receives each step and its real effect, and may run it, replace it, fail it or record it. */
+export type Around = <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
+
+/** Wraps every operation of `fs` with `around`. */
+export const intercept = (service: FsService, around: Around): FsService => {
   const fs = effectsOf(service)
   return fromEffects({
   lstat: (path) => around({ op: "lstat", path }, fs.lstat(path)),
@@ -278,6 +275,4 @@ export const intercept = (
 }
 
 /** A layer of the real filesystem seen through `around`. */
-export const layerIntercepted = (
-  around: <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
-): Layer.Layer<Fs> => Layer.succeed(Fs, intercept(node, around))
+export const layerIntercepted = (around: Around): Layer.Layer<Fs> => Layer.succeed(Fs, intercept(node, around))

@@ -4,8 +4,7 @@
  * the one kind of damage a crash can cause, an unfinished final record, told
  * apart from corruption. What the lines mean is the core's `Codec`.
  */
-import { type DecodedSession, decodeLines, encodeLine, type RecordLines } from "@session-tree/core/Codec"
-import type { SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import { type DecodedSession, decodeLines, type RecordLines } from "@session-tree/core/Codec"
 import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import { splitLines } from "./internal/lines.js"
 import { classifyTail } from "./internal/tail.js"
@@ -36,7 +35,3 @@ export const decode = (bytes: Uint8Array): DecodedSession | SessionError => {
   const lines = toLines(bytes)
   return lines instanceof SessionError ? lines : decodeLines(lines)
 }
-
-/** The canonical generation of a session: its header's line, then its entries' in commit order. */
-export const encode = (header: SessionHeader, entries: ReadonlyArray<SessionEntry>): string =>
-  encodeLine(header) + entries.map(encodeLine).join("")

@@ -12,10 +12,10 @@
  * `SessionError`; anything else thrown is a defect.
  */
 import * as Effect from "effect/Effect"
-import { type FileId, type FsCalls, FsError, type FsService, type Handle, type Stat, sameFile } from "../Fs.js"
+import { type FileId, type FsCalls, type FsEffects, FsError, type FsService, type Handle, type Stat, sameFile } from "../Fs.js"
 import { SessionError, type SessionErrorCode, sessionError } from "@session-tree/core/SessionError"
 
-type Op = Exclude<keyof FsCalls, "closeDetached">
+type Op = keyof FsEffects
 
 /** One filesystem call: the operation and its arguments, for either form of the service. */
 export interface Step {
