@@ -126,6 +126,26 @@ describe("PgJournal", () => {
         expect(codeOf(outcome)).toBe("SESSION_REPLACED")
         expect(yield* snapshot("outrun")).toEqual(before)
         expect(store.entries).toEqual([root])
+
+        // Rows copied in with the insert trigger off keep the incarnation, so the compare-and-set passes
+        // and only the primary key stops the append: SESSION_REPLACED all the same, saying why.
+        const untriggered = yield* SessionStore.create("outrun-untriggered")
+        const first = yield* untriggered.append(null, user("m1", "root"))
+        const [seen] = yield* sql<{ incarnation: string }>`SELECT incarnation::text FROM session_tree_sessions WHERE id = 'outrun-untriggered'`
+        yield* Effect.acquireUseRelease(
+          sql`ALTER TABLE session_tree_entries DISABLE TRIGGER session_tree_entries_inserted`,
+          () =>
+            sql`
+              INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
+              SELECT session_id, 2, 'intruder', line FROM session_tree_entries WHERE session_id = 'outrun-untriggered' AND seq = 1`,
+          () => Effect.orDie(sql`ALTER TABLE session_tree_entries ENABLE TRIGGER session_tree_entries_inserted`)
+        )
+        const copied = yield* snapshot("outrun-untriggered")
+        expect(copied.sessions).toMatchObject([{ incarnation: seen!.incarnation, head: 1 }])
+        const refused = yield* Effect.flip(untriggered.append(first.id, user("m2", "mine")))
+        expect([refused.code, refused.reason]).toEqual(["SESSION_REPLACED", "the session holds rows this store did not see; reload it"])
+        expect(yield* snapshot("outrun-untriggered")).toEqual(copied)
+        expect(untriggered.entries).toEqual([first])
       }))
 
     it.scoped("a session removed and created again under its ID is a new incarnation: an old writer gets SESSION_REPLACED", () =>
