@@ -3,7 +3,8 @@
  * any other platform module, so it runs wherever Effect does. Done twice: by
  * reading every import of every module, and by bundling the package for a
  * neutral platform, which fails on a built-in module the first reading missed
- * (a re-export, a computed specifier).
+ * (a re-export). What a bundler cannot see, a specifier computed at run time or
+ * a module looked up through `process`, the reading reports as `reach`.
  */
 import * as esbuild from "esbuild"
 import { builtinModules } from "node:module"
@@ -22,14 +23,21 @@ export const specifiers = (text: string): Array<string> =>
   ].map((m) => m[1]!)
 
 /** The `.ts` modules under `src`, relative to it, sorted. */
-export const modulesOf = (src: string): Array<string> =>
+const modulesOf = (src: string): Array<string> =>
   (NFS.readdirSync(src, { recursive: true }) as Array<string>).filter((f) => f.endsWith(".ts")).sort()
 
 /** What each module of `src` imports that is neither its own package's nor one of `allowed` (prefixes). */
 export const foreignImports = (
   src: string,
   allowed: ReadonlyArray<string>
-): Array<{ readonly module: string; readonly foreign: ReadonlyArray<string>; readonly builtins: ReadonlyArray<string>; readonly require: boolean }> =>
+): Array<{
+  readonly module: string
+  readonly foreign: ReadonlyArray<string>
+  readonly builtins: ReadonlyArray<string>
+  readonly require: boolean
+  /** Ways past the imports: `import(…)` of a computed specifier, `getBuiltinModule`, `process`. */
+  readonly reach: ReadonlyArray<string>
+}> =>
   modulesOf(src).map((module) => {
     const text = NFS.readFileSync(Path.join(src, module), "utf8")
     const names = specifiers(text)
@@ -37,7 +45,12 @@ export const foreignImports = (
       module,
       foreign: names.filter((name) => !name.startsWith("./") && !name.startsWith("../") && !allowed.some((a) => name === a || name.startsWith(`${a}/`))),
       builtins: names.filter((name) => builtins.has(name)),
-      require: /\brequire\s*\(/.test(text)
+      require: /\brequire\s*\(/.test(text),
+      reach: [
+        ...(/\bimport\s*\(\s*(?!["'`][^"'`$]*["'`]\s*\))/.test(text) ? ["import(computed)"] : []),
+        ...(/\bgetBuiltinModule\b/.test(text) ? ["getBuiltinModule"] : []),
+        ...(/\bprocess\s*\??\./.test(text) ? ["process"] : [])
+      ]
     }
   })
 

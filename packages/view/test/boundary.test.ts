@@ -2,7 +2,8 @@
  * The views are pure: no module of `src/` imports `node:` or any other
  * platform module, so they render wherever Effect runs (a CLI, a server, a
  * browser). Checked by reading every import, and by bundling the package for a
- * neutral platform, which fails on a built-in module the first check missed.
+ * neutral platform, which fails on a built-in module the first check missed;
+ * no module computes a specifier or looks anything up through `process`.
  */
 import { bundleNeutral, foreignImports } from "@session-tree/testing/Boundary"
 import * as Path from "node:path"
@@ -15,7 +16,7 @@ describe("the views' imports", () => {
   it("name effect, the core and their own modules only", () => {
     const modules = foreignImports(src, ["effect", "@session-tree/core"])
     expect(modules.map((m) => m.module)).toEqual(expect.arrayContaining(["Html.ts", "Markdown.ts", "Text.ts", "index.ts"]))
-    for (const m of modules) expect(m).toEqual({ module: m.module, foreign: [], builtins: [], require: false })
+    for (const m of modules) expect(m).toEqual({ module: m.module, foreign: [], builtins: [], require: false, reach: [] })
   })
 
   it("bundle for a neutral platform with no built-in module", async () => {
