@@ -40,9 +40,6 @@ export const version: Effect.Effect<number, SessionError, SqlClient.SqlClient> =
 /** SESSION_IO (saying what to run) unless the database is at `LATEST`. */
 export const check: Effect.Effect<void, SessionError, SqlClient.SqlClient> = internal.check
 
-/** `migrate` when the layer is built, for an application that upgrades its database on start. */
-export const layer: Layer.Layer<never, SessionError, SqlClient.SqlClient> = Layer.effectDiscard(migrate)
-
 /**
  * `migrate` on the database at `url`, over a connection of its own that is
  * closed afterwards: what `session-tree migrate --db URL` runs.

@@ -31,7 +31,6 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -39,22 +38,11 @@ import { ioError } from "./internal/errors.js"
 import * as internal from "./internal/journal.js"
 import * as PgCatalog from "./PgCatalog.js"
 
-export interface Options {
-  /**
-   * How long a commit waits while another writer's commit holds the same
-   * session before it fails with SESSION_BUSY (PostgreSQL's `lock_timeout`,
-   * set for each write transaction). Default: `DEFAULT_LOCK_TIMEOUT` (5 seconds).
-   */
-  readonly lockTimeout?: Duration.DurationInput | undefined
-}
-
-export const DEFAULT_LOCK_TIMEOUT: Duration.Duration = internal.DEFAULT_LOCK_TIMEOUT
+/** The journal's settings: `lockTimeout`, how long a commit waits for another writer's before SESSION_BUSY (5 seconds). */
+export type Options = internal.Options
 
 /** The journal over `sql`: sessions in the first schema of its connections' `search_path`. */
-export const make = (sql: SqlClient.SqlClient, options?: Options): SessionJournalService =>
-  internal.make(sql, {
-    lockTimeout: options?.lockTimeout === undefined ? DEFAULT_LOCK_TIMEOUT : Duration.decode(options.lockTimeout)
-  })
+export const make: (sql: SqlClient.SqlClient, options?: Options) => SessionJournalService = internal.make
 
 /** The journal over the `SqlClient` in context, with `options`. */
 export const layerWith = (options?: Options): Layer.Layer<SessionJournal, never, SqlClient.SqlClient> =>

@@ -8,7 +8,7 @@ import { isSessionError, type SessionError, sessionError } from "@session-tree/c
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
-export const isSqlError = (u: unknown): u is SqlError =>
+const isSqlError = (u: unknown): u is SqlError =>
   u instanceof SqlError || (typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError")
 
 /**
@@ -23,7 +23,7 @@ export const sqlState = (error: SqlError): string | undefined => {
 }
 
 /** What went wrong, in words: the client's message, the driver's, and the SQLSTATE or errno. */
-export const describe = (error: SqlError): string => {
+const describe = (error: SqlError): string => {
   const cause = error.cause as { readonly message?: unknown; readonly code?: unknown } | undefined
   const inner = typeof cause?.message === "string" && cause.message !== "" ? `: ${cause.message}` : ""
   const code = typeof cause?.code === "string" ? ` (${sqlState(error) !== undefined ? "SQLSTATE " : ""}${cause.code})` : ""

@@ -9,11 +9,15 @@ import { ioError, type Progress, sqlState, transaction, writeError } from "./err
 import { type Read, readSessions, storableId, versionOf } from "./rows.js"
 
 export interface Options {
-  /** How long a commit waits for another writer's commit on the same session before SESSION_BUSY. */
-  readonly lockTimeout: Duration.Duration
+  /**
+   * How long a commit waits while another writer's commit holds the same
+   * session before it fails with SESSION_BUSY (PostgreSQL's `lock_timeout`,
+   * set for each write transaction). Default: 5 seconds.
+   */
+  readonly lockTimeout?: Duration.DurationInput | undefined
 }
 
-export const DEFAULT_LOCK_TIMEOUT: Duration.Duration = Duration.seconds(5)
+const DEFAULT_LOCK_TIMEOUT: Duration.Duration = Duration.seconds(5)
 
 /** What a writer last saw of its session: the compare-and-set of its next commit. */
 interface Held {
@@ -27,7 +31,7 @@ const lockTimeoutSetting = (timeout: Duration.Duration): string =>
   Duration.isFinite(timeout) ? String(Math.max(1, Math.ceil(Duration.toMillis(timeout)))) : "0"
 
 /** Reads the session `id`: its lines, and what a writer needs to append after them. */
-export const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, SessionError> =>
+const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, SessionError> =>
   Effect.flatMap(
     Effect.mapError(readSessions(sql, [id]), (error) => ioError("reading the session failed", error, id)),
     (reads) => {
@@ -36,10 +40,10 @@ export const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect
     }
   )
 
-export const make = (client: SqlClient.SqlClient, options: Options): SessionJournalService => {
+export const make = (client: SqlClient.SqlClient, options?: Options): SessionJournalService => {
   // Column names are ours: a client that renames result columns (camelCase) must not rename them.
   const sql = client.withoutTransforms()
-  const lockTimeout = lockTimeoutSetting(options.lockTimeout)
+  const lockTimeout = lockTimeoutSetting(Duration.decode(options?.lockTimeout ?? DEFAULT_LOCK_TIMEOUT))
 
   /** The settings of every write transaction: durable at COMMIT whatever the server's default, and a bounded lock wait. */
   const settings = sql`SELECT set_config('synchronous_commit', 'on', true), set_config('lock_timeout', ${lockTimeout}, true)`
