@@ -17,16 +17,33 @@ export const KERNEL_COPY_MIN_BYTES = 256 * 1024
 
 const NEWLINE = 0x0a
 
+/** The bytes `lines` take in a file: each line and its newline. */
+const sizeOf = (lines: Lines): number => {
+  let total = 0
+  for (const size of lines.sizes) total += size + 1
+  return total
+}
+
+/** Writes each of `lines` and its newline into `buffer` from `at`, which must have room (`sizeOf`); returns the end. */
+const writeLines = (buffer: Buffer, at: number, lines: Lines): number => {
+  for (let i = 0; i < lines.lines.length; i++) {
+    at += buffer.write(lines.lines[i]!, at, lines.sizes[i]!, "utf8")
+    buffer[at++] = NEWLINE
+  }
+  return at
+}
+
 /** Growable bytes of the canonical generation, so the next one is the previous plus its new lines. */
 class GenerationBuffer {
   private buffer: Buffer
   length: number
-  constructor(initial: Buffer) {
-    this.buffer = Buffer.allocUnsafe(Math.max(initial.length * 2, 4096))
-    initial.copy(this.buffer)
-    this.length = initial.length
+  /** The generation of `lines`, written straight into a buffer with room for as much again. */
+  constructor(lines: Lines) {
+    const size = sizeOf(lines)
+    this.buffer = Buffer.allocUnsafe(Math.max(size * 2, 4096))
+    this.length = writeLines(this.buffer, 0, lines)
   }
-  /** Writes `lines` after the current bytes without committing them; returns the whole candidate. */
+  /** Writes `lines` (`added` bytes, see `sizeOf`) after the current bytes without committing them; returns the whole candidate. */
   stage(lines: Lines, added: number): Buffer {
     const needed = this.length + added
     if (needed > this.buffer.length) {
@@ -34,36 +51,12 @@ class GenerationBuffer {
       this.buffer.copy(grown, 0, 0, this.length)
       this.buffer = grown
     }
-    let at = this.length
-    for (let i = 0; i < lines.lines.length; i++) {
-      at += this.buffer.write(lines.lines[i]!, at, lines.sizes[i]!, "utf8")
-      this.buffer[at++] = NEWLINE
-    }
+    writeLines(this.buffer, this.length, lines)
     return this.buffer.subarray(0, needed)
   }
   bytes(): Buffer {
     return this.buffer.subarray(0, this.length)
   }
-}
-
-/** The bytes of a whole generation: every line and its newline. */
-const bytesOf = (lines: Lines): Buffer => {
-  let total = 0
-  for (const size of lines.sizes) total += size + 1
-  const buffer = Buffer.allocUnsafe(total)
-  let at = 0
-  for (let i = 0; i < lines.lines.length; i++) {
-    at += buffer.write(lines.lines[i]!, at, lines.sizes[i]!, "utf8")
-    buffer[at++] = NEWLINE
-  }
-  return buffer
-}
-
-/** The bytes a batch adds: its lines with a newline each. */
-const addedBytes = (lines: Lines): number => {
-  let added = 0
-  for (const size of lines.sizes) added += size + 1
-  return added
 }
 
 interface State {
@@ -160,9 +153,9 @@ const makeWriter = (
 
     const canonicalOf = (batch: Batch): GenerationBuffer => {
       if (state.generation === undefined) {
-        const canonical = bytesOf(batch.accepted())
-        state.diskCanonical = state.loadedBytes !== undefined && canonical.equals(state.loadedBytes)
-        state.generation = new GenerationBuffer(canonical)
+        const generation = new GenerationBuffer(batch.accepted())
+        state.diskCanonical = state.loadedBytes !== undefined && generation.bytes().equals(state.loadedBytes)
+        state.generation = generation
         state.loadedBytes = undefined
       }
       return state.generation
@@ -206,7 +199,7 @@ const makeWriter = (
           if (state.locked !== undefined) return Effect.fail(state.locked)
           const generation = canonicalOf(batch)
           if (batch.lines.length === 0) return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
-          const added = addedBytes(batch)
+          const added = sizeOf(batch)
           return Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
             generation.length += added
           })
@@ -270,14 +263,16 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
     create: (location, session) =>
       provide(Effect.uninterruptible(Effect.gen(function*() {
         const paths = yield* Paths.resolve(location)
-        const bytes = bytesOf(session)
+        // The first generation is the buffer's bytes: later commits grow it without a copy of them.
+        const generation = new GenerationBuffer(session)
+        const bytes = generation.bytes()
         const dirStat = yield* Generation.statDirectory(paths)
         const handle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)
         const lock = yield* lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
         const created = yield* lock.withLock(Generation.create(paths, bytes, handle, dirStat))
         const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {
           base: created.generation,
-          generation: new GenerationBuffer(bytes),
+          generation,
           loadedBytes: undefined,
           diskCanonical: true,
           locked: undefined,
