@@ -228,22 +228,39 @@ describe("PgCatalog", () => {
           ["a line made invalid", (id) => sql`UPDATE session_tree_entries SET line = 'not-json' WHERE session_id = ${id} AND seq = 2`, "SESSION_INVALID_JSON"],
           ["an entry removed", (id) => sql`DELETE FROM session_tree_entries WHERE session_id = ${id} AND seq = 2`, "SESSION_INVALID_RECORD"],
           ["a row past the head", (id) => sql`INSERT INTO session_tree_entries (session_id, seq, entry_id, line) VALUES (${id}, 3, 'x', '{}')`, "SESSION_INVALID_RECORD"],
-          ["the header edited", (id) => sql`UPDATE session_tree_sessions SET header = 'not-json' WHERE id = ${id}`, "SESSION_INVALID_JSON"]
+          ["the header edited", (id) => sql`UPDATE session_tree_sessions SET header = 'not-json' WHERE id = ${id}`, "SESSION_INVALID_JSON"],
+          // Back to the head of an earlier version, which a node that listed the session then still holds.
+          ["the head lowered", (id) => sql`UPDATE session_tree_sessions SET head = head - 1 WHERE id = ${id}`, "SESSION_INVALID_RECORD"],
+          ["a line edited and the incarnation put back", (id) =>
+            Effect.gen(function*() {
+              const [row] = yield* sql<{ incarnation: string }>`SELECT incarnation::text FROM session_tree_sessions WHERE id = ${id}`
+              yield* sql`UPDATE session_tree_entries SET line = replace(line, 'first', 'FIRST') WHERE session_id = ${id} AND seq = 1`
+              yield* sql`UPDATE session_tree_sessions SET incarnation = ${row!.incarnation}::uuid WHERE id = ${id}`
+            }), undefined]
         ]
+        const incarnationOf = (version: string) => version.split(":")[0]
         for (const [what, change, code] of changes) {
           const id = `behind-${what.replace(/ /g, "-")}`
           const store = yield* SessionStore.create(id)
+          const versions = [yield* versionOf(id)]
           const first = yield* store.append(null, user("m1", "first"))
+          versions.push(yield* versionOf(id))
+          // A node that listed the session at its first entry and not since.
+          const earlier = yield* Sessions.make
+          const listedEarlier = () => Effect.map(earlier.list(), (listing) => listing.sessions.find((s) => s.location === id))
+          expect(yield* listedEarlier(), what).toMatchObject({ title: "first", entries: 1 })
           yield* store.append(first.id, user("m2", "second"))
           expect(yield* listed(id), what).toMatchObject({ title: "first", entries: 2 })
           const before = yield* versionOf(id)
+          versions.push(before)
           yield* change(id)
           const after = yield* versionOf(id)
-          expect(after, what).not.toBe(before)
-          expect(after.split(":")[1], what).toBe(before.split(":")[1])
-          const shown = yield* listed(id)
-          if (code === undefined) expect(shown, what).toMatchObject({ title: "FIRST", entries: 2 })
-          else expect(shown, what).toMatchObject({ error: { code } })
+          expect(versions, what).not.toContain(after)
+          expect(incarnationOf(after), what).not.toBe(incarnationOf(before))
+          for (const shown of [yield* listed(id), yield* listedEarlier()]) {
+            if (code === undefined) expect(shown, what).toMatchObject({ title: "FIRST", entries: 2 })
+            else expect(shown, what).toMatchObject({ error: { code } })
+          }
           const refused = yield* Effect.flip(store.append(null, user("m3", "third")))
           expect(refused.code, what).toBe("SESSION_REPLACED")
         }

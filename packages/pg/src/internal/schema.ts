@@ -57,10 +57,14 @@ export const migrations: ReadonlyArray<Migration> = [
         CONSTRAINT session_tree_listings_session_fkey FOREIGN KEY (session_id)
           REFERENCES session_tree_sessions (id) ON DELETE CASCADE
       )`,
-      // The library only ever inserts entry rows up to the head it moves in the same statement, and
-      // never updates or deletes one. Any other change of a session's rows (made by hand, by another
-      // program) draws it a new incarnation, so its version changes: every listing made before reads
-      // it again, and a writer that loaded it before is told it was replaced. The functions keep the
+      // The library only ever inserts entry rows up to the head it raises in the same statement; it
+      // never updates or deletes an entry row, lowers a head, or changes a header, an ID or an
+      // incarnation. Each of those draws the session a new incarnation: an entry row inserted past
+      // its session's head, any entry row updated or deleted, the entries truncated (every session),
+      // and an update of a session row that changes its header, ID or incarnation or lowers its head.
+      // Its version is then one it never had, so every listing made before reads it again, and a
+      // writer that loaded it before is told it was replaced. (A head raised by hand draws none: the
+      // version is new all the same, and the rows it counts are missing.) The functions keep the
       // search_path they were made with, so they find these tables whoever changes the rows.
       `CREATE FUNCTION session_tree_renew(ids text[]) RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
         UPDATE session_tree_sessions SET incarnation = gen_random_uuid() WHERE id = ANY(ids)
@@ -92,7 +96,8 @@ export const migrations: ReadonlyArray<Migration> = [
       END $$`,
       `CREATE FUNCTION session_tree_header_updated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
       BEGIN
-        IF NEW.header IS DISTINCT FROM OLD.header OR NEW.id IS DISTINCT FROM OLD.id THEN
+        IF NEW.header IS DISTINCT FROM OLD.header OR NEW.id IS DISTINCT FROM OLD.id
+           OR NEW.incarnation IS DISTINCT FROM OLD.incarnation OR NEW.head < OLD.head THEN
           NEW.incarnation := gen_random_uuid();
         END IF;
         RETURN NEW;
