@@ -1,10 +1,11 @@
 /**
  * Files that are not sessions: what an import reads and what an export writes.
- * The same care as for session files: a path is never followed through a
- * symlink, a FIFO or device is refused before it is opened (it could block),
- * a size cap is checked before reading, a file that grows while it is read is
- * refused rather than cut, and a written file appears whole or not at all (temp
- * file, fsync, rename, directory fsync).
+ * The same care as for session files: the file itself is never followed through
+ * a symlink (the directories above it may be, SPEC C3), a FIFO or device is
+ * refused before it is opened (it could block), a size cap is checked before
+ * reading, a file that grows while it is read is refused rather than cut, and a
+ * written file appears whole or not at all (temp file, fsync, rename, directory
+ * fsync).
  */
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"

@@ -2,10 +2,13 @@
  * The names a commit uses beside the session file `NAME`:
  * - `NAME.marker` — a hard link of the generation being replaced; its fixed name
  *   makes it the commit lock across processes, and its content the rollback copy;
- * - `NAME.tmp-OWNER-SEQ` — the next generation being written; it lives for the
- *   whole commit and names its writer (see `owner.ts`);
- * - `NAME.next-OWNER-SEQ` — a second link of the temp file that is renamed onto
- *   `NAME`, so the temp name survives the install;
+ * - `NAME.tmp-OWNER-SEQ` — created first and removed last, it names the writer for
+ *   the whole commit (see `owner.ts`); when the whole generation is written, it is
+ *   the file written, and with the kernel copy it holds nothing;
+ * - `NAME.next-OWNER-SEQ` — the file renamed onto `NAME`: a second link of the
+ *   temp file when the whole generation is written (so the temp name survives the
+ *   install), or the kernel copy of the current generation with the new lines
+ *   written after it;
  * - `NAME.rollback-OWNER-SEQ` — a link of the marker renamed back onto `NAME`.
  */
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
