@@ -21,8 +21,11 @@
  *   flight the message says the outcome is unknown, and the writer keeps what
  *   it saw, so its next append fails with SESSION_REPLACED if the batch did commit.
  *
- * Session IDs and lines only ever travel as query parameters. The schema comes
- * from `Migrations.migrate` (`session-tree migrate --db URL`).
+ * Session IDs and lines only ever travel as query parameters. A session ID is
+ * non-empty text of at most 1,024 UTF-8 bytes without U+0000 or a lone
+ * surrogate: create refuses any other with SESSION_INVALID_HEADER, and read and
+ * open answer SESSION_NOT_FOUND. The schema comes from `Migrations.migrate`
+ * (`session-tree migrate --db URL`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"

@@ -3,7 +3,8 @@
  * never spliced into SQL"): session IDs and content made of quotes, backslashes,
  * SQL, placeholders, escaped NULs, line separators and astral characters, and
  * lines of up to 65,536 bytes, are stored byte for byte and read back exactly,
- * and the tables are all still there afterwards.
+ * and the tables are all still there afterwards. A session ID may be 1,024 UTF-8
+ * bytes long; a longer one is refused typed before it reaches an index.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -22,7 +23,7 @@ const ids = [
   "名前 😀 naïve",
   "new\nline\ttab\r",
   "{\"a\":[1,2]}",
-  "x".repeat(30_000)
+  "x".repeat(1_024)
 ]
 
 const contents = [
@@ -38,9 +39,31 @@ const contents = [
 
 let longIds = 0
 
+/**
+ * A session ID of exactly `bytes` UTF-8 bytes drawn at random from characters of 1 to 4 bytes
+ * (seeded, so a failure replays): nothing in it repeats, so no compression shortens it.
+ */
+const randomId = (bytes: number, seed: number): string => {
+  let state = seed
+  const next = (below: number) => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0
+    return Math.floor((state / 2 ** 32) * below)
+  }
+  // Code points of each UTF-8 width, without U+0000, the surrogates or anything a text column refuses.
+  const ranges: ReadonlyArray<readonly [number, number]> = [[0x21, 0x7e], [0xa1, 0x7ff], [0x800, 0xd7ff], [0x10000, 0x10ffff]]
+  let id = ""
+  for (let used = 0; used < bytes;) {
+    const width = 1 + next(Math.min(4, bytes - used))
+    const [low, high] = ranges[width - 1]!
+    id += String.fromCodePoint(low + next(high - low + 1))
+    used += width
+  }
+  return id
+}
+
 describe("hostile input", () => {
   it.layer(layer("hostile"), { timeout: "60 seconds" })("on a fresh database", (it) => {
-    it.scoped("session IDs of quotes, SQL, placeholders and 30,000 characters are stored and found exactly", () =>
+    it.scoped("session IDs of quotes, SQL, placeholders and 1,024 bytes are stored and found exactly", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const catalog = yield* SessionCatalog
@@ -60,6 +83,42 @@ describe("hostile input", () => {
         expect(read.map((r) => ("location" in r ? r.location : r.code))).toEqual(ids)
         const [tables] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM pg_tables WHERE tablename LIKE 'session_tree_%'`
         expect(tables!.n).toBe(4)
+      }))
+
+    it.scoped("a random session ID of 1,024 UTF-8 bytes is stored and found; one of 1,025 or 4,096 bytes, or 30,000 characters, is refused typed and writes nothing", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const catalog = yield* SessionCatalog
+        const atLimit = randomId(1_024, 1)
+        expect(Buffer.byteLength(atLimit)).toBe(1_024)
+        const store = yield* SessionStore.create(atLimit)
+        const entry = yield* store.append(null, user("m", "at the limit"))
+        const loaded = yield* SessionStore.read(atLimit)
+        expect([loaded.location, loaded.header.id, loaded.entries]).toEqual([atLimit, atLimit, [entry]])
+        expect((yield* catalog.scan(undefined)).some((e) => e.location === atLimit)).toBe(true)
+        const [kept] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM session_tree_listings WHERE session_id = ${atLimit}`
+        expect(kept!.n).toBe(1)
+
+        const over = [randomId(1_025, 2), randomId(4_096, 3), "x".repeat(30_000)]
+        expect(over.slice(0, 2).map((id) => Buffer.byteLength(id))).toEqual([1_025, 4_096])
+        // What the bound keeps away: a random ID of a few KB does not fit a btree index row.
+        const direct = yield* Effect.either(sql`
+          INSERT INTO session_tree_sessions (id, header, head, incarnation) VALUES (${over[1]!}, '{}', 0, gen_random_uuid())`)
+        expect(direct._tag === "Left" && (direct.left.cause as { code?: string }).code).toBe("54000")
+        const [before] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM session_tree_sessions`
+        for (const id of over) {
+          const created = yield* Effect.flip(SessionStore.create(id))
+          expect([created.code, created.reason]).toEqual([
+            "SESSION_INVALID_HEADER",
+            "a session ID in the database must be non-empty text of at most 1024 UTF-8 bytes, without U+0000 or a lone surrogate"
+          ])
+          expect((yield* Effect.flip(SessionStore.read(id))).code).toBe("SESSION_NOT_FOUND")
+          expect((yield* Effect.flip(SessionStore.load(id))).code).toBe("SESSION_NOT_FOUND")
+        }
+        const many = yield* catalog.readMany([atLimit, ...over])
+        expect(many.map((r) => ("location" in r ? "found" : r.code))).toEqual(["found", ...over.map(() => "SESSION_NOT_FOUND")])
+        const [after] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM session_tree_sessions`
+        expect(after).toEqual(before)
       }))
 
     it.scoped("content of quotes, backslashes, escaped NULs and separators is stored as its canonical line, byte for byte", () =>

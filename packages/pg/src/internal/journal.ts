@@ -6,7 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { ioError, type Progress, sqlState, transaction, writeError } from "./errors.js"
-import { type Read, readSessions, storableId, versionOf } from "./rows.js"
+import { MAX_ID_BYTES, type Read, readSessions, storableId, versionOf } from "./rows.js"
 
 export interface Options {
   /**
@@ -122,7 +122,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
         if (!storableId(location)) {
           return yield* sessionError(
             "SESSION_INVALID_HEADER",
-            "a session ID in the database must be non-empty text without U+0000 or a lone surrogate",
+            `a session ID in the database must be non-empty text of at most ${MAX_ID_BYTES} UTF-8 bytes, without U+0000 or a lone surrogate`,
             { path: location }
           )
         }

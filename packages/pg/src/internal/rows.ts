@@ -51,10 +51,20 @@ const selectSessions = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>): E
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
 
 /**
- * Whether `id` can name a session in the database at all: a text column holds neither U+0000 nor
- * a lone surrogate (the driver would store U+FFFD for it, so two IDs would share one row).
+ * The longest session ID, in UTF-8 bytes. The ID is in every index of the schema, and a btree
+ * index row holds about 2,700 bytes after compression: a longer ID that does not compress would
+ * fail at the database (54000) as SESSION_IO. One bound well inside that holds for every ID.
  */
-export const storableId = (id: string): boolean => id !== "" && !id.includes("\u0000") && !LONE_SURROGATE.test(id)
+export const MAX_ID_BYTES = 1_024
+
+/**
+ * Whether `id` can name a session in the database at all: a text column holds neither U+0000 nor
+ * a lone surrogate (the driver would store U+FFFD for it, so two IDs would share one row), and the
+ * indexes take no ID longer than `MAX_ID_BYTES`.
+ */
+export const storableId = (id: string): boolean =>
+  id !== "" && id.length <= MAX_ID_BYTES && Buffer.byteLength(id, "utf8") <= MAX_ID_BYTES && !id.includes("\u0000") &&
+  !LONE_SURROGATE.test(id)
 
 const notFound = (id: string): SessionError => sessionError("SESSION_NOT_FOUND", "no session with this ID", { path: id })
 
