@@ -19,8 +19,10 @@ import * as internal from "./internal/catalog.js"
  * session's `changed` is the time of its last commit in epoch milliseconds,
  * with the database's microseconds as a fraction. `readMany` reads up to
  * `READ_CHUNK` sessions per statement, each as `SessionJournal.read` would.
- * `listings` keeps summaries in `session_tree_listings`, written without
- * waiting for the disk (a cache: losing one costs a read).
+ * `listings` keeps summaries in `session_tree_listings`: each commit of the
+ * journal keeps its session's listing in its own transaction, and `remember`
+ * keeps those a listing had to read, under the session's current version
+ * only, without waiting for the disk (a cache: losing one costs a read).
  */
 export const make: (sql: SqlClient.SqlClient) => SessionCatalogService = internal.make
 

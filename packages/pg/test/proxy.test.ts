@@ -11,8 +11,11 @@
  * - before COMMIT: the sockets are dropped instead of passing COMMIT on. The
  *   server rolls back; the caller sees the same SESSION_IO; nothing is stored,
  *   and the same store's next append succeeds.
- * - during the compare-and-set statement: SESSION_IO saying nothing was
- *   committed; nothing is stored; the next append succeeds.
+ * - in the statement: the sockets are dropped instead of passing on the
+ *   message that carries the compare-and-set statement, so the server never
+ *   sees it and rolls back the transaction it had begun; the caller sees
+ *   SESSION_IO saying nothing was committed; nothing is stored; the next
+ *   append succeeds.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Ids } from "@session-tree/core/Ids"
