@@ -1,0 +1,31 @@
+/**
+ * The hook through which a store hands a backend that keeps listings (a
+ * database) the listing of its session with each commit, so that the listing
+ * commits with the records it describes. The store only calls it; what a
+ * listing holds belongs to `Sessions`, whose summary is the default, so that a
+ * store made without a `Sessions` service keeps its listing all the same.
+ * Providing `none` keeps no listing.
+ */
+import * as Context from "effect/Context"
+import type { SessionEntry, SessionHeader } from "../Record.js"
+import { encodeSummary, summarize } from "./summary.js"
+
+/** The records a listing is made of: the header and every accepted entry, the batch being committed included. */
+export interface Described {
+  readonly header: SessionHeader
+  readonly entries: ReadonlyArray<SessionEntry>
+}
+
+export interface Lister {
+  /** The listing text of `records` under the location the backend gives the session; undefined when none is kept. */
+  readonly listing: ((location: string, records: Described) => string) | undefined
+}
+
+/** The listing `Sessions` shows: a summary, as the JSON text a backend keeps. */
+export const summaries: Lister = { listing: (location, records) => encodeSummary(summarize(location, records)) }
+
+export const none: Lister = { listing: undefined }
+
+export class SessionListing extends Context.Reference<SessionListing>()("@session-tree/SessionListing", {
+  defaultValue: (): Lister => summaries
+}) {}

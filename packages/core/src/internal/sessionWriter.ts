@@ -1,0 +1,79 @@
+/**
+ * The backend's writer as a store uses it: it hands over one batch at a time,
+ * keeps what the store must know of what the backend holds (its canonical size
+ * and lines, whether a skipped tail is still there), and locks the store when a
+ * failed commit could not be undone.
+ */
+import * as Effect from "effect/Effect"
+import type { SessionHeader } from "../Record.js"
+import type { SessionError } from "../SessionError.js"
+import type { Batch, Lines, Writer } from "../SessionJournal.js"
+import type { CommittedHistory } from "./committed.js"
+import { encodeAll, totalBytes } from "./entries.js"
+import type { Lister } from "./listing.js"
+
+/** New lines for the backend, with the entry ID of each. */
+export type NewLines = Lines & { readonly ids: ReadonlyArray<string> }
+
+/** The empty batch of a flush: it asks for the canonical generation only. */
+export const NOTHING: NewLines = { lines: [], sizes: [], ids: [] }
+
+export class SessionWriter {
+  /** Set by SESSION_ROLLBACK_FAILED: the backend's state is unproven, so nothing more is committed. */
+  private lockedBy: SessionError | undefined = undefined
+  /** The canonical size of what is committed, every line with its newline; unknown after a load until a cap needs it. */
+  private bytes: number | undefined
+  /** The canonical lines of what is committed, from when they are first computed until a commit has taken them. */
+  private canonical: Lines | undefined
+  /** Whether the session still ends in a skipped incomplete tail that no commit has removed. */
+  private tailNow: "none" | "incomplete"
+  private readonly listing: Batch["listing"]
+
+  constructor(
+    private readonly writer: Writer,
+    private readonly header: SessionHeader,
+    private readonly history: CommittedHistory,
+    lister: Lister,
+    start: { readonly bytes: number | undefined; readonly canonical: Lines | undefined; readonly tail: "none" | "incomplete" }
+  ) {
+    this.bytes = start.bytes
+    this.canonical = start.canonical
+    this.tailNow = start.tail
+    const describe = lister.listing
+    // Asked during a commit, when the history holds the batch's entries too.
+    this.listing = describe === undefined ? undefined : (at) => describe(at, { header, entries: history.history.entries })
+  }
+
+  get locked(): SessionError | undefined {
+    return this.lockedBy
+  }
+
+  get tail(): "none" | "incomplete" {
+    return this.tailNow
+  }
+
+  /** The canonical lines of everything committed, the header's first, for a backend that rewrites whole sessions. */
+  readonly accepted = (): Lines =>
+    this.canonical ??= encodeAll([this.header, ...this.history.entries])
+
+  committedBytes(): number {
+    return this.bytes ??= totalBytes(this.accepted())
+  }
+
+  /** Hands `lines` to the backend; on success what is committed grows by `added` bytes. */
+  write(lines: NewLines, added: number): Effect.Effect<void, SessionError> {
+    return Effect.matchEffect(this.writer.append({ ...lines, accepted: this.accepted, listing: this.listing }), {
+      onFailure: (error) => {
+        if (error.code === "SESSION_ROLLBACK_FAILED") this.lockedBy = error
+        return Effect.fail(error)
+      },
+      onSuccess: () =>
+        Effect.sync(() => {
+          // Unknown stays unknown (a flush after a load): it is computed when a cap needs it.
+          if (this.bytes !== undefined) this.bytes += added
+          this.canonical = undefined
+          this.tailNow = "none"
+        })
+    })
+  }
+}
