@@ -1,0 +1,76 @@
+/**
+ * The memory journal with a probe between the store and its writers: it
+ * records every batch a writer is handed, can hold the next commit until the
+ * test lets it go, and can fail chosen commits, so that tests of the store see
+ * its commits without a file system.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ids from "../../src/Ids.js"
+import * as MemoryJournal from "../../src/MemoryJournal.js"
+import type { SessionError } from "../../src/SessionError.js"
+import { type Batch, SessionJournal, type SessionJournalService, type Writer } from "../../src/SessionJournal.js"
+
+/** A commit the probe holds: it has arrived at the writer, and goes on once `release` is done. */
+export interface Held {
+  readonly arrived: Deferred.Deferred<void>
+  readonly release: Deferred.Deferred<void>
+}
+
+export class Probe {
+  /** The entry IDs of every batch handed to a writer (a flush hands none), in order. */
+  readonly batches: Array<ReadonlyArray<string>> = []
+  /** The commit to hold next, if any. */
+  private held: Held | undefined = undefined
+  /** Failures for the next commits, in order: each is used by one commit, which then writes nothing. */
+  private readonly failures: Array<SessionError> = []
+
+  /** Holds the next commit at the writer until the returned `release` is done. */
+  hold(): Effect.Effect<Held> {
+    return Effect.map(Effect.zip(Deferred.make<void>(), Deferred.make<void>()), ([arrived, release]) => (this.held = { arrived, release }))
+  }
+
+  failNext(error: SessionError): void {
+    this.failures.push(error)
+  }
+
+  /** The number of batches handed to writers. */
+  get commits(): number {
+    return this.batches.length
+  }
+
+  wrap(writer: Writer): Writer {
+    return {
+      append: (batch: Batch) =>
+        Effect.suspend(() => {
+          this.batches.push(batch.ids)
+          const held = this.held
+          this.held = undefined
+          const failure = this.failures.shift()
+          const commit = failure === undefined ? writer.append(batch) : Effect.fail(failure)
+          return held === undefined
+            ? commit
+            : Effect.zipRight(Effect.zipRight(Deferred.succeed(held.arrived, undefined), Deferred.await(held.release)), commit)
+        })
+    }
+  }
+}
+
+/** A memory journal over `storage` whose writers go through `probe`. */
+export const probed = (storage: MemoryJournal.Storage, probe: Probe): SessionJournalService => {
+  const journal = MemoryJournal.make(storage)
+  return {
+    ...journal,
+    create: (location, session) => Effect.map(journal.create(location, session), (created) => ({ ...created, writer: probe.wrap(created.writer) })),
+    open: (location) => Effect.map(journal.open(location), (opened) => ({ ...opened, writer: probe.wrap(opened.writer) }))
+  }
+}
+
+/** A fresh storage and probe, and the layer of a probed journal over them with deterministic IDs. */
+export const makeProbed = () => {
+  const storage: MemoryJournal.Storage = new Map()
+  const probe = new Probe()
+  const layer = Layer.merge(Layer.succeed(SessionJournal, probed(storage, probe)), Ids.layerDeterministic)
+  return { storage, probe, layer }
+}
