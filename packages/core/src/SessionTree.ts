@@ -1,22 +1,20 @@
 /**
  * SessionTree: the current leaf of a session and the root-to-leaf projection of
- * its entries (SPEC Part A "SessionTree", Trace).
+ * its entries.
  *
  * A branch is nothing but parent links plus the leaf pointer: `moveTo` changes
  * only the pointer (no byte on disk), `append` adds a child of the leaf through
  * the store and moves the pointer once the commit is durable. Every tree
  * operation waits for the earlier ones, so a `moveTo` issued after an `append`
  * sees that append's entry and an `append` issued after a `moveTo` uses the
- * leaf it chose.
+ * leaf it chose. Operations that wait run in the order they began waiting.
  *
  * The pure functions at the bottom work on any entry list in commit order (a
  * parent always precedes its children), so read-only tools use the same
  * navigation as the tree.
  */
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import type { CourseMessage, SessionEntry } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
@@ -51,31 +49,6 @@ export const SessionTree: Context.Tag<SessionTree, SessionTree> = Context.Generi
 
 const EMPTY: ReadonlyArray<never> = Object.freeze([])
 
-/**
- * Runs operations one at a time, strictly in the order they start. (A Semaphore
- * wakes its waiters through the scheduler, so an operation that starts just then
- * could overtake ones that were already waiting.) The body runs uninterruptibly:
- * an append's commit and its leaf move happen together or not at all. An
- * operation interrupted while it waits passes its turn on only once the earlier
- * ones are done, so order is kept for everyone after it.
- */
-const makeSequencer = () => {
-  let last: Deferred.Deferred<void> | undefined
-  return <A, E>(body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.suspend((): Effect.Effect<A, E> => {
-        const previous = last
-        const mine = Deferred.unsafeMake<void>(FiberId.none)
-        last = mine
-        const release: Effect.Effect<void> = Deferred.complete(mine, Effect.void).pipe(Effect.asVoid)
-        if (previous === undefined) return Effect.ensuring(body, release)
-        const handOver: Effect.Effect<void> = Effect.flatMap(Deferred.isDone(previous), (done) =>
-          done ? release : Effect.asVoid(Effect.forkDaemon(Effect.zipRight(Deferred.await(previous), release))))
-        return Effect.ensuring(Effect.zipRight(restore(Deferred.await(previous)), body), handOver)
-      })
-    )
-}
-
 /** Walks parents from `id` using `get`; returns the frozen root-to-`id` path ([] if `id` is unknown). */
 const walk = (
   get: (id: string) => SessionEntry | undefined,
@@ -95,7 +68,11 @@ const walk = (
 
 export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
   Effect.sync(() => {
-    const serialized = makeSequencer()
+    // One operation at a time. The body runs uninterruptibly, so that an append's commit and its
+    // leaf move happen together or not at all; an operation interrupted while it waits never runs.
+    const permit = Effect.unsafeMakeSemaphore(1)
+    const serialized = <A, E>(body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      permit.withPermits(1)(Effect.uninterruptible(body))
     const initial = store.entries
     let leaf: string | null = initial.length === 0 ? null : initial[initial.length - 1]!.id
     // IDs of committed entries, extended as the store's view grows (a commit only adds at the end).

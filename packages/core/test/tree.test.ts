@@ -1,8 +1,8 @@
 /**
- * SessionTree over a real store: the leaf, the projections, the order of tree
- * operations under concurrency and interruption, and a property test that the
- * projection and a reload agree with a model computed from `entries` alone.
- * Time comes from TestClock, IDs from `Ids.layerDeterministic`.
+ * SessionTree over a store on the memory journal: the leaf, the projections,
+ * the order of tree operations under concurrency and interruption, and a
+ * property test that the projection and a reload agree with a model computed
+ * from `entries` alone. Time comes from TestClock, IDs from `Ids.layerDeterministic`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -10,45 +10,31 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import * as FileJournal from "../src/FileJournal.js"
-import * as Fs from "../src/Fs.js"
-import * as Ids from "@session-tree/core/Ids"
-import type { CourseMessage, SessionEntry } from "@session-tree/core/Record"
-import type { SessionError } from "@session-tree/core/SessionError"
-import * as SessionStore from "@session-tree/core/SessionStore"
-import * as SessionTree from "@session-tree/core/SessionTree"
-
-const tempPath = Effect.map(
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "session-tree-tree-"))),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  ),
-  (dir) => join(dir, "session.jsonl")
-)
+import type { CourseMessage, SessionEntry } from "../src/Record.js"
+import type { SessionError } from "../src/SessionError.js"
+import * as SessionStore from "../src/SessionStore.js"
+import * as SessionTree from "../src/SessionTree.js"
+import { makeProbed, type Probe } from "./support/journal.js"
 
 const user = (content: string): CourseMessage => ({ role: "user", id: `m-${content}`, content })
 const pad = (n: number) => String(n).padStart(3, "0")
 
-/** A gate the test can close to hold every commit at its rename step. */
-let gate: Deferred.Deferred<void> | undefined
-const gatedFs = FileJournal.layerIntercepted(<A>(step: Fs.Step, run: Effect.Effect<A, Fs.FsError>): Effect.Effect<A, Fs.FsError> =>
-  step.op === "rename" && gate !== undefined ? Effect.zipRight(Deferred.await(gate), run) : run
-)
-
-const services = Layer.merge(gatedFs, Ids.layerDeterministic)
+const path = "session"
 
 /** A new session and a tree over it. */
 const fresh = Effect.gen(function*() {
-  const path = yield* tempPath
   const store = yield* SessionStore.create(path)
   const tree = yield* SessionTree.make(store)
   return { path, store, tree }
 })
+
+/** Runs `test` over a memory journal of its own, with the probe that can hold its next commit. */
+const withJournal = <A, E, R>(test: (probe: Probe) => Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    const { layer, probe } = makeProbed()
+    return Effect.provide(test(probe), layer)
+  })
 
 /** The root-to-`leaf` path computed from the entry list alone. */
 const modelPath = (entries: ReadonlyArray<SessionEntry>, leaf: string | null): ReadonlyArray<SessionEntry> => {
@@ -64,7 +50,7 @@ const modelPath = (entries: ReadonlyArray<SessionEntry>, leaf: string | null): R
 
 describe("SessionTree", () => {
   it.scoped("starts at the newest entry after a load, and at null on an empty session", () =>
-    Effect.gen(function*() {
+    withJournal(() => Effect.gen(function*() {
       const { path, store, tree } = yield* fresh
       expect(tree.activeLeafId).toBeNull()
       expect(tree.activeEntries).toEqual([])
@@ -79,20 +65,20 @@ describe("SessionTree", () => {
       expect(reloaded.activeLeafId).toBe(b.id)
       expect(reloaded.activeMessages.map((m) => m.content)).toEqual(["root", "b"])
       expect(reloaded.entries).toEqual(store.entries)
-    }).pipe(Effect.provide(services)))
+    })))
 
   it.scoped("timestamps come from the Clock and parents from the leaf", () =>
-    Effect.gen(function*() {
+    withJournal(() => Effect.gen(function*() {
       const { tree } = yield* fresh
       const a = yield* tree.append(user("a"))
       yield* TestClock.adjust("1500 millis")
       const b = yield* tree.append(user("b"))
       expect([a.timestamp, b.timestamp]).toEqual(["1970-01-01T00:00:00.000Z", "1970-01-01T00:00:01.500Z"])
       expect([a.id, a.parentId, b.id, b.parentId]).toEqual(["entry-001", null, "entry-002", "entry-001"])
-    }).pipe(Effect.provide(services)))
+    })))
 
   it.scoped("children, leaves and pathTo navigate every branch", () =>
-    Effect.gen(function*() {
+    withJournal(() => Effect.gen(function*() {
       const { tree } = yield* fresh
       const r = yield* tree.append(user("r"))
       const a = yield* tree.append(user("a"))
@@ -108,64 +94,61 @@ describe("SessionTree", () => {
       expect(tree.pathTo("entry-404")).toEqual([])
       expect(Object.isFrozen(tree.pathTo(b.id))).toBe(true)
       expect(Object.isFrozen(tree.children(r.id))).toBe(true)
-    }).pipe(Effect.provide(services)))
+    })))
 
   it.scoped("an operation interrupted while it waits keeps the order of the ones after it", () =>
-    Effect.gen(function*() {
+    withJournal((probe) => Effect.gen(function*() {
       const { tree } = yield* fresh
       const root = yield* tree.append(user("root"))
-      gate = yield* Deferred.make<void>()
+      const held = yield* probe.hold()
       const first = yield* Effect.fork(tree.append(user("first")))
-      yield* Effect.yieldNow()
+      yield* Deferred.await(held.arrived)
       const waiting = yield* Effect.fork(tree.moveTo(null))
       const last = yield* Effect.fork(tree.append(user("last")))
       yield* Effect.yieldNow()
       yield* Fiber.interrupt(waiting)
-      yield* Deferred.succeed(gate, undefined)
-      gate = undefined
+      yield* Deferred.succeed(held.release, undefined)
       const a = yield* Fiber.join(first)
       const b = yield* Fiber.join(last)
       expect(a.parentId).toBe(root.id)
       // The interrupted moveTo(null) never ran, and `last` waited for `first`.
       expect(b.parentId).toBe(a.id)
       expect(tree.activeLeafId).toBe(b.id)
-    }).pipe(Effect.ensuring(Effect.sync(() => (gate = undefined))), Effect.provide(services)))
+    })))
 
   it.scoped("an entry whose commit is still in flight is not in the tree yet", () =>
-    Effect.gen(function*() {
+    withJournal((probe) => Effect.gen(function*() {
       const { store, tree } = yield* fresh
       const root = yield* tree.append(user("root"))
-      gate = yield* Deferred.make<void>()
+      const held = yield* probe.hold()
       const pending = yield* Effect.fork(store.append(root.id, user("pending")))
-      yield* Effect.yieldNow()
+      yield* Deferred.await(held.arrived)
       // entry-002 is built and being committed, but not durable: the tree refuses it.
       const refused = yield* Effect.flip(tree.moveTo("entry-002"))
       expect(refused.code).toBe("SESSION_UNKNOWN_ENTRY")
       expect(tree.pathTo("entry-002")).toEqual([])
-      yield* Deferred.succeed(gate, undefined)
-      gate = undefined
+      yield* Deferred.succeed(held.release, undefined)
       const entry = yield* Fiber.join(pending)
       yield* tree.moveTo(entry.id)
       expect(tree.activeEntries).toEqual([root, entry])
-    }).pipe(Effect.ensuring(Effect.sync(() => (gate = undefined))), Effect.provide(services)))
+    })))
 
   it.scoped("append snapshots its message when called, before waiting for its turn", () =>
-    Effect.gen(function*() {
+    withJournal((probe) => Effect.gen(function*() {
       const { tree } = yield* fresh
       yield* tree.append(user("root"))
-      gate = yield* Deferred.make<void>()
+      const held = yield* probe.hold()
       const first = yield* Effect.fork(tree.append(user("first")))
-      yield* Effect.yieldNow()
+      yield* Deferred.await(held.arrived)
       const message = { role: "user", id: "m", content: "as called" }
       const second = yield* Effect.fork(tree.append(message))
       yield* Effect.yieldNow()
       message.content = "changed while waiting"
-      yield* Deferred.succeed(gate, undefined)
-      gate = undefined
+      yield* Deferred.succeed(held.release, undefined)
       yield* Fiber.join(first)
       const entry = yield* Fiber.join(second)
       expect(entry.message).toEqual({ role: "user", id: "m", content: "as called" })
-    }).pipe(Effect.ensuring(Effect.sync(() => (gate = undefined))), Effect.provide(services)))
+    })))
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -212,6 +195,8 @@ const model = (ops: ReadonlyArray<Op>): Outcome => {
   }
   return { appended, refused, leaf }
 }
+
+const withJournalOf = <A, E, R>(test: Effect.Effect<A, E, R>) => withJournal(() => test)
 
 const toEffects = (tree: SessionTree.SessionTree, ops: ReadonlyArray<Op>) => {
   let appendedBefore = 0
@@ -260,7 +245,7 @@ describe("SessionTree against a sequential model", () => {
           yield* checkAgainstEntries(path, tree)
         }
         expect(outcomeOf(tree, results)).toEqual(model(ops))
-      }).pipe(Effect.scoped, Effect.provide(services)),
+      }).pipe(Effect.scoped, withJournalOf),
     { fastCheck: { numRuns: 25 } }
   )
 
@@ -273,7 +258,7 @@ describe("SessionTree against a sequential model", () => {
         const results = yield* Effect.all(toEffects(tree, ops), { concurrency: "unbounded" })
         expect(outcomeOf(tree, results)).toEqual(model(ops))
         yield* checkAgainstEntries(path, tree)
-      }).pipe(Effect.scoped, Effect.provide(services)),
+      }).pipe(Effect.scoped, withJournalOf),
     { fastCheck: { numRuns: 25 } }
   )
 })
