@@ -1,8 +1,8 @@
 /**
- * The write path of one process (SPEC Part A "Mechanism", B5): byte-exact
- * generations, snapshots taken without running caller code, group commit, two
- * stores on one path, memory that changes only after the commit, hostile paths,
- * and descriptors that are all released.
+ * The write path of one process on files: byte-exact generations, two stores
+ * on one path, hostile paths, and descriptors that are all released. What an
+ * append does before it reaches a backend (snapshots, group commit, memory that
+ * changes only after the commit) is tested in the core, over the memory journal.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -24,7 +24,6 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import {
   bytesDiffer,
-  canonical,
   hashDir,
   layerReal,
   layerWith,
@@ -65,19 +64,6 @@ describe("create", () => {
       expect(listing(dir)).toEqual([NAME])
     }).pipe(Effect.provide(layerReal)))
 
-  it.scoped("a refused append uses up no entry ID", () =>
-    Effect.gen(function*() {
-      yield* atT
-      const dir = yield* tempDir
-      const store = yield* SessionStore.create(Path.join(dir, NAME))
-      const root = yield* store.append(null, user("m1", "root"))
-      const orphan = { role: "tool", id: "m2", toolCallId: "c1", toolName: "ls", content: "", isError: false }
-      expect(codeOf(yield* Effect.either(store.append(root.id, orphan)))).toBe("SESSION_TOOL_LINK")
-      expect(codeOf(yield* Effect.either(store.append("nope", user("m3", "x"))))).toBe("SESSION_UNKNOWN_PARENT")
-      const next = yield* store.append(root.id, user("m4", "next"))
-      expect([root.id, next.id]).toEqual(["entry-001", "entry-002"])
-    }).pipe(Effect.provide(layerReal)))
-
   it.scoped("round-trips on the real disk (not tmpfs)", () =>
     Effect.gen(function*() {
       yield* atT
@@ -95,296 +81,11 @@ describe("create", () => {
     }).pipe(Effect.provide(layerReal)))
 })
 
-describe("append snapshots its input before queueing, without running caller code", () => {
-  let calls = 0
-  const count = () => void calls++
-  const getter = <T>(value: T) => ({
-    enumerable: true,
-    get() {
-      count()
-      throw new Error("a getter was called")
-      return value
-    }
-  })
-  const trapAll = <T extends object>(target: T): T =>
-    new Proxy(target, {
-      get: (t, k, r) => (count(), Reflect.get(t, k, r)),
-      getOwnPropertyDescriptor: (t, k) => (count(), Reflect.getOwnPropertyDescriptor(t, k)),
-      ownKeys: (t) => (count(), Reflect.ownKeys(t)),
-      getPrototypeOf: (t) => (count(), Reflect.getPrototypeOf(t)),
-      has: (t, k) => (count(), Reflect.has(t, k))
-    })
-  const call = (args: unknown) => ({
-    role: "assistant",
-    id: "a1",
-    content: "",
-    toolCalls: [{ id: "c1", name: "tool", arguments: args }]
-  })
-  class UserMessage {
-    role = "user"
-    id = "m1"
-    content = "class"
-  }
-  const sparse: Array<number> = [1, 2, 3]
-  delete sparse[1]
-  const cyclic: Record<string, unknown> = { a: 1 }
-  cyclic["self"] = cyclic
-  const deepCycle: Record<string, unknown> = { inner: { list: [] as Array<unknown> } }
-  ;((deepCycle["inner"] as { list: Array<unknown> }).list).push(deepCycle)
-  const revocable = Proxy.revocable({ role: "user", id: "m1", content: "x" }, {})
-  revocable.revoke()
-  const withExtraArrayKey = Object.assign([1, 2], { extra: true })
-
-  const cases: ReadonlyArray<readonly [string, () => unknown]> = [
-    ["a getter on the message", () => Object.defineProperty({ role: "user", id: "m1" }, "content", getter("x"))],
-    ["a getter deep in the arguments", () => call({ nested: Object.defineProperty({}, "g", getter(1)) })],
-    ["a getter on an array index", () => call({ list: Object.defineProperty([0, 0], 1, getter(1)) })],
-    ["a Proxy as the message", () => trapAll({ role: "user", id: "m1", content: "x" })],
-    ["a Proxy deep in the arguments", () => call({ nested: trapAll({ a: 1 }) })],
-    ["a Proxy as the tool-call array", () => ({ role: "assistant", id: "a1", content: "", toolCalls: trapAll([]) })],
-    ["a revoked Proxy", () => revocable.proxy],
-    ["a class instance as the message", () => new UserMessage()],
-    ["a Date in the arguments", () => call({ when: new Date(0) })],
-    ["a Map in the arguments", () => call({ map: new Map([["a", 1]]) })],
-    ["a cycle", () => call(cyclic)],
-    ["a cycle through an array", () => call(deepCycle)],
-    ["a symbol key", () => call({ [Symbol("s")]: 1 })],
-    ["a symbol value", () => call({ s: Symbol("s") })],
-    ["NaN", () => call({ n: NaN })],
-    ["Infinity", () => call({ n: Infinity })],
-    ["-Infinity", () => call({ n: -Infinity })],
-    ["an undefined value", () => call({ u: undefined })],
-    ["an undefined field of the message", () => ({ role: "user", id: "m1", content: undefined })],
-    ["a sparse array", () => call({ list: sparse })],
-    ["an array with an extra property", () => call({ list: withExtraArrayKey })],
-    ["a bigint", () => call({ n: 1n })],
-    ["a function", () => call({ f: () => 1 })],
-    ["a non-enumerable property", () => Object.defineProperty({ role: "user", id: "m1" }, "content", { value: "x" })],
-    ["an extra field", () => ({ role: "user", id: "m1", content: "x", extra: 1 })]
-  ]
-
-  for (const [name, make] of cases) {
-    it.scoped(`refuses ${name}: SESSION_INVALID_MESSAGE, no call, nothing written`, () =>
-      Effect.gen(function*() {
-        const dir = yield* tempDir
-        const path = Path.join(dir, NAME)
-        const injector = makeInjector()
-        yield* Effect.gen(function*() {
-          const store = yield* SessionStore.create(path)
-          const first = yield* store.append(null, user("m0", "kept"))
-          const before = { bytes: NFS.readFileSync(path), entries: store.entries }
-          const input = make()
-          calls = 0
-          injector.start()
-          const result = yield* Effect.either(store.append(first.id, input))
-          expect(injector.stop()).toEqual([])
-          expect(calls).toBe(0)
-          expect(codeOf(result)).toBe("SESSION_INVALID_MESSAGE")
-          expect(store.entries).toBe(before.entries)
-          expect(bytesDiffer(NFS.readFileSync(path), before.bytes)).toBeUndefined()
-          // The store still appends.
-          yield* store.append(first.id, user("m2", "after"))
-          expect(store.entries.length).toBe(2)
-        }).pipe(Effect.provide(layerWith(injector)))
-      }))
-  }
-
-  it.scoped("accepts null-prototype objects and values shared (not cyclic) between places", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const store = yield* SessionStore.create(Path.join(dir, NAME))
-      const shared = { k: [1, 2] }
-      const bare = Object.assign(Object.create(null) as Record<string, unknown>, { role: "user", id: "m1", content: "bare" })
-      yield* store.append(null, bare)
-      const e = yield* store.append(null, {
-        role: "assistant",
-        id: "a1",
-        content: "",
-        toolCalls: [{ id: "c1", name: "t", arguments: { a: shared, b: shared } }]
-      })
-      const args = (e.message as unknown as { toolCalls: Array<{ arguments: { a: unknown; b: unknown } }> }).toolCalls[0]!
-        .arguments
-      expect(args).toEqual({ a: { k: [1, 2] }, b: { k: [1, 2] } })
-      expect(args.a).not.toBe(shared)
-    }).pipe(Effect.provide(layerReal)))
-
-  it.scoped("measures size as JSON does: a long array well under the line cap is accepted, one over it is not", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const path = Path.join(dir, NAME)
-      const store = yield* SessionStore.create(path)
-      const withList = (list: Array<unknown>) => ({
-        role: "assistant",
-        id: "a1",
-        content: "",
-        toolCalls: [{ id: "c1", name: "t", arguments: { list } }]
-      })
-      // 15,000 one-digit numbers and 4,000 booleans: about 50 KB of JSON.
-      const fits = withList([...Array.from({ length: 15_000 }, () => 0), ...Array.from({ length: 4_000 }, () => true)])
-      const entry = yield* store.append(null, fits)
-      const line = NFS.readFileSync(path, "utf8").split("\n")[1]!
-      expect(Buffer.byteLength(line)).toBeLessThan(65_536)
-      expect(store.entries).toEqual([entry])
-      const over = withList(Array.from({ length: 40_000 }, () => 0))
-      expect(codeOf(yield* Effect.either(store.append(null, over)))).toBe("SESSION_LINE_TOO_LONG")
-      expect(store.entries).toEqual([entry])
-    }).pipe(Effect.provide(layerReal)))
-
-  it.scoped("a change to the input after append (or after the call, before it runs) never reaches the entry", () =>
-    Effect.gen(function*() {
-      yield* atT
-      const dir = yield* tempDir
-      const path = Path.join(dir, NAME)
-      const store = yield* SessionStore.create(path)
-      const input = {
-        role: "assistant",
-        id: "a1",
-        content: "original",
-        toolCalls: [{ id: "c1", name: "t", arguments: { list: [1, { deep: "x" }] } }]
-      }
-      const entry = yield* store.append(null, input)
-      const bytes = NFS.readFileSync(path)
-      input.content = "changed"
-      input.toolCalls[0]!.arguments.list.push(3)
-      ;(input.toolCalls[0]!.arguments.list[1] as { deep: string }).deep = "changed"
-      input.toolCalls.push({ id: "c2", name: "t", arguments: { list: [] } })
-      const expected = {
-        role: "assistant",
-        id: "a1",
-        content: "original",
-        toolCalls: [{ id: "c1", name: "t", arguments: { list: [1, { deep: "x" }] } }]
-      }
-      expect(entry.message).toEqual(expected)
-      expect(store.entries[0]).toBe(entry)
-      expect(bytesDiffer(NFS.readFileSync(path), bytes)).toBeUndefined()
-      expect((yield* SessionStore.read(path)).entries[0]!.message).toEqual(expected)
-
-      const later = { role: "user", id: "m2", content: "at the call" }
-      const pending = store.append(entry.id, later)
-      later.content = "after the call"
-      expect((yield* pending).message).toEqual({ role: "user", id: "m2", content: "at the call" })
-    }).pipe(Effect.provide(layerReal)))
-
-  it.scoped("entries are deeply frozen, and the resolved entry is the one in entries and get", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const store = yield* SessionStore.create(Path.join(dir, NAME))
-      const entry = yield* store.append(null, {
-        role: "assistant",
-        id: "a1",
-        content: "",
-        toolCalls: [{ id: "c1", name: "t", arguments: { list: [{ deep: [1] }] } }]
-      })
-      const objects: Array<unknown> = []
-      const walk = (v: unknown) => {
-        if (typeof v === "object" && v !== null) {
-          objects.push(v)
-          for (const k of Object.keys(v)) walk((v as Record<string, unknown>)[k])
-        }
-      }
-      walk(entry)
-      // entry, message, toolCalls, the call, arguments, list, { deep }, deep
-      expect(objects.length).toBe(8)
-      for (const o of objects) expect(Object.isFrozen(o)).toBe(true)
-      expect(Object.isFrozen(store.entries)).toBe(true)
-      expect(() => {
-        ;(entry.message as { content: string }).content = "x"
-      }).toThrow(TypeError)
-      expect(store.entries[0]).toBe(entry)
-      expect(store.get(entry.id)).toBe(entry)
-    }).pipe(Effect.provide(layerReal)))
-})
-
 /** Counts the commits that reached the install: renames onto the session path. */
 const renamesOntoPath = (steps: ReadonlyArray<Fs.Step>) =>
   steps.filter((s) => s.op === "rename" && s.target !== undefined && Path.basename(s.target) === NAME).length
 
 describe("concurrency in one process", () => {
-  it.scoped("50 concurrent appends on one store are all durable, in fewer commits than appends", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const path = Path.join(dir, NAME)
-      const injector = makeInjector()
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
-        const root = yield* store.append(null, user("root", "root"))
-        injector.start()
-        const results = yield* Effect.all(
-          Array.from({ length: 50 }, (_, i) => store.append(root.id, user(`m${i}`, `message ${i}`))),
-          { concurrency: "unbounded" }
-        )
-        const steps = injector.stop()
-        expect(results.length).toBe(50)
-        const renames = renamesOntoPath(steps)
-        expect(renames).toBeGreaterThanOrEqual(1)
-        expect(renames).toBeLessThan(50)
-        expect(store.entries.slice(1)).toEqual(results)
-        for (const r of results) expect(store.get(r.id)).toBe(r)
-        expect(results.map((r) => (r.message as { id: string }).id)).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`))
-        expect(bytesDiffer(NFS.readFileSync(path), canonical(store.header, store.entries))).toBeUndefined()
-        expect((yield* SessionStore.read(path)).entries.map((e) => e.id)).toEqual(store.entries.map((e) => e.id))
-        expect(listing(dir)).toEqual([NAME])
-        console.log(`group commit: 50 concurrent appends in ${renames} commits`)
-      }).pipe(Effect.provide(layerWith(injector)))
-    }))
-
-  it.scoped("a batch queued behind a commit is checked in order against the growing history, and a failed commit fails exactly its appends", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const path = Path.join(dir, NAME)
-      // The first commit after `hold` says it arrived and waits at its temp file's fsync; the rename of
-      // commit `failAt` fails.
-      const arrived = yield* Deferred.make<void>()
-      let hold: Deferred.Deferred<void> | undefined
-      let renames = 0
-      let failAt = 0
-      const fs = Fs.intercept(Fs.node, (step, run) =>
-        Effect.suspend(() => {
-          if (step.op === "fsync" && hold !== undefined && Path.basename(step.path).includes(".tmp-")) {
-            const gate = hold
-            hold = undefined
-            return Effect.zipRight(Effect.zipRight(Deferred.succeed(arrived, undefined), Deferred.await(gate)), run)
-          }
-          if (step.op === "rename" && step.target === path && ++renames === failAt) {
-            return Effect.fail(new Fs.FsError({ op: "rename", path, errno: "EIO" }))
-          }
-          return run
-        }))
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
-        const root = yield* store.append(null, user("m0", "root"))
-        const gate = yield* Deferred.make<void>()
-        hold = gate
-        failAt = renames + 2
-        const first = yield* Effect.fork(store.append(root.id, user("m1", "first")))
-        // The first append's commit is in flight: everything started now queues behind it.
-        yield* Deferred.await(arrived)
-        // Deterministic IDs: the first append takes entry-002, the batch's accepted ones entry-003 and entry-004.
-        const batch = yield* Effect.fork(Effect.all([
-          Effect.either(store.append("entry-002", user("b1", "on first"))),
-          Effect.either(store.append("entry-003", user("b2", "on the batch's first"))),
-          Effect.either(store.append("nowhere", user("b3", "unknown parent"))),
-          Effect.either(store.append("entry-004", user("b4", "on the batch's second")))
-        ], { concurrency: "unbounded" }))
-        for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
-        yield* Deferred.succeed(gate, undefined)
-        const firstEntry = yield* Fiber.join(first)
-        const outcomes = (yield* Fiber.join(batch)).map(codeOf)
-        // b2 and b4 name parents that exist only in the batch: accepted, then failed with the commit.
-        expect(outcomes).toEqual(["SESSION_IO", "SESSION_IO", "SESSION_UNKNOWN_PARENT", "SESSION_IO"])
-        expect(renames).toBe(failAt)
-        expect(firstEntry.id).toBe("entry-002")
-        expect(store.entries.map((e) => e.id)).toEqual([root.id, firstEntry.id])
-        expect(store.get("entry-003")).toBeUndefined()
-        expect(bytesDiffer(NFS.readFileSync(path), canonical(store.header, store.entries))).toBeUndefined()
-        expect(listing(dir)).toEqual([NAME])
-        // Nothing of the failed batch is left in the history: its IDs' parents are unknown again.
-        expect(codeOf(yield* Effect.either(store.append("entry-003", user("c1", "late"))))).toBe("SESSION_UNKNOWN_PARENT")
-        const after = yield* store.append(firstEntry.id, user("c2", "after"))
-        expect(store.entries.map((e) => e.id)).toEqual([root.id, firstEntry.id, after.id])
-      }).pipe(Effect.provide(FileJournal.layerWithFs(fs)), Effect.provide(Ids.layerDeterministic))
-    }))
-
   it.scoped("two stores on one path commit one at a time; the loser gets SESSION_REPLACED and keeps its memory", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
@@ -429,36 +130,6 @@ describe("concurrency in one process", () => {
         expect((yield* SessionStore.read(path)).entries.map((e) => e.id)).toEqual([...onDisk, extra.id])
         expect(listing(dir)).toEqual([NAME])
       }).pipe(Effect.provide(layerWith(injector)))
-    }))
-
-  it.scoped("memory changes only after the commit: entries and get stay old while the commit is in flight", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const path = Path.join(dir, NAME)
-      const arrived = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      let gate = false
-      const fsLayer = FileJournal.layerIntercepted((step, run) =>
-        gate && step.op === "rename"
-          ? Effect.zipRight(Effect.zipRight(Deferred.succeed(arrived, undefined), Deferred.await(release)), run)
-          : run
-      )
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
-        const first = yield* store.append(null, user("m1", "one"))
-        const before = store.entries
-        gate = true
-        const fiber = yield* Effect.fork(store.append(first.id, user("m2", "two")))
-        yield* Deferred.await(arrived)
-        // Deterministic IDs: the entry in flight is entry-002.
-        expect(store.get("entry-002")).toBeUndefined()
-        expect(store.entries).toBe(before)
-        yield* Deferred.succeed(release, undefined)
-        const second = yield* Fiber.join(fiber)
-        expect(second.id).toBe("entry-002")
-        expect(store.get("entry-002")).toBe(second)
-        expect(store.entries).toEqual([first, second])
-      }).pipe(Effect.provide(Layer.merge(fsLayer, Ids.layerDeterministic)))
     }))
 })
 
