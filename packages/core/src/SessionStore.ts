@@ -1,13 +1,16 @@
 /**
  * SessionStore: one session, its accepted history in memory, and durable
- * appends through whichever backend provides the `SessionJournal` (SPEC Part A
- * "Mechanism", B5, C1).
+ * appends through whichever backend provides the `SessionJournal`.
  *
  * Every append is checked when it is called and again, against the history it
  * will follow, when its batch is built. Appends started together, or queued
  * behind a commit in flight, share one commit (group commit); each resolves
  * only once the commit that holds it is durable, and a failed commit fails
  * exactly those appends and changes neither memory nor the backend.
+ *
+ * An append interrupted while it waits for its batch is withdrawn: nothing of
+ * it is committed. Once its batch is being committed it is committed either
+ * way; its interruption then waits for that commit.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -32,7 +35,7 @@ export interface SessionStore {
    * Appends one entry. The message is snapshot when `append` is called (own data
    * properties only, no caller code runs), so later changes to it never reach the
    * entry; the entry resolves once durable. Once the store's scope has closed,
-   * `append` and `flush` fail with SESSION_IO.
+   * `append` and `flush` fail with SESSION_IO, and so do those still queued then.
    */
   readonly append: (parentId: string | null, message: unknown) => Effect.Effect<SessionEntry, SessionError>
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */

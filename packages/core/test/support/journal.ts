@@ -21,6 +21,8 @@ export interface Held {
 export class Probe {
   /** The entry IDs of every batch handed to a writer (a flush hands none), in order. */
   readonly batches: Array<ReadonlyArray<string>> = []
+  /** The listing each create and each batch offered its backend for the location it was stored at, if any. */
+  readonly listings: Array<string | undefined> = []
   /** The commit to hold next, if any. */
   private held: Held | undefined = undefined
   /** Failures for the next commits, in order: each is used by one commit, which then writes nothing. */
@@ -40,11 +42,12 @@ export class Probe {
     return this.batches.length
   }
 
-  wrap(writer: Writer): Writer {
+  wrap(writer: Writer, location: string): Writer {
     return {
       append: (batch: Batch) =>
         Effect.suspend(() => {
           this.batches.push(batch.ids)
+          this.listings.push(batch.listing?.(location))
           const held = this.held
           this.held = undefined
           const failure = this.failures.shift()
@@ -62,8 +65,12 @@ export const probed = (storage: MemoryJournal.Storage, probe: Probe): SessionJou
   const journal = MemoryJournal.make(storage)
   return {
     ...journal,
-    create: (location, session) => Effect.map(journal.create(location, session), (created) => ({ ...created, writer: probe.wrap(created.writer) })),
-    open: (location) => Effect.map(journal.open(location), (opened) => ({ ...opened, writer: probe.wrap(opened.writer) }))
+    create: (location, session) =>
+      Effect.map(journal.create(location, session), (created) => {
+        probe.listings.push(session.listing?.(created.location))
+        return { ...created, writer: probe.wrap(created.writer, created.location) }
+      }),
+    open: (location) => Effect.map(journal.open(location), (opened) => ({ ...opened, writer: probe.wrap(opened.writer, opened.location) }))
   }
 }
 
