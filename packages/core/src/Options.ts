@@ -1,5 +1,5 @@
 /**
- * Caller-supplied options of the Promise facade (SPEC B7): `now` (epoch
+ * Caller-supplied options of the Promise facade: `now` (epoch
  * milliseconds, for timestamps) and `createId` (entry IDs), turned into the
  * `CallerClock` and `Ids` services the Effect API reads.
  *
@@ -148,7 +148,7 @@ export const layerValid = (options: ValidOptions): Layer.Layer<Ids | CallerClock
   return Layer.merge(ids, Layer.succeed(CallerClock, options.now === undefined ? undefined : clockFrom(options.now)))
 }
 
-/** Validates `options` (SPEC B7) and provides `Ids` and the clock they describe. */
+/** Validates `options` and provides `Ids` and the clock they describe. */
 export const layer = (options: unknown): Layer.Layer<Ids | CallerClock, SessionError> =>
   Either.match(validate(options), {
     onLeft: (error) => Layer.fail(error),

@@ -1,5 +1,5 @@
 /**
- * The port for many sessions (SPEC C5): which sessions a backend holds, and a
+ * The port for many sessions: which sessions a backend holds, and a
  * token that changes whenever one of them changes, so that a listing knows
  * what it must read again. Like `SessionJournal`, a catalog never parses a
  * record: summaries, validation and order belong to the core's `Sessions`.

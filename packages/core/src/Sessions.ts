@@ -1,5 +1,5 @@
 /**
- * Sessions: the many sessions of one backend (SPEC C5) — create, load and read
+ * Sessions: the many sessions of one backend — create, load and read
  * by location, list them newest change first, the most recently changed one,
  * fork a branch into a new session, export the canonical JSONL generation,
  * import records from elsewhere. Written once over the `SessionJournal` and

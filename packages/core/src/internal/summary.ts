@@ -1,4 +1,4 @@
-/** What a listing shows of a session that loads (SPEC C5 `list`), made from its records, and its kept text. */
+/** What a listing shows of a session that loads, made from its records, and its kept text. */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Records } from "../Sessions.js"
