@@ -6,10 +6,8 @@
  * session, caps included.
  */
 import { History } from "./History.js"
-// Loaded for its effect only: it keeps the loader's optimized code alive between loads.
-import "./internal/anchors.js"
 import { checkParsedLine, firstArgumentsKey, firstInexactNumber, firstInexactNumberFrom, parseObjectLine, syntaxReason } from "./Json.js"
-import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader, takeCopiedNumber } from "./Record.js"
+import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
 
 /** Bytes per line, terminator excluded. */
@@ -56,14 +54,15 @@ const decodeEntryLine = (text: string, line: number): SessionEntry | SessionErro
   }
   const canonical = decodeCanonicalLine(value, text)
   if (canonical !== undefined) {
-    if (!text.startsWith(CANONICAL_PREFIX)) return exactNumbers(canonical, text, line)
+    const entry = canonical.entry
+    if (!text.startsWith(CANONICAL_PREFIX)) return exactNumbers(entry, text, line)
     // The canonical prefix spells the version `1`: any other number is in the arguments, which
     // begin at the first "arguments" key after the message's content. The content's text in the
     // line is at least as long as the content, so a search from that offset never passes the key.
-    if (!takeCopiedNumber()) return canonical
-    const message = canonical.message
+    if (!canonical.numbers) return entry
+    const message = entry.message
     const literal = firstInexactNumberFrom(text, firstArgumentsKey(text, message.role === "assistant" ? message.content.length : 0))
-    return literal === undefined ? canonical : inexactNumber(literal, "SESSION_INVALID_MESSAGE", line)
+    return literal === undefined ? entry : inexactNumber(literal, "SESSION_INVALID_MESSAGE", line)
   }
   const parsed = checkParsedLine(value, text)
   if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
