@@ -60,6 +60,9 @@ export type AssistantMessage = typeof AssistantMessage.Type
 export type ToolMessage = typeof ToolMessage.Type
 export type CourseMessage = typeof CourseMessage.Type
 
+/** The roles of Message IR v1, as the Schema's errors list them. */
+const ROLES = CourseMessage.members.map((member) => JSON.stringify(member.fields.role.literals[0])).join(" | ")
+
 export const SessionHeader = Schema.Struct({
   type: Schema.Literal("session"),
   version: Schema.Literal(1),
@@ -158,8 +161,24 @@ const copyJson = (value: object): object | undefined => {
   return root
 }
 
+/** Whether `String(value)` gives a text; it throws for JSON data that holds a key `toString` or `valueOf`. */
+const hasText = (value: object): boolean => {
+  try {
+    String(value)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Decodes one message (Message IR v1); tool-call IDs must be unique within it. */
 export const decodeMessage = (message: unknown, line?: number): CourseMessage | SessionError => {
+  const role = typeof message === "object" && message !== null ? own(message as { readonly [key: string]: unknown }, "role") : undefined
+  if (typeof role === "object" && role !== null && !hasText(role)) {
+    // The union picks its member by the text of `role`, which an object holding its own `toString`
+    // key does not have; no object is a role, so the answer is known without asking the union.
+    return sessionError("SESSION_INVALID_MESSAGE", `["role"] Expected ${ROLES}, actual ${JSON.stringify(role)}`, { line })
+  }
   const decoded = decodeMessageEither(message)
   if (Either.isLeft(decoded)) {
     return sessionError("SESSION_INVALID_MESSAGE", explain(decoded.left), { line })
