@@ -23,6 +23,7 @@ import {
   type SessionEntry
 } from "../src/Record.js"
 import { SessionError, sessionError } from "../src/SessionError.js"
+import { snapshotMessage } from "../src/internal/snapshot.js"
 import { decodeText } from "./support/lines.js"
 
 const HEADER = "{\"type\":\"session\",\"version\":1,\"id\":\"s\",\"timestamp\":\"2026-01-02T03:04:05.006Z\"}"
@@ -304,5 +305,34 @@ describe("the direct decoder against the Schemas", () => {
       { numRuns: 5_000 }
     )
     expect(direct).toBeGreaterThan(1_000)
+  })
+})
+
+describe("a role that is an object", () => {
+  const cases: ReadonlyArray<unknown> = [{ toString: 1 }, { valueOf: "x", toString: null }, [{ toString: {} }]]
+
+  it("is SESSION_INVALID_MESSAGE on load, at its line, and never a thrown error", () => {
+    for (const role of cases) {
+      const line = JSON.stringify({
+        type: "entry",
+        version: 1,
+        id: "e",
+        parentId: null,
+        timestamp: "2026-01-02T03:04:05.006Z",
+        message: { role, id: "m", content: "" }
+      })
+      const session = decodeText(`${HEADER}\n${line}\n`)
+      expect(session).toBeInstanceOf(SessionError)
+      expect(outcome(session)).toMatchObject({ code: "SESSION_INVALID_MESSAGE", line: 2 })
+      expect((session as SessionError).reason).toContain(`"user" | "assistant" | "tool", actual ${JSON.stringify(role)}`)
+    }
+  })
+
+  it("is SESSION_INVALID_MESSAGE for an append's input", () => {
+    for (const role of cases) {
+      const decoded = snapshotMessage({ role, id: "m", content: "" })
+      expect(decoded).toBeInstanceOf(SessionError)
+      expect((decoded as SessionError).code).toBe("SESSION_INVALID_MESSAGE")
+    }
   })
 })
