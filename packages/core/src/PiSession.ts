@@ -1,11 +1,12 @@
 /**
  * Pi coding-agent session files (format v3, `@mariozechner/pi-coding-agent`)
- * → this project's records (SPEC C5, `import --from pi`; records B1, Message
- * IR B2, codes B4). Pure: bytes in, records out, no I/O and no platform module.
+ * → this project's records (`import --from pi`; `docs/format.md`, "Importing Pi
+ * sessions"). Pure: bytes in, records out, no I/O and no platform module.
  *
  * The conversion is one pass over Pi's lines in file order. Pi's own entries
- * are checked only as far as the conversion depends on them (the envelope, IDs,
- * parents, the parts of messages); everything the result must satisfy is then
+ * are read through the Schemas below, which check them only as far as the
+ * conversion depends on them (the envelope, IDs, parents, the parts of
+ * messages); everything the result must satisfy is then
  * checked by the loader itself: the records are encoded canonically and decoded
  * with `Codec.decodeLines`, so an import can never produce a session that a load
  * would refuse. Problems of the Pi file are reported first, in file order; then
@@ -435,7 +436,7 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
 
     let outcome: Outcome
     if (type === "message") {
-      // Re-encoding would round a literal no number holds exactly (SPEC C4): refuse it, as a load does.
+      // Re-encoding would round a literal no number holds exactly: refuse it, as a load does.
       const inexact = firstInexactNumber(lines[i]!)
       if (inexact !== undefined) {
         return Either.left(sessionError(

@@ -512,7 +512,7 @@ describe("hand-made files that are not valid Pi v3 sessions", () => {
     expectError(at3({ role: "assistant", content: [{ type: "toolCall", id: "c1", name: "bash", arguments: [1] }] }), "SESSION_INVALID_MESSAGE", 3)
     const noFlag = fromPi(file(HEADER, a("e1", null, [["c1", "bash"]]), msg("e2", "e1", { role: "toolResult", toolCallId: "c1", toolName: "bash", content: [] })))
     expectError(noFlag, "SESSION_INVALID_MESSAGE", 3, /isError/)
-    // SPEC C4: a literal no number holds exactly would be rounded by the conversion; refused as a load refuses it.
+    // A literal no number holds exactly would be rounded by the conversion; refused as a load refuses it.
     const call = JSON.stringify(msg("e2", "e1", { role: "assistant", content: [toolCall("c1", "bash", { n: 1 })], api: "x", provider: "x", model: "x", stopReason: "stop", timestamp: 2 }))
     const snowflake = fromPi(file(HEADER, u("e1", null), call.replace(`"n":1`, `"n":12345678901234567891`)))
     expectError(snowflake, "SESSION_INVALID_MESSAGE", 3, /12345678901234567891.*12345678901234567000/)
