@@ -1,8 +1,8 @@
 /**
  * The direct decoder: a record that is already exactly canonical (own keys
  * exactly its Schema's, in the Schema's order, every field valid) is rebuilt
- * here without the Schema interpreter, which costs several times `JSON.parse`
- * per record. It only ever answers "this entry" or "not for me"; whatever it
+ * here without the generic Schema interpreter, so that a load of a whole
+ * session stays close to the cost of parsing its JSON. It only ever answers "this entry" or "not for me"; whatever it
  * declines goes to the Schema decoders of `Record.ts`, which decide and
  * explain. Its key orders and literals are read from those Schemas, and a
  * property test holds it to them (`test/decode-schema.test.ts`).
