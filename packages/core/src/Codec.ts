@@ -1,15 +1,13 @@
 /**
  * Record lines → a validated history, and records → their canonical lines
- * (SPEC B1–B4). Every backend hands the loader the same thing: the text of the
+ * (`docs/format.md`). Every backend hands the loader the same thing: the text of the
  * header line and of each entry line, with their sizes in bytes. So a file, a
  * database row and a line in memory are held to exactly one notion of a valid
  * session, caps included.
  */
 import { History } from "./History.js"
-// Loaded for its effect only: it keeps the loader's optimized code alive between loads.
-import "./internal/anchors.js"
 import { checkParsedLine, firstArgumentsKey, firstInexactNumber, firstInexactNumberFrom, parseObjectLine, syntaxReason } from "./Json.js"
-import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader, takeCopiedNumber } from "./Record.js"
+import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
 
 /** Bytes per line, terminator excluded. */
@@ -56,14 +54,15 @@ const decodeEntryLine = (text: string, line: number): SessionEntry | SessionErro
   }
   const canonical = decodeCanonicalLine(value, text)
   if (canonical !== undefined) {
-    if (!text.startsWith(CANONICAL_PREFIX)) return exactNumbers(canonical, text, line)
+    const entry = canonical.entry
+    if (!text.startsWith(CANONICAL_PREFIX)) return exactNumbers(entry, text, line)
     // The canonical prefix spells the version `1`: any other number is in the arguments, which
     // begin at the first "arguments" key after the message's content. The content's text in the
     // line is at least as long as the content, so a search from that offset never passes the key.
-    if (!takeCopiedNumber()) return canonical
-    const message = canonical.message
+    if (!canonical.numbers) return entry
+    const message = entry.message
     const literal = firstInexactNumberFrom(text, firstArgumentsKey(text, message.role === "assistant" ? message.content.length : 0))
-    return literal === undefined ? canonical : inexactNumber(literal, "SESSION_INVALID_MESSAGE", line)
+    return literal === undefined ? entry : inexactNumber(literal, "SESSION_INVALID_MESSAGE", line)
   }
   const parsed = checkParsedLine(value, text)
   if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
@@ -79,7 +78,7 @@ const CANONICAL_PREFIX = `{"type":"entry","version":1,"`
 
 /**
  * `record`, unless its line holds a number literal that the record cannot hold exactly, which the
- * next rewrite would change (SPEC C4): SESSION_INVALID_MESSAGE inside the message, else `code`.
+ * next rewrite would change (`docs/format.md`, "Numbers"): SESSION_INVALID_MESSAGE inside the message, else `code`.
  */
 const exactNumbers = <A>(record: A, text: string, line: number, code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_HEADER" = "SESSION_INVALID_RECORD"): A | SessionError => {
   const inexact = firstInexactNumber(text)
@@ -89,7 +88,7 @@ const exactNumbers = <A>(record: A, text: string, line: number, code: "SESSION_I
 const inexactNumber = (literal: string, code: "SESSION_INVALID_MESSAGE" | "SESSION_INVALID_RECORD" | "SESSION_INVALID_HEADER", line: number) =>
   sessionError(code, `the number ${literal} cannot be held exactly: a rewrite would write ${JSON.stringify(Number(literal))}`, { line })
 
-/** The caps of SPEC B3 over the lines' sizes: a session over the file cap, or the first line over its cap. */
+/** The caps over the lines' sizes (`docs/format.md`, "Lines, caps and the tail"): a session over the file cap, or the first line over its cap. */
 const checkSizes = (input: RecordLines): SessionError | undefined => {
   const sizes = input.sizes
   let total = input.size
@@ -149,7 +148,7 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
 /** The canonical text of a record: `JSON.stringify` in schema key order, without the newline. */
 export const encodeRecord = (record: SessionHeader | SessionEntry): string => JSON.stringify(record)
 
-/** The canonical line of a record: its text and `\n` (SPEC B1). */
+/** The canonical line of a record: its text and `\n` (`docs/format.md`, "Canonical bytes"). */
 export const encodeLine = (record: SessionHeader | SessionEntry): string => encodeRecord(record) + "\n"
 
 /**

@@ -1,6 +1,6 @@
 /**
  * History: the entries of one session in commit order, with the indexes that
- * check IDs, parents and tool links (SPEC B2) in time independent of the size
+ * check IDs, parents and tool links (`docs/format.md`, "Tool links") in time independent of the size
  * of the history for the usual shapes. Used by the loader (one entry at a time)
  * and by appends, which check a candidate, commit, then `add` it; `truncate`
  * undoes tentative additions exactly because history only grows.
@@ -88,7 +88,7 @@ export class History {
       : sessionError("SESSION_UNKNOWN_PARENT", `parent "${entry.parentId}" is not an earlier entry`, { line })
   }
 
-  /** The tool-link rules of SPEC B2 for `entry` as a child of `parent`. */
+  /** The tool-link rules for `entry` as a child of `parent`: a result answers an ancestor's call of the same name, once per branch; a call ID is made once per branch. */
   private checkLinks(entry: SessionEntry, parent: number, line: number | undefined): SessionError | undefined {
     const message = entry.message
     if (message.role === "assistant") {

@@ -1,5 +1,5 @@
 /**
- * One line of text → one plain JSON object (SPEC B3). Pure; never throws; no
+ * One line of text → one plain JSON object (`docs/format.md`, "Lines, caps and the tail"). Pure; never throws; no
  * recursion, so hostile nesting cannot overflow the stack.
  */
 
@@ -184,7 +184,7 @@ const findDuplicateKey = (text: string): string | undefined => {
 }
 
 // ---------------------------------------------------------------------------
-// Numbers that a rewrite would change (SPEC C4)
+// Numbers that a rewrite would change (`docs/format.md`, "Numbers")
 
 /** `sign digits e exponent` with no leading or trailing zeros: equal strings mean equal decimal values. */
 const decimalValue = (literal: string): string => {

@@ -1,11 +1,12 @@
 /**
  * Pi coding-agent session files (format v3, `@mariozechner/pi-coding-agent`)
- * → this project's records (SPEC C5, `import --from pi`; records B1, Message
- * IR B2, codes B4). Pure: bytes in, records out, no I/O and no platform module.
+ * → this project's records (`import --from pi`; `docs/format.md`, "Importing Pi
+ * sessions"). Pure: bytes in, records out, no I/O and no platform module.
  *
  * The conversion is one pass over Pi's lines in file order. Pi's own entries
- * are checked only as far as the conversion depends on them (the envelope, IDs,
- * parents, the parts of messages); everything the result must satisfy is then
+ * are read through the Schemas below, which check them only as far as the
+ * conversion depends on them (the envelope, IDs, parents, the parts of
+ * messages); everything the result must satisfy is then
  * checked by the loader itself: the records are encoded canonically and decoded
  * with `Codec.decodeLines`, so an import can never produce a session that a load
  * would refuse. Problems of the Pi file are reported first, in file order; then
@@ -58,9 +59,10 @@
  * timestamps and order; parents are the nearest kept ancestors.
  */
 import * as Either from "effect/Either"
-import { decodeLines, encodeRecord, utf8Length } from "./Codec.js"
+import * as Schema from "effect/Schema"
+import { decodeLines, utf8Length } from "./Codec.js"
 import { firstInexactNumber, parseObjectLine } from "./Json.js"
-import { type CourseMessage, isCanonicalTimestamp, type SessionEntry, type SessionHeader } from "./Record.js"
+import { Id, type SessionEntry, type SessionHeader, Timestamp } from "./Record.js"
 import { SessionError, sessionError } from "./SessionError.js"
 
 /** The only Pi session format this module reads. Pi migrates older files when it opens them. */
@@ -130,11 +132,79 @@ const UNREPRESENTABLE_ROLES: Readonly<Record<string, readonly [keyof Dropped, st
   compactionSummary: ["compactions", "a compaction summary message"]
 }
 
+// ---------------------------------------------------------------------------
+// Pi's format 3, as Schemas: what this module reads of it. Unknown fields are
+// ignored, as Pi ignores them. Fields carried over unchanged into Message IR
+// (tool-call IDs, names and arguments, a result's `toolCallId`, `toolName` and
+// `isError`, the header's ID and timestamp) are `Unknown` here: the loader's own
+// decoder checks them on the converted record, so its explanation names them.
+
+/** The first line of a Pi session file. */
+export const PiHeader = Schema.Struct({
+  type: Schema.Literal("session"),
+  version: Schema.Literal(PI_VERSION),
+  id: Schema.Unknown,
+  timestamp: Schema.Unknown,
+  // Every Pi header names its working directory; this project's own header has none.
+  cwd: Schema.String
+})
+
+/** What every Pi entry after the header has: a type, an ID, a parent and an ISO timestamp. */
+export const PiEntry = Schema.Struct({
+  type: Schema.String,
+  id: Id,
+  parentId: Schema.NullOr(Id),
+  timestamp: Timestamp
+})
+
+/** A `message` entry: the entry and its message, read by role below. */
+export const PiMessageEntry = Schema.Struct({ ...PiEntry.fields, type: Schema.Literal("message"), message: Schema.Unknown })
+
+/** Content of user and tool-result messages: a string, or parts. */
+const PiContent = Schema.Union(Schema.String, Schema.Array(Schema.Unknown))
+
+export const PiUserMessage = Schema.Struct({ role: Schema.Literal("user"), content: PiContent })
+export const PiToolResultMessage = Schema.Struct({
+  role: Schema.Literal("toolResult"),
+  toolCallId: Schema.Unknown,
+  toolName: Schema.Unknown,
+  content: PiContent,
+  isError: Schema.Unknown
+})
+export const PiAssistantMessage = Schema.Struct({ role: Schema.Literal("assistant"), content: Schema.Array(Schema.Unknown) })
+
+export const PiTextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+/** Only the kind of an image or thinking part is read: Message IR never holds one. */
+export const PiImagePart = Schema.Struct({ type: Schema.Literal("image") })
+export const PiThinkingPart = Schema.Struct({ type: Schema.Literal("thinking") })
+export const PiToolCallPart = Schema.Struct({
+  type: Schema.Literal("toolCall"),
+  id: Schema.Unknown,
+  name: Schema.Unknown,
+  arguments: Schema.Unknown
+})
+
+const decodeHeader = Schema.decodeUnknownEither(PiHeader)
+const decodeEntry = Schema.decodeUnknownEither(PiEntry)
+const decodeMessageEntry = Schema.decodeUnknownEither(PiMessageEntry)
+const decodeUser = Schema.decodeUnknownEither(PiUserMessage)
+const decodeToolResult = Schema.decodeUnknownEither(PiToolResultMessage)
+const decodeAssistant = Schema.decodeUnknownEither(PiAssistantMessage)
+const decodeText = Schema.decodeUnknownEither(PiTextPart)
+const decodeToolCall = Schema.decodeUnknownEither(PiToolCallPart)
+
 const hasOwn = Object.prototype.hasOwnProperty
 const own = (o: { readonly [key: string]: unknown }, key: string): unknown => (hasOwn.call(o, key) ? o[key] : undefined)
 const isObject = (v: unknown): v is { readonly [key: string]: unknown } => typeof v === "object" && v !== null && !Array.isArray(v)
-const isId = (v: unknown): v is string => typeof v === "string" && v.length > 0
 const plural = (n: number, one: string, many: string): string => (n === 1 ? one : `${n} ${many}`)
+
+/**
+ * A converted record before the loader has read it: Message IR in shape, with the fields carried
+ * over from Pi as Pi wrote them. Its canonical line is what the loader then decodes.
+ */
+interface Candidate {
+  readonly [key: string]: unknown
+}
 
 /** The conversion state of one call. */
 interface Run {
@@ -143,7 +213,7 @@ interface Run {
 }
 
 /** What one entry converts to: a message, or nothing (skipped or dropped), or the error that refuses the file. */
-type Outcome = CourseMessage | undefined | SessionError
+type Outcome = Candidate | undefined | SessionError
 
 /**
  * Content Message IR cannot hold, `count` pieces of `kind` in entry `id`: the
@@ -171,34 +241,35 @@ const unrepresentable = (
 const invalidMessage = (id: string, line: number, reason: string): SessionError =>
   sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}": ${reason}`, { line })
 
-/** The text of a user or tool-result message (`where`): its text parts joined; an image is unrepresentable. */
-const textOf = (run: Run, content: unknown, where: string, id: string, line: number): string | SessionError => {
-  const parts = textAndImages(content, id, line)
-  if (parts instanceof SessionError) return parts
-  if (parts.images > 0) {
-    const lost = unrepresentable(run, "images", parts.images, `${plural(parts.images, "an image", "images")} in ${where}`, id, line)
-    if (lost !== undefined) return lost
-  }
-  return parts.text
+/** The type of a part, when it has a string one (the only kind a part is read by). */
+const partType = (part: unknown): string | undefined => {
+  const type = isObject(part) ? own(part, "type") : undefined
+  return typeof type === "string" ? type : undefined
 }
 
-/** The parts of a user or tool-result message: text joined, images counted. */
-const textAndImages = (
-  content: unknown,
+/** The text of a user or tool-result message (`where`): its text parts joined; an image is unrepresentable. */
+const textOf = (
+  run: Run,
+  content: typeof PiContent.Type,
+  where: string,
   id: string,
   line: number
-): { readonly text: string; readonly images: number } | SessionError => {
-  if (typeof content === "string") return { text: content, images: 0 }
-  if (!Array.isArray(content)) return invalidMessage(id, line, "content is neither a string nor an array of parts")
+): string | SessionError => {
+  if (typeof content === "string") return content
   const texts: Array<string> = []
   let images = 0
   for (const part of content) {
-    const type = isObject(part) ? own(part, "type") : undefined
-    if (type === "text" && isObject(part) && typeof own(part, "text") === "string") texts.push(part["text"] as string)
+    const type = partType(part)
+    const text = type === "text" ? decodeText(part) : undefined
+    if (text !== undefined && Either.isRight(text)) texts.push(text.right.text)
     else if (type === "image") images++
     else return invalidMessage(id, line, `a part that is not text or an image: ${describePart(part)}`)
   }
-  return { text: texts.join("\n"), images }
+  if (images > 0) {
+    const lost = unrepresentable(run, "images", images, `${plural(images, "an image", "images")} in ${where}`, id, line)
+    if (lost !== undefined) return lost
+  }
+  return texts.join("\n")
 }
 
 /** A part named in an error: its type, or what it is when it has none. */
@@ -211,41 +282,37 @@ const describePart = (part: unknown): string => {
 /** One `message` entry's message → Message IR (or nothing, when lossy drops it). */
 const convertMessage = (run: Run, message: unknown, id: string, line: number): Outcome => {
   if (!isObject(message)) return invalidMessage(id, line, "message is not an object")
+  // The role is compared as a string before a Schema reads the message, so no value of it is ever turned into text.
   const role = own(message, "role")
   switch (role) {
     case "user": {
-      const text = textOf(run, own(message, "content"), "a user message", id, line)
+      const user = decodeUser(message)
+      if (Either.isLeft(user)) return invalidMessage(id, line, "content is neither a string nor an array of parts")
+      const text = textOf(run, user.right.content, "a user message", id, line)
       return text instanceof SessionError ? text : { role: "user", id, content: text }
     }
     case "toolResult": {
-      const text = textOf(run, own(message, "content"), "a tool result", id, line)
+      const result = decodeToolResult(message)
+      if (Either.isLeft(result)) return invalidMessage(id, line, "content is neither a string nor an array of parts")
+      const text = textOf(run, result.right.content, "a tool result", id, line)
       if (text instanceof SessionError) return text
-      // Types are checked by the loader's own decoder after encoding; a missing field is omitted there and reported.
-      return {
-        role: "tool",
-        id,
-        toolCallId: own(message, "toolCallId") as string,
-        toolName: own(message, "toolName") as string,
-        content: text,
-        isError: own(message, "isError") as boolean
-      }
+      const { isError, toolCallId, toolName } = result.right
+      return { role: "tool", id, toolCallId, toolName, content: text, isError }
     }
     case "assistant": {
-      const content = own(message, "content")
-      if (!Array.isArray(content)) return invalidMessage(id, line, "an assistant's content is not an array of parts")
+      const assistant = decodeAssistant(message)
+      if (Either.isLeft(assistant)) return invalidMessage(id, line, "an assistant's content is not an array of parts")
       const texts: Array<string> = []
-      const toolCalls: Array<{ id: string; name: string; arguments: { readonly [key: string]: unknown } }> = []
+      const toolCalls: Array<Candidate> = []
       let thinking = 0
-      for (const part of content) {
-        const type = isObject(part) ? own(part, "type") : undefined
-        if (type === "text" && isObject(part) && typeof own(part, "text") === "string") texts.push(part["text"] as string)
+      for (const part of assistant.right.content) {
+        const type = partType(part)
+        const text = type === "text" ? decodeText(part) : undefined
+        const call = type === "toolCall" ? decodeToolCall(part) : undefined
+        if (text !== undefined && Either.isRight(text)) texts.push(text.right.text)
         else if (type === "thinking") thinking++
-        else if (type === "toolCall" && isObject(part)) {
-          toolCalls.push({
-            id: own(part, "id") as string,
-            name: own(part, "name") as string,
-            arguments: own(part, "arguments") as { readonly [key: string]: unknown }
-          })
+        else if (call !== undefined && Either.isRight(call)) {
+          toolCalls.push({ id: call.right.id, name: call.right.name, arguments: call.right.arguments })
         } else return invalidMessage(id, line, `an assistant part that is not text, thinking or a tool call: ${describePart(part)}`)
       }
       if (thinking > 0) {
@@ -263,16 +330,19 @@ const convertMessage = (run: Run, message: unknown, id: string, line: number): O
 }
 
 /** The Pi header (line 1) → this project's header, or why the file is not a Pi v3 session. */
-const convertHeader = (text: string | undefined): SessionHeader | SessionError => {
+const convertHeader = (text: string | undefined): Candidate | SessionError => {
   if (text === undefined || text === "") return sessionError("SESSION_INVALID_HEADER", "the first line is empty: there is no Pi session header", { line: 1 })
   const parsed = parseObjectLine(text)
   if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line: 1 })
+  const decoded = decodeHeader(parsed.value)
+  // ID and timestamp are checked by the loader's header decoder.
+  if (Either.isRight(decoded)) return { type: "session", version: 1, id: decoded.right.id, timestamp: decoded.right.timestamp }
+  // Which rule failed, in an order that tells a session-tree file from a Pi one.
   const header = parsed.value
   if (own(header, "type") !== "session") {
     return sessionError("SESSION_INVALID_HEADER", "the first line is not a Pi session header", { line: 1 })
   }
   const version = own(header, "version")
-  // Every Pi header names its working directory; this project's own header has none.
   if (typeof own(header, "cwd") !== "string") {
     return sessionError(
       "SESSION_INVALID_HEADER",
@@ -282,15 +352,11 @@ const convertHeader = (text: string | undefined): SessionHeader | SessionError =
       { line: 1 }
     )
   }
-  if (version !== PI_VERSION) {
-    return sessionError(
-      "SESSION_UNSUPPORTED_VERSION",
-      `Pi session format ${version === undefined ? "1 (no version)" : JSON.stringify(version)} is not supported, only ${PI_VERSION} (Pi migrates a file when it opens it)`,
-      { line: 1 }
-    )
-  }
-  // ID and timestamp are checked by the loader's header decoder.
-  return { type: "session", version: 1, id: own(header, "id") as string, timestamp: own(header, "timestamp") as string }
+  return sessionError(
+    "SESSION_UNSUPPORTED_VERSION",
+    `Pi session format ${version === undefined ? "1 (no version)" : JSON.stringify(version)} is not supported, only ${PI_VERSION} (Pi migrates a file when it opens it)`,
+    { line: 1 }
+  )
 }
 
 /**
@@ -342,7 +408,8 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
   const skipped: Counts<Skipped> = { modelChanges: 0, thinkingLevelChanges: 0, labels: 0, sessionInfo: 0, custom: 0 }
   // Pi entry ID → the nearest kept entry at or above it (null: none), for every entry seen so far.
   const keptAt = new Map<string, string | null>()
-  const records: Array<string> = [encodeRecord(header)]
+  // The converted records' canonical lines (key order as written here), for the loader to decode.
+  const records: Array<string> = [JSON.stringify(header)]
   // The Pi line and entry ID of each entry record, to report the converted session's problems where they come from.
   const origins: Array<{ readonly line: number; readonly id: string }> = []
 
@@ -350,19 +417,17 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
     const line = i + 1
     const parsed = parseObjectLine(lines[i]!)
     if (!parsed.ok) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line }))
-    const entry = parsed.value
-    const type = own(entry, "type")
-    if (type === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
-    const id = own(entry, "id")
-    const parentId = own(entry, "parentId")
-    const timestamp = own(entry, "timestamp")
-    if (typeof type !== "string" || !isId(id) || !(parentId === null || isId(parentId)) || typeof timestamp !== "string" || !isCanonicalTimestamp(timestamp)) {
+    const record = parsed.value
+    if (own(record, "type") === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
+    const entry = decodeEntry(record)
+    if (Either.isLeft(entry)) {
       return Either.left(sessionError(
         "SESSION_INVALID_RECORD",
         "not a Pi entry: it needs a string type, a non-empty string id, a parentId that is null or an ID, and an ISO timestamp",
         { line }
       ))
     }
+    const { id, parentId, timestamp, type } = entry.right
     if (keptAt.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `Pi entry ID "${id}" is already used`, { line }))
     const parent = parentId === null ? null : keptAt.get(parentId)
     if (parent === undefined) {
@@ -371,7 +436,7 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
 
     let outcome: Outcome
     if (type === "message") {
-      // Re-encoding would round a literal no number holds exactly (SPEC C4): refuse it, as a load does.
+      // Re-encoding would round a literal no number holds exactly: refuse it, as a load does.
       const inexact = firstInexactNumber(lines[i]!)
       if (inexact !== undefined) {
         return Either.left(sessionError(
@@ -380,9 +445,9 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
           { line }
         ))
       }
-      outcome = convertMessage(run, own(entry, "message"), id, line)
-    }
-    else if (hasOwn.call(SKIPPED, type)) {
+      const message = decodeMessageEntry(record)
+      outcome = convertMessage(run, Either.isRight(message) ? message.right.message : undefined, id, line)
+    } else if (hasOwn.call(SKIPPED, type)) {
       skipped[SKIPPED[type]!]++
       outcome = undefined
     } else if (hasOwn.call(UNREPRESENTABLE_ENTRIES, type)) {
@@ -397,7 +462,7 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
       continue
     }
     keptAt.set(id, id)
-    records.push(encodeRecord({ type: "entry", version: 1, id, parentId: parent, timestamp, message: outcome }))
+    records.push(JSON.stringify({ type: "entry", version: 1, id, parentId: parent, timestamp, message: outcome }))
     origins.push({ line, id })
   }
 

@@ -10,7 +10,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { History } from "../src/History.js"
-import { kept } from "../src/internal/anchors.js"
 import type { SessionEntry } from "../src/Record.js"
 
 const IDS = ["a", "b", "c", "d", "e", "f"]
@@ -129,13 +128,5 @@ describe("History.truncate", () => {
       }),
       { numRuns: 1_500 }
     )
-  })
-})
-
-describe("the objects kept alive for the loader", () => {
-  it("came out of the canonical path, one per message kind, frozen", () => {
-    expect(kept.entries.map((e) => e?.message.role)).toEqual(["user", "assistant", "tool"])
-    expect(kept.history.size).toBe(0)
-    for (const e of kept.entries) expect(Object.isFrozen(e) && Object.isFrozen(e!.message)).toBe(true)
   })
 })

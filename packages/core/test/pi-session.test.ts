@@ -403,6 +403,21 @@ describe("hand-made files that are not valid Pi v3 sessions", () => {
     expect(converted.header).toEqual({ type: "session", version: 1, id: HEADER.id, timestamp: HEADER.timestamp })
   })
 
+  it("fields Pi's format does not name are ignored at every level, as Pi ignores them", () => {
+    const plain = [u("e1", null), a("e2", "e1", [["c1", "bash"]]), r("e3", "e2", "c1", "bash")] as const
+    const extra = { future: { nested: [1] }, role2: "x" }
+    // Everywhere but in tool-call arguments, which are content.
+    const widened = JSON.parse(JSON.stringify(plain), (key, value) =>
+      typeof value === "object" && value !== null && !Array.isArray(value) && key !== "arguments" ? { ...value, ...extra } : value)
+    expect(ok(fromPi(file({ ...HEADER, ...extra }, ...widened)))).toEqual(ok(fromPi(file(HEADER, ...plain))))
+  })
+
+  it("a role or part type that is not a string is refused, never turned into text", () => {
+    const at3 = (message: Record<string, unknown>) => fromPi(file(HEADER, u("e1", null), msg("e2", "e1", message)))
+    expectError(at3({ role: { toString: 1 }, content: "x" }), "SESSION_INVALID_MESSAGE", 3, /unknown message role/)
+    expectError(at3({ role: "user", content: [{ type: { toString: 1 }, text: "x" }] }), "SESSION_INVALID_MESSAGE", 3, /not text or an image: object/)
+  })
+
   it("SESSION_INVALID_UTF8: invalid bytes anywhere, a sequence cut at the very end", () => {
     const good = file(HEADER, u("e1", null, "caf"))
     // Right after "caf", inside the string.
@@ -497,7 +512,7 @@ describe("hand-made files that are not valid Pi v3 sessions", () => {
     expectError(at3({ role: "assistant", content: [{ type: "toolCall", id: "c1", name: "bash", arguments: [1] }] }), "SESSION_INVALID_MESSAGE", 3)
     const noFlag = fromPi(file(HEADER, a("e1", null, [["c1", "bash"]]), msg("e2", "e1", { role: "toolResult", toolCallId: "c1", toolName: "bash", content: [] })))
     expectError(noFlag, "SESSION_INVALID_MESSAGE", 3, /isError/)
-    // SPEC C4: a literal no number holds exactly would be rounded by the conversion; refused as a load refuses it.
+    // A literal no number holds exactly would be rounded by the conversion; refused as a load refuses it.
     const call = JSON.stringify(msg("e2", "e1", { role: "assistant", content: [toolCall("c1", "bash", { n: 1 })], api: "x", provider: "x", model: "x", stopReason: "stop", timestamp: 2 }))
     const snowflake = fromPi(file(HEADER, u("e1", null), call.replace(`"n":1`, `"n":12345678901234567891`)))
     expectError(snowflake, "SESSION_INVALID_MESSAGE", 3, /12345678901234567891.*12345678901234567000/)

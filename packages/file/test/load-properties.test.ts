@@ -29,7 +29,7 @@ const textArb = fc.oneof(
     .map((parts) => parts.join(""))
 )
 
-/** JSON data without "__proto__" keys (which B3 forbids). */
+/** JSON data without "__proto__" keys (which the format forbids). */
 const leafArb: fc.Arbitrary<Json> = fc.oneof(textArb, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null))
 const valueArb: fc.Arbitrary<Json> = fc.oneof(leafArb, fc.array(leafArb, { maxLength: 3 }), fc.dictionary(textArb, leafArb, { maxKeys: 2 }))
 const argsArb: fc.Arbitrary<JsonRecord> = fc
@@ -118,7 +118,7 @@ const canonical = (records: ReadonlyArray<JsonRecord>): Buffer =>
   Buffer.from(records.map((r) => JSON.stringify(r) + "\n").join(""), "utf8")
 
 // ---------------------------------------------------------------------------
-// The oracle: B1–B3 and C4 read literally, written without the library's code
+// The oracle: `docs/format.md` (records, Message IR, lines, numbers) read literally, written without the library's code
 
 const MAX_LINE = 65_536
 const MAX_FILE = 4_194_304
@@ -211,7 +211,7 @@ const readJson = (text: string, prefix: boolean): { complete: true; value: JsonR
     const n = Number(text.slice(start, i))
     // A number a commit could not write back (±Infinity) is not accepted; -0 is written as 0, so it reads as 0.
     if (!prefix && !Number.isFinite(n)) throw new Reject("number out of range")
-    if (!prefix && !sameValue(text.slice(start, i), JSON.stringify(n))) throw new Reject("number a rewrite would change (C4)")
+    if (!prefix && !sameValue(text.slice(start, i), JSON.stringify(n))) throw new Reject("number a rewrite would change")
     return n === 0 ? 0 : n
   }
   const value = (depth: number): Json => {

@@ -1,6 +1,6 @@
 /**
- * The fail-closed read path, table-driven: every rule of SPEC B1–B3 and every
- * load-path code of B4 has at least one file that loads and one that is
+ * The fail-closed read path, table-driven: every rule of `docs/format.md` and
+ * every load-path code of its table has at least one file that loads and one that is
  * rejected. Each case runs through the pure decoder (`Codec.decodeSession`) and
  * through `SessionStore.read` on a real file (alone, and with a marker and temp
  * files beside it), and both must agree; every load must leave the directory
@@ -511,7 +511,7 @@ const badTimestamps = [
 }
 
 // ---------------------------------------------------------------------------
-// SESSION_TOOL_LINK (B2), checked against the strict ancestors of each entry
+// SESSION_TOOL_LINK, checked against the strict ancestors of each entry
 
 {
   const r = "tool links"
@@ -654,7 +654,7 @@ const validFile = file(E1)
     return Path.join(dir, FILE)
   }, "SESSION_NOT_REGULAR_FILE", undefined)
   bad(r, "a device (/dev/null itself)", () => "/dev/null", "SESSION_NOT_REGULAR_FILE", undefined)
-  // SPEC C3: the directories above the file may be symlinks (macOS /tmp); the file itself may not.
+  // The directories above the file may be symlinks (macOS /tmp); the file itself may not.
   ok(r, "a file inside a symlinked directory", (dir) => {
     NFS.mkdirSync(Path.join(dir, "real"))
     NFS.writeFileSync(Path.join(dir, "real", FILE), validFile)
@@ -686,7 +686,7 @@ const validFile = file(E1)
 // ---------------------------------------------------------------------------
 // Running the table
 
-/** The codes a load can fail with (B4 plus SESSION_NOT_FOUND); each needs a case. */
+/** The codes a load can fail with; each needs a case. */
 const LOAD_CODES: ReadonlyArray<SessionErrorCode> = [
   "SESSION_INVALID_JSON",
   "SESSION_INVALID_UTF8",
@@ -741,7 +741,7 @@ const readFile = (path: string, size?: number) =>
   Effect.map(readSession(path), (result): Outcome => {
     if (Either.isLeft(result)) return outcomeOfError(result.left)
     if (size !== undefined) expect(result.right.size).toBe(size)
-    // The directory is resolved once (SPEC C3): the location names the real directory.
+    // The directory is resolved once: the location names the real directory.
     expect(result.right.location).toBe(Path.join(NFS.realpathSync(Path.dirname(Path.resolve(path))), Path.basename(path)))
     return { ok: true, header: result.right.header, entries: result.right.entries, tail: result.right.tail }
   })

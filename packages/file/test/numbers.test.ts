@@ -1,5 +1,5 @@
 /**
- * Numbers (SPEC C4): a number the loader accepts is one a JavaScript number holds
+ * Numbers (`docs/format.md`, "Numbers"): a number the loader accepts is one a JavaScript number holds
  * exactly, so no rewrite can change an acknowledged value. An integer literal
  * beyond 2^53 that would change (`12345678901234567891` → `12345678901234567000`)
  * is refused; a literal that is only spelled differently (`1.0`, `1e0`, `0.10`)
