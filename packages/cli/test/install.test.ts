@@ -197,8 +197,9 @@ describe("the README's install commands", { timeout: 120_000 }, () => {
   })
 })
 
-describe("the packed packages", { timeout: 120_000 }, () => {
-  it("hold compiled JavaScript, declarations and source maps, no tests, a README and their links, and name their peers", () => {
+// Independent checks of what is installed: run together to keep the file's time down.
+describe.concurrent("the packed packages", { timeout: 120_000 }, () => {
+  it("hold compiled JavaScript, declarations and source maps, no tests, a README and their links, and name their peers", ({ expect }) => {
     for (const name of PACKAGES) {
       const dir = name === "cli"
         ? Path.join(globalPrefix, "lib", "node_modules", "@session-tree", "cli")
@@ -233,7 +234,7 @@ describe("the packed packages", { timeout: 120_000 }, () => {
     expect(Object.keys(pg.peerDependencies)).toEqual(expect.arrayContaining(["@effect/sql", "@effect/sql-pg", "effect"]))
   })
 
-  it("each README's install commands are among the repository README's", () => {
+  it("each README's install commands are among the repository README's", ({ expect }) => {
     const commands = new Set(README_COMMANDS.map((c) => c.join(" ")))
     for (const name of PACKAGES) {
       const page = NFS.readFileSync(Path.join(root, "packages", name, "README.md"), "utf8")
@@ -243,7 +244,7 @@ describe("the packed packages", { timeout: 120_000 }, () => {
     }
   })
 
-  it("work from a plain .mjs: the Effect API, the Promise facade, the views, the database layer", async () => {
+  it("work from a plain .mjs: the Effect API, the Promise facade, the views, the database layer", async ({ expect }) => {
     NFS.writeFileSync(Path.join(app, "app.mjs"), `
 import { Ids, Sessions, SessionStore, SessionTree } from "@session-tree/core"
 import { FileJournal } from "@session-tree/file"
@@ -293,7 +294,7 @@ console.log(internal)
     ])
   })
 
-  it("type-check from TypeScript with moduleResolution NodeNext, and keep internal modules out of reach", async () => {
+  it("type-check from TypeScript with moduleResolution NodeNext, and keep internal modules out of reach", async ({ expect }) => {
     NFS.writeFileSync(Path.join(app, "tsconfig.json"), JSON.stringify({
       compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true, types: ["node"] },
       files: ["app.ts", "internal.ts"]
@@ -328,7 +329,7 @@ export { Hidden }
   })
 
   for (const name of ["core", "file", "pg", "view"] as const) {
-    it(`@session-tree/${name}'s README example runs as installed and prints what its comments say`, async () => {
+    it(`@session-tree/${name}'s README example runs as installed and prints what its comments say`, async ({ expect }) => {
       const page = NFS.readFileSync(Path.join(app, "node_modules", "@session-tree", name, "README.md"), "utf8")
       const example = blockAfter(page, "example")
       expect(example).toBeDefined()
@@ -345,10 +346,10 @@ export { Hidden }
   }
 })
 
-describe("the session-tree command", { timeout: 120_000 }, () => {
+describe.concurrent("the session-tree command", { timeout: 120_000 }, () => {
   const bin = () => Path.join(globalPrefix, "bin", "session-tree")
 
-  it("installed globally, runs its compiled bundle from any directory", async () => {
+  it("installed globally, runs its compiled bundle from any directory", async ({ expect }) => {
     const dir = NFS.mkdtempSync(Path.join(work, "cli-"))
     const env = { SESSION_TREE_DB: "" }
     expect((await ok(bin(), ["--version"], dir, env)).trim()).toBe("0.1.0")
@@ -359,7 +360,7 @@ describe("the session-tree command", { timeout: 120_000 }, () => {
     expect(listed.map((s) => s.id)).toEqual(["chat-1"])
   })
 
-  it("runs its README's example as written", async () => {
+  it("runs its README's example as written", async ({ expect }) => {
     const page = NFS.readFileSync(Path.join(globalPrefix, "lib", "node_modules", "@session-tree", "cli", "README.md"), "utf8")
     const example = blockAfter(page, "example")
     expect(example).toBeDefined()
@@ -371,7 +372,7 @@ describe("the session-tree command", { timeout: 120_000 }, () => {
     expect(NFS.readFileSync(Path.join(dir, "chat.html"), "utf8")).toMatch(/^<!doctype html>/i)
   })
 
-  it("keeps its code cache where the README says, and none with SESSION_TREE_NO_CODE_CACHE=1", async () => {
+  it("keeps its code cache where the README says, and none with SESSION_TREE_NO_CODE_CACHE=1", async ({ expect }) => {
     const dir = NFS.mkdtempSync(Path.join(work, "cache-"))
     const off = Path.join(dir, "off")
     expect((await ok(bin(), ["--version"], dir, { XDG_CACHE_HOME: off, SESSION_TREE_NO_CODE_CACHE: "1" })).trim()).toBe("0.1.0")
@@ -384,7 +385,7 @@ describe("the session-tree command", { timeout: 120_000 }, () => {
     expect(NFS.readdirSync(Path.join(home, ".cache", "session-tree")).filter((f) => /^code-.*\.bin$/.test(f))).toHaveLength(1)
   })
 
-  it("runs through npx from an empty directory, as the README's npx --package line does", async () => {
+  it("runs through npx from an empty directory, as the README's npx --package line does", async ({ expect }) => {
     const dir = NFS.mkdtempSync(Path.join(work, "npx-"))
     const tarball = packed.get("@session-tree/cli")!.tarball
     const result = await run("npx", ["--yes", "--package", tarball, "session-tree", "--version"], dir)
