@@ -44,7 +44,7 @@ export type { Loaded } from "@session-tree/core/SessionStore"
 /** Whether a listed session is one that does not load (it then holds `error` instead of a summary). */
 export const isUnreadable: (listed: CoreSessions.Listed) => listed is CoreSessions.Unreadable = CoreSessions.isUnreadable
 
-/** `now`: epoch milliseconds for timestamps; `createId`: entry IDs. Session IDs are random UUIDs. */
+/** `now`: epoch milliseconds for timestamps; `createId`: entry IDs. Session IDs are random UUIDs unless `create` is given one. */
 export interface SessionOptions {
   now?: () => number
   createId?: () => string
