@@ -170,6 +170,16 @@ describe("the README's install commands", { timeout: 120_000 }, () => {
     }
   })
 
+  it("agree with the README's table of peers, which is each manifest's", () => {
+    for (const name of PACKAGES) {
+      const row = new RegExp(`^\\| \`@session-tree/${name}\` \\| (.*) \\|$`, "m").exec(readme)?.[1]
+      expect(row, name).toBeDefined()
+      const manifest = readJson<{ peerDependencies?: Record<string, string> }>(Path.join(root, "packages", name, "package.json"))
+      const shown = [...row!.matchAll(/`([^`]+)` (\^[0-9.]+)/g)].filter((m) => !m[1]!.startsWith("@session-tree/")).map((m) => [m[1], m[2]])
+      expect(Object.fromEntries(shown), name).toEqual(manifest.peerDependencies ?? {})
+    }
+  })
+
   it("each resolve from the registry in an empty project: no conflict, no overridden peer, npm ls clean", async () => {
     expect(installs.length).toBe(README_COMMANDS.length + 1)
     const registry = (await ok("npm", ["config", "get", "registry"], work)).trim().replace(/\/$/, "")
