@@ -1,8 +1,14 @@
 /**
  * Builds the `session-tree` command: one bundle of the CLI and everything it
- * imports (the libraries from their TypeScript sources), minified, with a
- * source map. `bin/session-tree.cjs` loads it with V8's code cache, so a start
- * compiles almost nothing. Usage: node scripts/build.mjs [outdir]
+ * imports (the libraries from their TypeScript sources), minified.
+ * `bin/session-tree.cjs` loads it with V8's code cache, so a start compiles
+ * almost nothing.
+ *
+ * Usage: node scripts/build.mjs [outdir] [--sourcemap]
+ *
+ * A source map (`session-tree.cjs.map`, several megabytes) is written only with
+ * `--sourcemap` or `SESSION_TREE_SOURCEMAP=1`, so the published package does not
+ * carry it; a build without one removes the map an earlier build left.
  */
 import * as esbuild from "esbuild"
 import * as NFS from "node:fs"
@@ -10,19 +16,24 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
-const outdir = Path.resolve(process.argv[2] ?? Path.join(here, "..", "dist"))
+const args = process.argv.slice(2)
+const sourcemap = args.includes("--sourcemap") || process.env.SESSION_TREE_SOURCEMAP === "1"
+const [dir] = args.filter((a) => a !== "--sourcemap")
+const outdir = Path.resolve(dir ?? Path.join(here, "..", "dist"))
+const outfile = Path.join(outdir, "session-tree.cjs")
 
 NFS.mkdirSync(outdir, { recursive: true })
+if (!sourcemap) NFS.rmSync(`${outfile}.map`, { force: true })
 await esbuild.build({
   entryPoints: [Path.join(here, "..", "src", "main.ts")],
-  outfile: Path.join(outdir, "session-tree.cjs"),
+  outfile,
   bundle: true,
   // A script, not a module: only a script can be compiled with a code cache on Node 20.
   format: "cjs",
   platform: "node",
   target: "node20",
   minify: true,
-  sourcemap: true,
+  sourcemap,
   // The workspace's libraries are bundled from their TypeScript sources.
   conditions: ["@session-tree/source"],
   // node-postgres loads its optional native binding only when asked to; it never is.

