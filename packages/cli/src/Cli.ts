@@ -1,5 +1,5 @@
 /**
- * The `session-tree` command (SPEC B6, C5): thin shells over the library — the
+ * The `session-tree` command: thin shells over the library — the
  * Effect API of `@session-tree/core`, its backends `@session-tree/file` (session
  * files) and, with `--db URL`, `@session-tree/pg` (PostgreSQL), and the views of
  * `@session-tree/view`. Every decision about what is valid belongs to the
@@ -11,6 +11,7 @@ import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
@@ -24,15 +25,17 @@ import * as Files from "@session-tree/file/Files"
 import * as Recovery from "@session-tree/file/Recovery"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as NFS from "node:fs"
+import * as NodePath from "node:path"
 import * as Option from "effect/Option"
 import * as Backend from "./Backend.js"
 import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson } from "@session-tree/view/Text"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason: string }> {}
+export const UsageError = Backend.UsageError
+export type UsageError = Backend.UsageError
 
 export const EXIT_OK = 0
 export const EXIT_FAILURE = 1
@@ -43,12 +46,23 @@ export const EXIT_USAGE = 2
 
 const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file (with --db: the session ID)"))
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
-// Parsed straight into the backend it names, so each command chooses it once.
-const db = Options.text("db").pipe(
-  Options.withPseudoName("URL"),
-  Options.optional,
-  Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs"),
-  Options.map(Backend.choose)
+// Parsed straight into the backend they name, so each command chooses it once (the rule: Backend.ts).
+const db = Options.all({
+  db: Options.text("db").pipe(
+    Options.withPseudoName("URL"),
+    Options.optional,
+    Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs; \"\" means files")
+  ),
+  files: Options.boolean("files").pipe(Options.withDescription("use session files, whatever $SESSION_TREE_DB says"))
+}).pipe(
+  Options.mapTryCatch(
+    (choice) => {
+      const chosen = Backend.choose(choice)
+      if (typeof chosen === "string") throw chosen
+      return chosen
+    },
+    (reason) => HelpDoc.p(String(reason))
+  )
 )
 
 // --- create -------------------------------------------------------------------------------
@@ -61,10 +75,13 @@ const create = Command.make(
     db
   },
   ({ db, id, path }) =>
-    Backend.run(db, Effect.scoped(Effect.gen(function*() {
-      const store = yield* SessionStore.create(path, Option.isSome(id) ? { id: id.value } : undefined)
-      yield* Console.log(printable(store.header.id))
-    })))
+    Effect.zipRight(
+      Backend.checkPaths(db, [path]),
+      Backend.run(db, Effect.scoped(Effect.gen(function*() {
+        const store = yield* SessionStore.create(path, Option.isSome(id) ? { id: id.value } : undefined)
+        yield* Console.log(printable(store.header.id))
+      })), path)
+    )
 ).pipe(Command.withDescription("Create a new session; prints the session ID."))
 
 // --- append -------------------------------------------------------------------------------
@@ -97,15 +114,16 @@ const append = Command.make(
       if (root && Option.isSome(parent)) {
         return yield* new UsageError({ reason: "--parent and --root exclude each other" })
       }
+      yield* Backend.checkPaths(db, [path])
       const parsed = Either.isRight(message) ? yield* parseMessage(message.right) : undefined
       yield* Backend.run(db, Effect.scoped(Effect.gen(function*() {
         const body = Either.isLeft(message) ? { role: "user", id: yield* (yield* Ids.Ids).entryId, content: message.left } : parsed
         const store = yield* SessionStore.load(path)
-        // The tree's leaf after a load is the newest entry: the default parent of B6.
+        // The tree's leaf after a load is the newest entry: the documented default parent.
         const leaf = (yield* SessionTree.make(store)).activeLeafId
         const entry = yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body)
         yield* Console.log(printable(entry.id))
-      })))
+      })), path)
     })
 ).pipe(Command.withDescription("Append one entry; prints its ID. Default parent: the newest entry."))
 
@@ -115,7 +133,7 @@ const verify = Command.make(
   "verify",
   { path, json, db },
   ({ db, json, path }) =>
-    Backend.run(db, SessionStore.read(path).pipe(
+    Effect.zipRight(Backend.checkPaths(db, [path]), Backend.run(db, SessionStore.read(path).pipe(Effect.mapError((error) => Backend.locate(error, db, path)), 
       Effect.matchEffect({
         onSuccess: (loaded) => {
           const leaf = loaded.entries.at(-1)?.id ?? null
@@ -138,7 +156,7 @@ const verify = Command.make(
             Effect.fail(error)
           )
       })
-    ))
+    ), path))
 ).pipe(Command.withDescription("Load a session read-only: exit 0 when it loads, 1 when it is rejected."))
 
 // --- recover ------------------------------------------------------------------------------
@@ -154,13 +172,14 @@ const recover = Command.make(
   { path, json, db },
   ({ db, json, path }) =>
     Effect.gen(function*() {
+      yield* Backend.checkPaths(db, [path])
       if (db._tag === "Database") {
         // Every commit is one transaction: a crash leaves nothing beside the rows to resolve.
-        yield* Backend.run(db, SessionStore.read(path))
+        yield* Backend.run(db, SessionStore.read(path), path)
         if (json) return yield* Console.log(jsonLine({ ok: true, marker: "none", removed: [] }))
         return yield* Console.log("nothing to recover: every commit to the database is one transaction, so a crash leaves nothing behind")
       }
-      const report = yield* Backend.run(db, Recovery.recover(path))
+      const report = yield* Backend.run(db, Recovery.recover(path), path)
       if (json) {
         return yield* Console.log(jsonLine({ ok: true, marker: report.marker, removed: report.removed }))
       }
@@ -185,7 +204,8 @@ const log = Command.make(
   },
   ({ db, json, leaf, path }) =>
     Effect.gen(function*() {
-      const loaded = yield* Backend.run(db, SessionStore.read(path))
+      yield* Backend.checkPaths(db, [path])
+      const loaded = yield* Backend.run(db, SessionStore.read(path), path)
       const options = { leaf: Option.getOrUndefined(leaf) }
       if (json) return yield* Console.log(jsonLine(yield* logJson(loaded.entries, options)))
       for (const line of yield* renderLog(loaded.entries, options)) yield* Console.log(line)
@@ -197,7 +217,8 @@ const tree = Command.make(
   { path, json, db },
   ({ db, json, path }) =>
     Effect.gen(function*() {
-      const loaded = yield* Backend.run(db, SessionStore.read(path))
+      yield* Backend.checkPaths(db, [path])
+      const loaded = yield* Backend.run(db, SessionStore.read(path), path)
       if (json) return yield* Console.log(jsonLine(yield* treeJson(loaded.header, loaded.entries)))
       for (const line of yield* renderTree(loaded.header, loaded.entries)) yield* Console.log(line)
     })
@@ -215,9 +236,13 @@ const list = Command.make(
   ({ db, dir, json }) =>
     Effect.gen(function*() {
       if (Option.isSome(dir) && db._tag === "Database") {
-        return yield* new UsageError({ reason: "list takes a DIR on files only; with --db it lists the database" })
+        return yield* new UsageError({
+          reason: db.fromEnvironment
+            ? `list takes a DIR on files only, but SESSION_TREE_DB chose ${Backend.describe(db)}: add --files to list DIR, or leave DIR out to list the database`
+            : "list takes a DIR on files only; with --db it lists the database"
+        })
       }
-      const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ scope: Option.getOrUndefined(dir) })))
+      const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ scope: Option.getOrUndefined(dir) })), Option.getOrUndefined(dir))
       if (json) return yield* Console.log(jsonLine(listing.sessions))
       if (listing.sessions.length === 0) return yield* Console.log("no sessions")
       for (const listed of listing.sessions) yield* Console.log(listLine(listed))
@@ -234,12 +259,102 @@ const fork = Command.make(
     db
   },
   ({ db, id, leaf, source, to }) =>
-    Backend.run(db, Effect.gen(function*() {
-      const sessions = yield* Sessions.Sessions
-      const forked = yield* sessions.fork(source, leaf, to, Option.isSome(id) ? { id: id.value } : undefined)
-      yield* Console.log(printable(forked.id))
-    }))
+    Effect.zipRight(
+      Backend.checkPaths(db, [source, to]),
+      Backend.run(db, Effect.gen(function*() {
+        const sessions = yield* Sessions.Sessions
+        const forked = yield* sessions.fork(source, leaf, to, Option.isSome(id) ? { id: id.value } : undefined)
+        yield* Console.log(printable(forked.id))
+      }), source)
+    )
 ).pipe(Command.withDescription("Copy the root→ENTRY path of SRC into a new session DST; prints its ID. SRC is not changed."))
+
+// --- export --out: never replace what this command did not create ------------------------
+
+/** The most of a file read to tell whether it is a session: its first line, as far as a header can reach. */
+const HEADER_BYTES = 64 * 1024
+
+/**
+ * Whether the regular file at `path` holds a session of any format or state: its first line
+ * is (or starts) a JSON object whose `type` is "session", after an optional byte order mark.
+ */
+const holdsSession = (path: string): boolean => {
+  const fd = NFS.openSync(path, NFS.constants.O_RDONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK)
+  try {
+    const buffer = Buffer.alloc(HEADER_BYTES)
+    const n = NFS.readSync(fd, buffer, 0, HEADER_BYTES, 0)
+    const start = buffer.toString("utf8", 0, n).replace(/^\uFEFF/, "").trimStart()
+    const first = start.split("\n", 1)[0]!
+    try {
+      const parsed: unknown = JSON.parse(first)
+      if (typeof parsed === "object" && parsed !== null && (parsed as { type?: unknown }).type === "session") return true
+    } catch {
+      // Not one JSON object: a header that is cut or damaged is still recognised by how it starts.
+    }
+    return /^\{\s*"type"\s*:\s*"session"/.test(start)
+  } finally {
+    NFS.closeSync(fd)
+  }
+}
+
+const fsyncDirectory = (dir: string): void => {
+  const fd = NFS.openSync(dir, NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY)
+  try {
+    NFS.fsyncSync(fd)
+  } finally {
+    NFS.closeSync(fd)
+  }
+}
+
+const ioError = (what: string, path: string) => (cause: unknown): SessionError =>
+  isSessionError(cause)
+    ? cause
+    : sessionError(
+      (cause as { code?: unknown }).code === "ENOENT" ? "SESSION_NOT_FOUND" : "SESSION_IO",
+      `${what}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { path, cause }
+    )
+
+/**
+ * Writes an export to `out`. A new path is written whole under a temporary name and linked
+ * into place, which fails when anything appeared there meanwhile: nothing is ever replaced.
+ * With `force` an existing regular file is replaced, unless it holds a session.
+ */
+const writeOut = (out: string, text: string, force: boolean): Effect.Effect<void, SessionError, Backend.Library> =>
+  Effect.gen(function*() {
+    const path = NodePath.resolve(out)
+    const existing = yield* Effect.try({ try: () => NFS.lstatSync(path, { throwIfNoEntry: false }), catch: ioError("cannot look at --out", path) })
+    if (existing !== undefined) {
+      if (!force) {
+        return yield* sessionError("SESSION_EXISTS", `--out ${out} already exists; add --force to replace it (a session is never replaced)`, { path })
+      }
+      if (existing.isFile() && (yield* Effect.try({ try: () => holdsSession(path), catch: ioError("cannot read --out", path) }))) {
+        return yield* sessionError(
+          "SESSION_EXISTS",
+          `--out ${out} holds a session, which export never replaces, even with --force; choose another file`,
+          { path }
+        )
+      }
+      // Anything else that is not a regular file is refused by the write itself.
+      return yield* Files.writeFile(path, text)
+    }
+    const temp = NodePath.join(NodePath.dirname(path), `.${NodePath.basename(path)}.${process.pid}-${Math.random().toString(36).slice(2)}.export`)
+    yield* Files.writeFile(temp, text)
+    yield* Effect.try({
+      try: () => {
+        try {
+          NFS.linkSync(temp, path)
+        } finally {
+          NFS.unlinkSync(temp)
+        }
+        fsyncDirectory(NodePath.dirname(path))
+      },
+      catch: (cause) =>
+        (cause as { code?: unknown }).code === "EEXIST"
+          ? sessionError("SESSION_EXISTS", `--out ${out} appeared while the export was written; it was left as it is`, { path })
+          : ioError("cannot put the export in place", path)(cause)
+    })
+  })
 
 const exportCommand = Command.make(
   "export",
@@ -250,12 +365,15 @@ const exportCommand = Command.make(
       Options.withDescription("jsonl: the canonical generation; markdown: the root→leaf transcript; html: a page of the whole tree")
     ),
     leaf: Options.text("leaf").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("markdown, html: the leaf of the path shown (default: the newest entry)")),
-    out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout")),
+    out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout; FILE must not exist")),
+    force: Options.boolean("force").pipe(Options.withDescription("let --out replace an existing file (never a session)")),
     db
   },
-  ({ db, format, leaf, out, source }) =>
+  ({ db, force, format, leaf, out, source }) =>
     Effect.gen(function*() {
       if (format === "jsonl" && Option.isSome(leaf)) return yield* new UsageError({ reason: "--leaf applies to markdown and html; jsonl is the whole session" })
+      if (force && Option.isNone(out)) return yield* new UsageError({ reason: "--force applies to --out only" })
+      yield* Backend.checkPaths(db, [source])
       // One run: --out is written with the backend's Fs, so a database export builds one pool.
       yield* Backend.run(db, Effect.gen(function*() {
         const sessions = yield* Sessions.Sessions
@@ -270,9 +388,9 @@ const exportCommand = Command.make(
             ? yield* View.Markdown.render(loaded.header, loaded.entries, options)
             : yield* View.Html.render(loaded.header, loaded.entries, options)
         }
-        if (Option.isSome(out)) return yield* Files.writeFile(out.value, text)
+        if (Option.isSome(out)) return yield* writeOut(out.value, text, force)
         yield* Effect.sync(() => process.stdout.write(text))
-      }))
+      }), source)
     })
 ).pipe(Command.withDescription("Print a session as its canonical JSONL, a Markdown transcript, or a self-contained HTML page."))
 
@@ -298,6 +416,7 @@ const importCommand = Command.make(
       const onDatabase = db._tag === "Database"
       if (Option.isNone(to) && !onDatabase) return yield* new UsageError({ reason: "import needs --to PATH on files" })
       if (lossy && from !== "pi") return yield* new UsageError({ reason: "--lossy applies to --from pi only" })
+      yield* Backend.checkPaths(db, Option.toArray(to))
       const imported = yield* Backend.run(db, Effect.gen(function*() {
         let records: Sessions.Records
         if (from === "pi") {
@@ -308,7 +427,7 @@ const importCommand = Command.make(
           records = yield* FileJournal.readSession(file)
         }
         return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to))
-      }))
+      }), Option.getOrElse(to, () => file))
       yield* Console.log(printable(imported.id))
     })
 ).pipe(Command.withDescription("Store the session in FILE (this project's format, or Pi's) as a new session that keeps its header; prints its ID."))
