@@ -5,7 +5,9 @@
  * `@session-tree/view`. Every decision about what is valid belongs to the
  * library; this file only parses arguments, picks defaults, and prints.
  *
- * Exit codes: 0 success, 1 any failure (error code first on stderr), 2 wrong usage.
+ * Exit codes: 0 success; 1 rejected (the error code first on stderr); 2 wrong usage;
+ * 3 busy: another process kept changing the session while a command wrote to it,
+ * nothing was written, and running the command again is expected to work.
  */
 import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"
@@ -25,11 +27,13 @@ import * as Files from "@session-tree/file/Files"
 import * as Recovery from "@session-tree/file/Recovery"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Backend from "./Backend.js"
 import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson } from "@session-tree/view/Text"
 
@@ -40,6 +44,47 @@ export type UsageError = Backend.UsageError
 export const EXIT_OK = 0
 export const EXIT_FAILURE = 1
 export const EXIT_USAGE = 2
+export const EXIT_BUSY = 3
+
+/** A race with another process lost on every attempt: exits EXIT_BUSY with `error` (already worded for a user). */
+export class Busy extends Data.TaggedError("Busy")<{ readonly error: SessionError }> {}
+
+/** How often a command that loads afresh tries again, and how long it waits between tries (randomized, so racers spread out). */
+const RETRIES = 9
+const RETRY = Schedule.exponential("20 millis", 1.6).pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(RETRIES)))
+
+/** A recovery marker left by an interrupted save: no retry resolves it, only `recover` (whose command the library's message names). */
+const needsRecover = (error: SessionError): boolean => error.code === "SESSION_BUSY" && error.reason.includes("session-tree recover ")
+
+/** A race another process won: this command's fresh load is stale, and loading again can win. */
+const isRace = (error: SessionError): boolean =>
+  error.code === "SESSION_REPLACED" || (error.code === "SESSION_BUSY" && !needsRecover(error))
+
+/**
+ * Runs `attempt` (a fresh load and a write) again while it loses a race, a bounded number
+ * of times; a race still lost is `Busy`, and a recovery marker is explained with its remedy.
+ */
+const retryRaces = <A, R>(attempt: Effect.Effect<A, SessionError, R>, backend: Backend.Backend, path: string): Effect.Effect<A, Busy | SessionError, R> =>
+  attempt.pipe(
+    Effect.retry({ schedule: RETRY, while: isRace }),
+    Effect.catchIf(needsRecover, (error) =>
+      Effect.fail(Backend.locate(
+        sessionError(
+          "SESSION_BUSY",
+          `appends to this session are blocked: an interrupted save left a recovery marker beside it, and no process is saving to it now; run \`session-tree recover ${path}\`, then append again`
+        ),
+        backend,
+        error.path ?? path
+      ))),
+    Effect.catchIf(isRace, (error) =>
+      Effect.fail(new Busy({
+        error: Backend.locate(
+          sessionError(error.code, `another process was changing this session at the same time; after ${RETRIES + 1} attempts nothing was written: run the command again`),
+          backend,
+          path
+        )
+      })))
+  )
 
 // Every value from a session or a directory is printed through the Text view's escaping
 // (`printable`, `jsonLine`, `listLine`, `formatError`): none may reach a terminal raw.
@@ -116,14 +161,18 @@ const append = Command.make(
       }
       yield* Backend.checkPaths(db, [path])
       const parsed = Either.isRight(message) ? yield* parseMessage(message.right) : undefined
-      yield* Backend.run(db, Effect.scoped(Effect.gen(function*() {
-        const body = Either.isLeft(message) ? { role: "user", id: yield* (yield* Ids.Ids).entryId, content: message.left } : parsed
-        const store = yield* SessionStore.load(path)
-        // The tree's leaf after a load is the newest entry: the documented default parent.
-        const leaf = (yield* SessionTree.make(store)).activeLeafId
-        const entry = yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body)
-        yield* Console.log(printable(entry.id))
-      })), path)
+      const entry = yield* retryRaces(
+        Backend.run(db, Effect.scoped(Effect.gen(function*() {
+          const body = Either.isLeft(message) ? { role: "user", id: yield* (yield* Ids.Ids).entryId, content: message.left } : parsed
+          const store = yield* SessionStore.load(path)
+          // The tree's leaf after a load is the newest entry: the documented default parent.
+          const leaf = (yield* SessionTree.make(store)).activeLeafId
+          return yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body)
+        })), path),
+        db,
+        path
+      )
+      yield* Console.log(printable(entry.id))
     })
 ).pipe(Command.withDescription("Append one entry; prints its ID. Default parent: the newest entry."))
 
@@ -481,6 +530,7 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
         if (error instanceof UsageError) {
           return Effect.as(Console.error(`usage: ${error.reason} (see session-tree --help)`), EXIT_USAGE)
         }
+        if (error instanceof Busy) return Effect.as(Console.error(formatError(error.error)), EXIT_BUSY)
         if (isSessionError(error)) return Effect.as(Console.error(formatError(error)), EXIT_FAILURE)
       }
       const squashed = Cause.squash(cause)
