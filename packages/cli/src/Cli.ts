@@ -17,6 +17,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
+import { CourseMessage } from "@session-tree/core/Record"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -33,9 +34,11 @@ import * as Either from "effect/Either"
 import * as NFS from "node:fs"
 import * as NodePath from "node:path"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Backend from "./Backend.js"
-import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson } from "@session-tree/view/Text"
+import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson, visible } from "@session-tree/view/Text"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
 export const UsageError = Backend.UsageError
@@ -86,6 +89,40 @@ const retryRaces = <A, R>(attempt: Effect.Effect<A, SessionError, R>, backend: B
       })))
   )
 
+/** The file a save links beside a session while it replaces it (`NAME.marker`, as the format document names it). */
+const hasMarker = (path: string): boolean => NFS.lstatSync(`${NodePath.resolve(path)}.marker`, { throwIfNoEntry: false }) !== undefined
+
+/** The library's words for its own parts, in a user's: what a person sees is files, sessions and processes. */
+const USER_WORDS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/ \(Recovery\.recover\)/g, ""],
+  [/\bthis store\b/g, "this command"],
+  [/\bthe store's\b/g, "this command's"],
+  [/\bthe store\b/g, "the session"],
+  [/\bgenerations\b/g, "versions"],
+  [/\bgeneration\b/g, "version"],
+  [/\bwriter's commit\b/g, "process's save"],
+  [/\bwriters\b/g, "processes"],
+  [/\bwriter\b/g, "process"]
+]
+
+/**
+ * A library error as a user reads it: the same code and cause in a user's words, and the
+ * remedy where the cause has a known one.
+ */
+export const forUser = (error: SessionError): SessionError => {
+  let reason = USER_WORDS.reduce((text, [from, to]) => text.replace(from, to), error.reason)
+  const remedy = (text: string) => {
+    if (!reason.includes(text)) reason += `; ${text}`
+  }
+  if (error.code === "SESSION_UNSUPPORTED_VERSION" && /^header version 3\b/.test(error.reason)) {
+    remedy("this looks like a Pi session file: `session-tree import FILE --from pi --to PATH` converts it")
+  }
+  if (error.code === "SESSION_INVALID_JSON" && error.line === 1 && error.reason.includes("\uFEFF")) {
+    remedy("the file starts with a byte order mark, which a session file never holds: remove it")
+  }
+  return reason === error.reason ? error : sessionError(error.code, reason, { line: error.line, path: error.path, cause: error.cause })
+}
+
 // Every value from a session or a directory is printed through the Text view's escaping
 // (`printable`, `jsonLine`, `listLine`, `formatError`): none may reach a terminal raw.
 
@@ -131,11 +168,34 @@ const create = Command.make(
 
 // --- append -------------------------------------------------------------------------------
 
-const message = Options.text("user").pipe(
-  Options.withPseudoName("TEXT"),
-  Options.withDescription("append a user message with this content"),
-  Options.orElseEither(Options.text("message").pipe(Options.withPseudoName("JSON"), Options.withDescription("append this Message IR value (JSON)")))
-)
+// Both optional, so that the command itself can say that exactly one of them is required.
+const user = Options.text("user").pipe(Options.withPseudoName("TEXT"), Options.optional, Options.withDescription("append a user message with this content"))
+const messageJson = Options.text("message").pipe(Options.withPseudoName("JSON"), Options.optional, Options.withDescription("append this Message IR value (JSON)"))
+
+const decodeMessage = Schema.decodeUnknownEither(CourseMessage, { onExcessProperty: "error", errors: "first", exact: true })
+
+/** A Schema path as a reader writes it: `toolCalls[0].arguments`. */
+const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("")
+
+/** Schema's words for the types of Message IR, in a reader's. */
+const plainTypes = (text: string): string =>
+  text.replaceAll("{ readonly [x: string]: unknown }", "a JSON object").replaceAll("minLength(1)", "a non-empty string")
+
+/**
+ * The library refused `--message`: when the value does not have the shape of a message, the
+ * first wrong field and what was expected there, instead of the whole union of shapes.
+ */
+const explainMessage = (error: SessionError, value: unknown): SessionError => {
+  if (error.code !== "SESSION_INVALID_MESSAGE") return error
+  const decoded = decodeMessage(value)
+  if (Either.isRight(decoded)) return error
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+  if (issue === undefined) return error
+  const at = issue.path.length === 0 ? "the message" : fieldPath(issue.path)
+  const what = issue._tag === "Unexpected" ? "a field Message IR does not have" : plainTypes(issue.message)
+  return sessionError("SESSION_INVALID_MESSAGE", `--message: ${at}: ${what}`, { path: error.path })
+}
 
 const parseMessage = (text: string): Effect.Effect<unknown, SessionError> =>
   Effect.try({
@@ -148,14 +208,19 @@ const append = Command.make(
   "append",
   {
     path,
-    message,
+    user,
+    message: messageJson,
     parent: Options.text("parent").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the parent entry (default: the newest entry)")),
     root: Options.boolean("root").pipe(Options.withDescription("start a new root (parent null)")),
     db
   },
-  ({ db, message, parent, path, root }) =>
+  ({ db, message: messageText, parent, path, root, user }) =>
     Effect.gen(function*() {
       // Usage and the message's JSON are checked before the backend is reached, so they never wait on it.
+      if (Option.isSome(user) === Option.isSome(messageText)) {
+        return yield* new UsageError({ reason: "append needs exactly one of --user and --message: --user TEXT for a user message, --message JSON for any message" })
+      }
+      const message: Either.Either<string, string> = Option.isSome(messageText) ? Either.right(messageText.value) : Either.left(Option.getOrThrow(user))
       if (root && Option.isSome(parent)) {
         return yield* new UsageError({ reason: "--parent and --root exclude each other" })
       }
@@ -167,7 +232,9 @@ const append = Command.make(
           const store = yield* SessionStore.load(path)
           // The tree's leaf after a load is the newest entry: the documented default parent.
           const leaf = (yield* SessionTree.make(store)).activeLeafId
-          return yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body)
+          return yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body).pipe(
+            Effect.mapError((error) => (Either.isRight(message) ? explainMessage(error, parsed) : error))
+          )
         })), path),
         db,
         path
@@ -182,14 +249,21 @@ const verify = Command.make(
   "verify",
   { path, json, db },
   ({ db, json, path }) =>
-    Effect.zipRight(Backend.checkPaths(db, [path]), Backend.run(db, SessionStore.read(path).pipe(Effect.mapError((error) => Backend.locate(error, db, path)), 
+    Effect.zipRight(Backend.checkPaths(db, [path]), Backend.run(db, SessionStore.read(path).pipe(
+      Effect.mapError((error) => forUser(Backend.locate(error, db, path))),
       Effect.matchEffect({
         onSuccess: (loaded) => {
           const leaf = loaded.entries.at(-1)?.id ?? null
+          // It loads, so `ok` stays true; a marker beside it still blocks every append, and says so.
+          const blocked = db._tag === "Files" && hasMarker(path)
+            ? `SESSION_BUSY appends are blocked: a recovery marker left by an interrupted save is beside the file; ` +
+              `run \`session-tree recover ${path}\` to resolve it (unless another process is saving to it right now)`
+            : undefined
           return Console.log(
             json
-              ? jsonLine({ ok: true, entries: loaded.entries.length, leaf, tail: loaded.tail })
-              : `ok ${loaded.entries.length} entries, leaf ${leaf === null ? "(none)" : printable(leaf)}, tail ${loaded.tail}`
+              ? jsonLine({ ok: true, entries: loaded.entries.length, leaf, tail: loaded.tail, ...(blocked === undefined ? {} : { blocked }) })
+              : `ok ${loaded.entries.length} entries, leaf ${leaf === null ? "(none)" : printable(leaf)}, tail ${loaded.tail}` +
+                (blocked === undefined ? "" : `\n${visible(blocked)}`)
           )
         },
         onFailure: (error) =>
@@ -212,8 +286,8 @@ const verify = Command.make(
 
 const markerText: Record<Recovery.RecoveryReport["marker"], string> = {
   none: "no recovery marker",
-  removed: "recovery marker removed: the file holds the newest complete generation",
-  restored: "recovery marker restored onto the path: the previous complete generation is back"
+  removed: "recovery marker removed: the file holds the newest complete version",
+  restored: "recovery marker restored onto the path: the previous complete version is back"
 }
 
 const recover = Command.make(
@@ -531,7 +605,7 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
           return Effect.as(Console.error(`usage: ${error.reason} (see session-tree --help)`), EXIT_USAGE)
         }
         if (error instanceof Busy) return Effect.as(Console.error(formatError(error.error)), EXIT_BUSY)
-        if (isSessionError(error)) return Effect.as(Console.error(formatError(error)), EXIT_FAILURE)
+        if (isSessionError(error)) return Effect.as(Console.error(formatError(forUser(error))), EXIT_FAILURE)
       }
       const squashed = Cause.squash(cause)
       return Effect.as(

@@ -79,6 +79,14 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g
 export const escapeControls = (text: string): string =>
   text.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
+// Characters that show as nothing at all: zero-width spaces and joiners, direction marks, the
+// byte order mark. In a message about bytes they would hide the very byte it is about.
+const INVISIBLE = /[\u200b-\u200f\u2060-\u2064\ufeff]/g
+
+/** `text` for a message line: controls escaped as by `escapeControls`, invisible characters by name (`U+FEFF (byte order mark)`). */
+export const visible = (text: string): string =>
+  escapeControls(text).replace(INVISIBLE, (c) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}${c === "\ufeff" ? " (byte order mark)" : ""}`)
+
 /** `value` as one line of JSON with every control and separator escaped (JSON.stringify leaves DEL, C1 and U+2028/9 raw). */
 export const json = (value: unknown): string => escapeControls(JSON.stringify(value))
 
