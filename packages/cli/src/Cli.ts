@@ -19,6 +19,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
 import { CourseMessage } from "@session-tree/core/Record"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
@@ -365,12 +366,25 @@ const list = Command.make(
             : "list takes a DIR on files only; with --db it lists the database"
         })
       }
-      const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ scope: Option.getOrUndefined(dir) })), Option.getOrUndefined(dir))
-      if (json) return yield* Console.log(jsonLine(listing.sessions))
-      if (listing.sessions.length === 0) return yield* Console.log("no sessions")
-      for (const listed of listing.sessions) yield* Console.log(listLine(listed))
+      const scope = Option.getOrUndefined(dir)
+      const { listing, scanned } = yield* Backend.run(db, Effect.gen(function*() {
+        // The times the listing is ordered by, so that the time shown is the time sorted by.
+        const scanned = yield* (yield* SessionCatalog).scan(scope)
+        const listing = yield* (yield* Sessions.Sessions).list({ scope })
+        return { listing, scanned }
+      }), scope)
+      const changedAt = new Map(scanned.map((entry) => [entry.location, entry.changed]))
+      // A session that appeared between the two looks counts as the newest change.
+      const key = (listed: Sessions.Listed) => changedAt.get(listed.location) ?? Number.MAX_VALUE
+      const rows = [...listing.sessions].sort((a, b) => key(b) - key(a)).map((listed) => {
+        const changed = changedAt.get(listed.location)
+        return { listed, changed: changed === undefined ? undefined : new Date(changed).toISOString() }
+      })
+      if (json) return yield* Console.log(jsonLine(rows.map(({ changed, listed }) => (changed === undefined ? listed : { ...listed, changed }))))
+      if (rows.length === 0) return yield* Console.log("no sessions")
+      for (const { changed, listed } of rows) yield* Console.log(listLine(listed, changed))
     })
-).pipe(Command.withDescription("List the sessions in DIR (or the database), newest change first; unreadable ones with their error code."))
+).pipe(Command.withDescription("List the sessions in DIR (or the database), newest change first, with the time of that change; unreadable ones with their error code."))
 
 const fork = Command.make(
   "fork",

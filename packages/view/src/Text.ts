@@ -130,8 +130,13 @@ export const treeJson = (header: SessionHeader, entries: ReadonlyArray<SessionEn
 export const formatError = (error: SessionError): string =>
   `${error.code} ${visible(error.reason)}${error.line === undefined ? "" : ` (line ${error.line})`}`
 
-/** One line of `list`: a session's summary, or the error code of one that does not load. */
-export const listLine = (listed: Listed): string =>
+/**
+ * One line of `list`: a session's summary, or the error code of one that does not load.
+ * `changed` is when the session last changed (what a listing is ordered by); without it, the
+ * later of its creation and its newest entry (a fork keeps its entries' older times).
+ */
+export const listLine = (listed: Listed, changed?: string): string =>
   isUnreadable(listed)
     ? `${listed.error.code} ${printable(listed.location)}  ${visible(listed.error.message)}`
-    : `${listed.updated}  ${String(listed.entries).padStart(4)} entries  ${printable(listed.id)}  ${quote(listed.title)}  ${printable(listed.location)}`
+    : `${changed ?? (listed.updated > listed.created ? listed.updated : listed.created)}  ${String(listed.entries).padStart(4)} entries  ` +
+      `${printable(listed.id)}  ${quote(listed.title)}  ${printable(listed.location)}`
