@@ -314,7 +314,7 @@ const recover = Command.make(
           : `removed ${report.removed.length} leftover file(s):\n${report.removed.map((n) => `  ${printable(n)}`).join("\n")}`
       )
     })
-).pipe(Command.withDescription("Resolve what a crashed commit left beside the file (marker, temp files)."))
+).pipe(Command.withDescription("Resolve what an interrupted save left beside the file (recovery marker, temp files)."))
 
 // --- log / tree ---------------------------------------------------------------------------
 
@@ -499,7 +499,7 @@ const exportCommand = Command.make(
     source: Args.text({ name: "SRC" }).pipe(Args.withDescription("the session to export")),
     format: Options.choice("format", ["jsonl", "markdown", "html"]).pipe(
       Options.withDefault("jsonl" as const),
-      Options.withDescription("jsonl: the canonical generation; markdown: the root→leaf transcript; html: a page of the whole tree")
+      Options.withDescription("jsonl: the session's canonical file, byte for byte; markdown: the root→leaf transcript; html: a page of the whole tree (default: jsonl)")
     ),
     leaf: Options.text("leaf").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("markdown, html: the leaf of the path shown (default: the newest entry)")),
     out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout; FILE must not exist")),
@@ -544,7 +544,7 @@ const importCommand = Command.make(
   {
     file: Args.text({ name: "FILE" }).pipe(Args.withDescription("the session file to import")),
     to: Options.text("to").pipe(Options.withPseudoName("PATH"), Options.optional, Options.withDescription("where the new session goes (required on files; with --db: the header's ID)")),
-    from: Options.choice("from", ["session-tree", "pi"]).pipe(Options.withDefault("session-tree" as const), Options.withDescription("the format of FILE")),
+    from: Options.choice("from", ["session-tree", "pi"]).pipe(Options.withDefault("session-tree" as const), Options.withDescription("the format of FILE: this project's, or a Pi coding-agent session (default: session-tree)")),
     lossy: Options.boolean("lossy").pipe(Options.withDescription("pi: drop what Message IR cannot hold (images, thinking, summaries) instead of refusing")),
     db
   },
@@ -598,15 +598,88 @@ const root = Command.make("session-tree", {}, () =>
 
 const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
 
-// Option names are matched exactly: `--User` is a usage error, not a guess.
-const ConfigLive = CliConfig.layer({ isCaseSensitive: true })
+// Option names are matched exactly: `--User` is a usage error, not a guess. The built-in options
+// are listed once, in the top-level help (`readableHelp`), not in every command's.
+const ConfigLive = CliConfig.layer({ isCaseSensitive: true, showBuiltIns: false })
+
+const COMMAND_NAMES = new Set(["create", "append", "verify", "recover", "log", "tree", "list", "fork", "export", "import", "migrate"])
+
+/** The options every command takes, from the argument parser; listed once, in the top-level help. */
+const BUILT_INS = `BUILT-IN OPTIONS (every command takes them)
+
+-h, --help                  show this help, or a command's: session-tree COMMAND --help
+
+--version                   print the version
+
+--completions SHELL         print a completion script for sh, bash, fish or zsh
+
+--log-level LEVEL           the least log level shown: all, trace, debug, info, warning, error, fatal or none (default: info)
+
+--wizard                    build the command line by answering questions
+`
+
+const EXIT_CODES = `EXIT CODES
+
+0  success
+
+1  rejected: the error code is the first word on stderr, the cause and the remedy follow
+
+2  wrong usage
+
+3  busy: another process kept changing the session; nothing was written, run the command again
+`
+
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
+
+// What the parser says of every option by its type, which each option's own description says better.
+const TYPE_LINE = /^(A user-defined piece of text\.|A true or false value\.|This setting is optional\.|One of the following: .*|An integer\.)$/
+
+/**
+ * The parser's help, as a person reads it: usage lines start with the command's name
+ * (`session-tree create …`), the lines that only restate an option's type are left out, and
+ * the top-level help lists the built-in options before the commands.
+ */
+export const readableHelp = (text: string, topLevel: boolean): string => {
+  const out: Array<string> = []
+  for (const line of text.split("\n")) {
+    const plainLine = line.replace(ANSI, "").trim()
+    if (TYPE_LINE.test(plainLine)) continue
+    if (plainLine.startsWith("$ ")) {
+      out.push(plainLine === "$ session-tree" ? "session-tree COMMAND [OPTIONS] [ARGUMENTS]" : line.replace("$ ", plainLine.startsWith("$ session-tree") ? "" : "session-tree "))
+      continue
+    }
+    if (topLevel && plainLine === "COMMANDS") out.push(...BUILT_INS.split("\n"))
+    out.push(line)
+  }
+  if (topLevel) out.push("", ...EXIT_CODES.split("\n"))
+  // One blank line between paragraphs, where left-out lines leave several.
+  return out.join("\n").replace(/\n(?:[ \t]*\n){2,}/g, "\n\n")
+}
+
+/** Whether `args` ask for help (the parser then prints it and runs nothing), and whose. */
+const helpWanted = (args: ReadonlyArray<string>): { readonly topLevel: boolean } | undefined => {
+  if (!args.some((arg) => arg === "--help" || arg === "-h")) return undefined
+  return { topLevel: !COMMAND_NAMES.has(args.find((arg) => !arg.startsWith("-")) ?? "") }
+}
+
+/** Runs `effect` with what it logs held back, then logs it as `readableHelp` shows it. */
+const withReadableHelp = <A, E, R>(effect: Effect.Effect<A, E, R>, topLevel: boolean): Effect.Effect<A, E, R> =>
+  Console.consoleWith((base) => {
+    const lines: Array<string> = []
+    const holding: Console.Console = { ...base, log: (...args) => Effect.sync(() => void lines.push(args.map(String).join(" "))) }
+    return Effect.ensuring(
+      Console.withConsole(effect, holding),
+      Effect.suspend(() => (lines.length === 0 ? Effect.void : Console.log(readableHelp(lines.join("\n"), topLevel))))
+    )
+  })
 
 /**
  * Runs one command line (`argv` as `process.argv`: runtime, script, arguments…) and
  * resolves with the exit code. Never fails: every error is printed here, without stack traces.
  */
-export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
-  cli(argv).pipe(
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> => {
+  const help = helpWanted(argv.slice(2))
+  return (help === undefined ? cli(argv) : withReadableHelp(cli(argv), help.topLevel)).pipe(
     Effect.provide(ConfigLive),
     Effect.as(EXIT_OK),
     Effect.catchAllCause((cause) => {
@@ -628,3 +701,4 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
       )
     })
   )
+}
