@@ -64,6 +64,10 @@ const needsRecover = (error: SessionError): boolean => error.code === "SESSION_B
 const isRace = (error: SessionError): boolean =>
   error.code === "SESSION_REPLACED" || (error.code === "SESSION_BUSY" && !needsRecover(error))
 
+/** Runs `read` again while it loses a race: a session replaced while it was read is read again. */
+const retryRace = <A, R>(read: Effect.Effect<A, SessionError, R>): Effect.Effect<A, SessionError, R> =>
+  Effect.retry(read, { schedule: RETRY, while: isRace })
+
 /**
  * Runs `attempt` (a fresh load and a write) again while it loses a race, a bounded number
  * of times; a race still lost is `Busy`, and a recovery marker is explained with its remedy.
@@ -250,7 +254,7 @@ const verify = Command.make(
   "verify",
   { path, json, db },
   ({ db, json, path }) =>
-    Effect.zipRight(Backend.checkPaths(db, [path]), Backend.run(db, SessionStore.read(path).pipe(
+    Effect.zipRight(Backend.checkPaths(db, [path]), Backend.run(db, retryRace(SessionStore.read(path)).pipe(
       Effect.mapError((error) => forUser(Backend.locate(error, db, path))),
       Effect.matchEffect({
         onSuccess: (loaded) => {
@@ -329,7 +333,7 @@ const log = Command.make(
   ({ db, json, leaf, path }) =>
     Effect.gen(function*() {
       yield* Backend.checkPaths(db, [path])
-      const loaded = yield* Backend.run(db, SessionStore.read(path), path)
+      const loaded = yield* Backend.run(db, retryRace(SessionStore.read(path)), path)
       const options = { leaf: Option.getOrUndefined(leaf) }
       if (json) return yield* Console.log(jsonLine(yield* logJson(loaded.entries, options)))
       for (const line of yield* renderLog(loaded.entries, options)) yield* Console.log(line)
@@ -342,7 +346,7 @@ const tree = Command.make(
   ({ db, json, path }) =>
     Effect.gen(function*() {
       yield* Backend.checkPaths(db, [path])
-      const loaded = yield* Backend.run(db, SessionStore.read(path), path)
+      const loaded = yield* Backend.run(db, retryRace(SessionStore.read(path)), path)
       if (json) return yield* Console.log(jsonLine(yield* treeJson(loaded.header, loaded.entries)))
       for (const line of yield* renderTree(loaded.header, loaded.entries)) yield* Console.log(line)
     })
@@ -516,9 +520,9 @@ const exportCommand = Command.make(
         const sessions = yield* Sessions.Sessions
         let text: string
         if (format === "jsonl") {
-          text = yield* sessions.exportJsonl(source)
+          text = yield* retryRace(sessions.exportJsonl(source))
         } else {
-          const loaded = yield* sessions.read(source)
+          const loaded = yield* retryRace(sessions.read(source))
           const View = yield* Effect.promise(() => import("@session-tree/view"))
           const options = { leaf: Option.getOrUndefined(leaf) }
           text = format === "markdown"

@@ -1,7 +1,8 @@
 /**
  * Commands that load a session afresh retry the races such a load can win: six
  * `append` processes started at once on one file all succeed, or, past the
- * bound, exit 3 ("busy, try again"); none exits 1 (rejected). An append that a
+ * bound, exit 3 ("busy, try again"); none exits 1 (rejected); and readers beside
+ * them succeed. An append that a
  * recovery marker blocks is not a race: it exits 1 and names `recover`.
  */
 import * as Ids from "@session-tree/core/Ids"
@@ -35,7 +36,12 @@ describe("session-tree under concurrency", { timeout: 300_000 }, () => {
     // Rounds, since one round on a loaded machine may not overlap at all.
     let stored = 5
     for (let round = 0; round < 3; round++) {
-      const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => spawn(["append", path, "--user", `round ${round}, writer ${i}`])))
+      // Readers beside them read the session again when an append replaced it under them.
+      const [runs, reads] = await Promise.all([
+        Promise.all(Array.from({ length: 6 }, (_, i) => spawn(["append", path, "--user", `round ${round}, writer ${i}`]))),
+        Promise.all([spawn(["verify", path]), spawn(["log", path]), spawn(["export", path])])
+      ])
+      for (const read of reads) expect([read.code, read.stderr]).toEqual([0, ""])
       for (const run of runs) {
         expect([0, 3], run.stderr).toContain(run.code)
         if (run.code === 3) {
