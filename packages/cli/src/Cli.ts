@@ -71,10 +71,12 @@ const retryRace = <A, R>(read: Effect.Effect<A, SessionError, R>): Effect.Effect
 /**
  * Runs `attempt` (a fresh load and a write) again while it loses a race, a bounded number
  * of times; a race still lost is `Busy`, and a recovery marker is explained with its remedy.
+ * A marker that looks abandoned is tried again too: another process's save can be seen
+ * between putting its file in place and removing its marker, when no file names it any more.
  */
 const retryRaces = <A, R>(attempt: Effect.Effect<A, SessionError, R>, backend: Backend.Backend, path: string): Effect.Effect<A, Busy | SessionError, R> =>
   attempt.pipe(
-    Effect.retry({ schedule: RETRY, while: isRace }),
+    Effect.retry({ schedule: RETRY, while: (error) => isRace(error) || needsRecover(error) }),
     Effect.catchIf(needsRecover, (error) =>
       Effect.fail(Backend.locate(
         sessionError(
@@ -95,7 +97,14 @@ const retryRaces = <A, R>(attempt: Effect.Effect<A, SessionError, R>, backend: B
   )
 
 /** The file a save links beside a session while it replaces it (`NAME.marker`, as the format document names it). */
-const hasMarker = (path: string): boolean => NFS.lstatSync(`${NodePath.resolve(path)}.marker`, { throwIfNoEntry: false }) !== undefined
+const hasMarker = (path: string): boolean => {
+  try {
+    return NFS.lstatSync(`${NodePath.resolve(path)}.marker`, { throwIfNoEntry: false }) !== undefined
+  } catch {
+    // The session itself was just read from this directory: a marker that cannot be looked at is not reported.
+    return false
+  }
+}
 
 /** The library's words for its own parts, in a user's: what a person sees is files, sessions and processes. */
 const USER_WORDS: ReadonlyArray<readonly [RegExp, string]> = [

@@ -2,8 +2,8 @@
  * Commands that load a session afresh retry the races such a load can win: six
  * `append` processes started at once on one file all succeed, or, past the
  * bound, exit 3 ("busy, try again"); none exits 1 (rejected); and readers beside
- * them succeed. An append that a
- * recovery marker blocks is not a race: it exits 1 and names `recover`.
+ * them succeed. An append that a recovery marker blocks (one that is still
+ * there after the retries) exits 1 and names `recover`.
  */
 import * as Ids from "@session-tree/core/Ids"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -59,7 +59,7 @@ describe("session-tree under concurrency", { timeout: 300_000 }, () => {
     expect(stored).toBeGreaterThan(5)
   })
 
-  it("an append blocked by a recovery marker exits 1 at once and says how to resolve it, in a user's words", async ({ expect }) => {
+  it("an append blocked by a recovery marker exits 1 and says how to resolve it, in a user's words", async ({ expect }) => {
     const path = Path.join(tempDir(), "s.jsonl")
     await writeConversation(path)
     NFS.linkSync(path, `${path}.marker`)
