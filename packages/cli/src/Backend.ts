@@ -1,16 +1,28 @@
 /**
- * Which backend a command runs on (SPEC C5): session files, or the PostgreSQL
- * database named by `--db URL` (default: the environment variable
- * `SESSION_TREE_DB`). The database package is loaded only when a command uses
- * it, so the file commands start without it.
+ * Which backend a command runs on: session files, or the PostgreSQL database
+ * named by `--db URL` (default: the environment variable `SESSION_TREE_DB`).
+ * The database package is loaded only when a command uses it, so the file
+ * commands start without it.
+ *
+ * The rule, so that no command goes where its user did not mean:
+ * - `--files` forces session files, whatever `SESSION_TREE_DB` says; `--db ""`
+ *   means files too. `--files` with `--db URL` is wrong usage.
+ * - `--db URL` chooses the database: its PATH arguments are session IDs, whatever
+ *   they look like.
+ * - When only `SESSION_TREE_DB` chose the database, a PATH that looks like a file
+ *   path (it holds a `/` or `\`, or ends in `.jsonl`) is refused as wrong usage,
+ *   with a message that names the database and says how to choose either.
+ * - Errors name what they were about: the file's path, or the session ID and the
+ *   database (host, port and database name; never the user or password).
  */
 import * as Ids from "@session-tree/core/Ids"
 import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
-import type { SessionError } from "@session-tree/core/SessionError"
+import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Fs from "@session-tree/file/Fs"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -20,12 +32,68 @@ export type Library = Sessions.Sessions | SessionJournal | SessionCatalog | Ids.
 
 export type Backend =
   | { readonly _tag: "Files" }
-  | { readonly _tag: "Database"; readonly url: string }
+  | { readonly _tag: "Database"; readonly url: string; readonly fromEnvironment: boolean }
 
-/** The backend of `--db` (or `$SESSION_TREE_DB` when the option is absent); files when neither is set. */
-export const choose = (db: Option.Option<string>): Backend => {
-  const url = Option.orElse(db, () => Option.fromNullable(process.env["SESSION_TREE_DB"]).pipe(Option.filter((u) => u !== "")))
-  return Option.isSome(url) ? { _tag: "Database", url: url.value } : { _tag: "Files" }
+/** Wrong usage the option parser cannot express (exclusive flags, a path where an ID is meant); exits 2 like the parser's own errors. */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason: string }> {}
+
+/** What the options `--db` and `--files` say, before a command knows its arguments. */
+export interface Choice {
+  readonly db: Option.Option<string>
+  readonly files: boolean
+}
+
+/**
+ * The backend of `--files`, `--db` (or `$SESSION_TREE_DB` when neither is given); files when
+ * none is set. Fails with a reason for `--files` together with `--db URL`.
+ */
+export const choose = ({ db, files }: Choice): Backend | string => {
+  if (files) {
+    return Option.isSome(db) && db.value !== "" ? "--files and --db URL exclude each other: --files uses session files, --db a database" : { _tag: "Files" }
+  }
+  if (Option.isSome(db)) return db.value === "" ? { _tag: "Files" } : { _tag: "Database", url: db.value, fromEnvironment: false }
+  const env = process.env["SESSION_TREE_DB"]
+  return env === undefined || env === "" ? { _tag: "Files" } : { _tag: "Database", url: env, fromEnvironment: true }
+}
+
+/** Whether `arg` reads as a file path rather than a session ID. */
+export const looksLikePath = (arg: string): boolean => arg.includes("/") || arg.includes("\\") || arg.endsWith(".jsonl")
+
+/**
+ * The database a URL names, for messages: host, port and database name, never the user or
+ * password (a URL the parser cannot read is not shown at all).
+ */
+export const describeDatabase = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    const host = parsed.hostname === "" ? (parsed.searchParams.get("host") ?? "localhost") : parsed.hostname
+    const name = decodeURIComponent(parsed.pathname.replace(/^\//, ""))
+    return `${host}${parsed.port === "" ? "" : `:${parsed.port}`}/${name}`
+  } catch {
+    return "(a URL that cannot be read)"
+  }
+}
+
+/** The backend in words: where the command went. */
+export const describe = (backend: Backend): string =>
+  backend._tag === "Files"
+    ? "session files"
+    : `the database ${describeDatabase(backend.url)}${backend.fromEnvironment ? " (from SESSION_TREE_DB)" : ""}`
+
+/**
+ * Refuses PATH arguments that look like file paths when only the environment chose the
+ * database: the user most likely meant a file.
+ */
+export const checkPaths = (backend: Backend, args: ReadonlyArray<string>): Effect.Effect<void, UsageError> => {
+  if (backend._tag !== "Database" || !backend.fromEnvironment) return Effect.void
+  const path = args.find(looksLikePath)
+  if (path === undefined) return Effect.void
+  return Effect.fail(
+    new UsageError({
+      reason: `${JSON.stringify(path)} looks like a file path, but SESSION_TREE_DB chose the database ${describeDatabase(backend.url)}, ` +
+        `where sessions are named by ID. Add --files (or --db "") to use session files, or --db URL to use it as an ID in the database`
+    })
+  )
 }
 
 const FilesLive: Layer.Layer<Library> = Layer.provideMerge(Sessions.layer, Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom))
@@ -37,6 +105,34 @@ export const layer = (backend: Backend): Effect.Effect<Layer.Layer<Library, Sess
     : Effect.map(Effect.promise(() => import("@session-tree/pg/PgJournal")), (PgJournal) =>
       Layer.provideMerge(Sessions.layer, Layer.mergeAll(PgJournal.layerUrl(backend.url), Ids.layerRandom, Fs.layer)))
 
-/** Runs `effect` on `backend` (one `choose` per command, made by the option parser). */
-export const run = <A, E>(backend: Backend, effect: Effect.Effect<A, E, Library>): Effect.Effect<A, E | SessionError> =>
-  Effect.flatMap(layer(backend), (live) => Effect.provide(effect, live))
+/**
+ * `error` with what it was about: the file path, or the session ID and the database. A reason
+ * that already names it is left as it is.
+ */
+export const locate = (error: SessionError, backend: Backend, subject?: string): SessionError => {
+  const about = error.path ?? subject
+  const named = about !== undefined && !error.reason.includes(about)
+  let where: string
+  if (backend._tag === "Files") {
+    if (!named) return error
+    where = `: ${about}`
+  } else {
+    const database = describe(backend)
+    if (error.reason.includes(database)) return error
+    where = `${named ? `: session ${JSON.stringify(about)}` : ""} in ${database}`
+  }
+  return sessionError(error.code, `${error.reason}${where}`, { line: error.line, path: error.path, cause: error.cause })
+}
+
+/**
+ * Runs `effect` on `backend` (chosen once per command). A failure names what it was about:
+ * its own path, or else `subject` (the command's PATH or session ID).
+ */
+export const run = <A, E>(
+  backend: Backend,
+  effect: Effect.Effect<A, E, Library>,
+  subject?: string
+): Effect.Effect<A, E | SessionError> =>
+  Effect.flatMap(layer(backend), (live) => Effect.provide(effect, live)).pipe(
+    Effect.mapError((error) => (isSessionError(error) ? locate(error, backend, subject) : error))
+  )

@@ -340,7 +340,8 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     NFS.writeFileSync(Path.join(dir, "notes.txt"), "not a session")
     NFS.mkdirSync(Path.join(dir, "folder.jsonl"))
     // Times set apart, so the order is not left to which write the clock saw first.
-    const past = new Date(Date.now() - 60_000)
+    // Whole seconds, which every file system stores exactly.
+    const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000)
     const earlier = new Date(Date.now() - 30_000)
     NFS.utimesSync(Path.join(dir, "a.jsonl"), past, past)
     NFS.utimesSync(Path.join(dir, "folder.jsonl"), earlier, earlier)
@@ -348,7 +349,11 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(json.code).toBe(0)
     const listed = JSON.parse(json.stdout) as Array<Record<string, unknown>>
     expect(listed.map((l) => Path.basename(l["location"] as string))).toEqual(["broken.jsonl", "folder.jsonl", "a.jsonl"])
-    expect(listed[0]).toEqual({ location: Path.join(dir, "broken.jsonl"), error: { code: "SESSION_INVALID_JSON", message: expect.stringMatching(/\(line 2\)$/) } })
+    expect(listed[0]).toEqual({
+      location: Path.join(dir, "broken.jsonl"),
+      error: { code: "SESSION_INVALID_JSON", message: expect.stringMatching(/\(line 2\)$/) },
+      changed: expect.any(String)
+    })
     expect(listed[1]).toMatchObject({ error: { code: "SESSION_NOT_REGULAR_FILE" } })
     expect(listed[2]).toEqual({
       id: "s-1",
@@ -357,7 +362,8 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
       leaf: "entry-005",
       created: expect.any(String),
       updated: expect.any(String),
-      title: "What is in /project?"
+      title: "What is in /project?",
+      changed: past.toISOString()
     })
     const words = await runCli("list", dir)
     expect(words.code).toBe(0)

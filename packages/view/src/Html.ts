@@ -1,5 +1,5 @@
 /**
- * A session as one self-contained HTML page (SPEC C5 `export --format html`):
+ * A session as one self-contained HTML page (`export --format html`):
  * every entry of every branch as a tree, the active path marked, and any entry
  * selectable to show its root-to-entry path as a transcript.
  *
@@ -11,9 +11,9 @@
  * anything even if escaping failed. Elements are named by their index in
  * commit order (`r12`, `m12`), never by an ID from the session.
  *
- * Readable at 4,096 entries: the active path stays in the tree's first column
- * with the other branches indented beside it, long single-child chains fold
- * into a `<details>`, long texts show their first lines, and transcript cards
+ * Readable at 4,096 entries: a chain of only children stays in one column and
+ * every child of a fork is indented one level under it, so the picture widens
+ * only where the conversation branched; long single-child chains fold into a `<details>`, long texts show their first lines, and transcript cards
  * off screen are skipped by the browser's layout (`content-visibility`).
  */
 import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
@@ -21,7 +21,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH } from "./internal/page.js"
-import { countsOf, type LeafOption, plural, resolve, summaryOf, truncate } from "./internal/session.js"
+import { countsOf, isNewest, type LeafOption, plural, resolve, summaryOf, truncate, updatedOf } from "./internal/session.js"
 
 /** `leaf`: the leaf of the active path; default the newest entry, `null` marks no path. */
 export interface Options extends LeafOption {
@@ -124,7 +124,7 @@ interface Links {
  * Resolves tool links in one depth-first walk over the core's `childrenOf`: the
  * calls in scope are those of the current branch's ancestors, added on the way
  * down and removed on the way back, so each result finds the call it answers
- * (B2: the nearest ancestor that made it) without walking up per result.
+ * (the nearest ancestor that made it) without walking up per result.
  */
 const linksOf = (entries: ReadonlyArray<SessionEntry>, indexOf: Map<SessionEntry, number>): Links => {
   const answers = new Map<string, Array<number>>()
@@ -190,9 +190,9 @@ const page = (
   const heading = title ?? (summary.title.trim() === "" ? `Session ${header.id}` : summary.title)
   const e = escapeHtml
 
-  // ---- The tree: depth-first over the core's childrenOf. At a fork, the child on
-  // the active path (else the newest) continues the column, and the other
-  // children come first, one level in; so the active path reads straight down.
+  // ---- The tree: depth-first over the core's childrenOf. At a fork every child is
+  // one level in, under its parent; the child on the active path (else the newest)
+  // comes last, so the active path still reads downwards.
   const tree: Array<string> = []
   const emitted = new Uint8Array(entries.length)
 
@@ -257,7 +257,7 @@ const page = (
     }
     if (children.length > 1) {
       const continuing = children.find((child) => onPath.has(indexOf.get(child)!)) ?? children[children.length - 1]!
-      stack.push({ start: continuing, level, kind: "" })
+      stack.push({ start: continuing, level: level + 1, kind: " side" })
       for (let k = children.length - 1; k >= 0; k--) {
         if (children[k] !== continuing) stack.push({ start: children[k]!, level: level + 1, kind: " side" })
       }
@@ -301,11 +301,11 @@ const page = (
   })
 
   const fact = (term: string, value: string) => `<div><dt>${term}</dt><dd>${value}</dd></div>`
-  const leafFact = leaf === null ? "none" : `<span class="id">${e(leaf)}</span> (${isDefault ? "the newest entry" : "chosen"})`
+  const leafFact = leaf === null ? "none" : `<span class="id">${e(leaf)}</span> (${isNewest(entries, leaf, isDefault) ? "the newest entry" : "chosen"})`
   const facts = [
     fact("Session", `<span class="id">${e(header.id)}</span>`),
     fact("Created", `<span class="ts">${e(header.timestamp)}</span>`),
-    fact("Updated", `<span class="ts">${e(summary.updated)}</span>`),
+    fact("Updated", `<span class="ts">${e(updatedOf(header, summary))}</span>`),
     fact("Entries", counts.entries.toLocaleString("en-US")),
     fact("Branches", `${plural(counts.leaves, "leaf", "leaves")}`),
     fact("Tool calls", `${counts.toolCalls.toLocaleString("en-US")} (${plural(counts.toolResults, "result")}, ${plural(counts.errors, "error")})`),

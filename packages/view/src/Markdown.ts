@@ -1,18 +1,21 @@
 /**
- * A session's root-to-leaf path as a Markdown transcript (SPEC C5 `export
- * --format markdown`).
+ * A session's root-to-leaf path as a Markdown transcript (`export --format
+ * markdown`).
  *
  * Every value that comes from the session (message text, IDs, tool names,
  * arguments, timestamps) is untrusted and is shown verbatim only inside code:
  * message text and arguments in fenced blocks whose fence is longer than any
  * backtick run in them, single-line values in code spans built the same way.
  * So no content can close a block, start a heading, add raw HTML or a link: the
- * structure of the document is the renderer's alone.
+ * structure of the document is the renderer's alone. Terminal control
+ * characters (all but tab, line feed and carriage return) are shown as their
+ * `\uXXXX` escapes, as the text views show them, since a transcript is often
+ * printed to a terminal.
  */
 import type { CourseMessage, SessionEntry, SessionHeader, ToolCall } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
-import { countsOf, type LeafOption, longestRun, plural, printable, resolve, summaryOf } from "./internal/session.js"
+import { countsOf, escapeTerminal, isNewest, type LeafOption, longestRun, plural, printable, resolve, summaryOf, updatedOf } from "./internal/session.js"
 
 /** The leaf of the path shown; default the newest entry, `null` the empty path. */
 export type Options = LeafOption
@@ -78,10 +81,10 @@ const transcript = (
   out.push(
     [
       `- Created: ${inlineCode(header.timestamp)}`,
-      `- Updated: ${inlineCode(summaryOf(header, entries).updated)}`,
+      `- Updated: ${inlineCode(updatedOf(header, summaryOf(header, entries)))}`,
       `- Entries: ${counts.entries.toLocaleString("en-US")} in the session, ${path.length.toLocaleString("en-US")} on this path`,
       `- Branches: ${plural(counts.leaves, "leaf", "leaves")}; tool calls: ${counts.toolCalls.toLocaleString("en-US")}`,
-      `- Leaf: ${leaf === null ? "none (the empty path)" : `${inlineCode(leaf)} (${isDefault ? "the newest entry" : "chosen"})`}`
+      `- Leaf: ${leaf === null ? "none (the empty path)" : `${inlineCode(leaf)} (${isNewest(entries, leaf, isDefault) ? "the newest entry" : "chosen"})`}`
     ].join("\n")
   )
   if (path.length === 0) out.push("*No messages on this path.*")
@@ -110,14 +113,14 @@ const transcript = (
           ` · ${message.isError ? "**error**" : "ok"}`
       )
     }
-    out.push(message.content === "" ? "*(no text)*" : fencedBlock(message.content, "text"))
+    out.push(message.content === "" ? "*(no text)*" : fencedBlock(escapeTerminal(message.content), "text"))
     if (message.role === "assistant") {
       message.toolCalls.forEach((call, k) => {
         calls.set(call.id, { entry, call })
         const answer = answers.get(call.id)
         out.push(`### Tool call ${k + 1}: ${inlineCode(call.name)} · ${inlineCode(call.id)}`)
         out.push(answer === undefined ? "Not answered on this path." : `Answered by entry ${inlineCode(answer.id)}.`)
-        out.push(fencedBlock(JSON.stringify(call.arguments, null, 2), "json"))
+        out.push(fencedBlock(escapeTerminal(JSON.stringify(call.arguments, null, 2)), "json"))
       })
     }
   })

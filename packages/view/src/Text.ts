@@ -13,10 +13,10 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import { isUnreadable, type Listed } from "@session-tree/core/Sessions"
 import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
-import { escapeControls, json, type LeafOption, printable, quote, resolve, truncate } from "./internal/session.js"
+import { json, type LeafOption, printable, quote, resolve, truncate, visible } from "./internal/session.js"
 
-// For the single values and JSON objects the CLI prints beside these views, escaped the same way.
-export { json, printable }
+// For the single values, JSON objects and messages the CLI prints beside these views, escaped the same way.
+export { json, printable, visible }
 
 /**
  * Which path a view shows: `leaf` defaults to the newest entry (the last of
@@ -128,10 +128,15 @@ export const treeJson = (header: SessionHeader, entries: ReadonlyArray<SessionEn
 
 /** `CODE reason (line N)`: the code is the first word, so scripts can split on whitespace. */
 export const formatError = (error: SessionError): string =>
-  `${error.code} ${escapeControls(error.reason)}${error.line === undefined ? "" : ` (line ${error.line})`}`
+  `${error.code} ${visible(error.reason)}${error.line === undefined ? "" : ` (line ${error.line})`}`
 
-/** One line of `list`: a session's summary, or the error code of one that does not load. */
-export const listLine = (listed: Listed): string =>
+/**
+ * One line of `list`: a session's summary, or the error code of one that does not load.
+ * `changed` is when the session last changed (what a listing is ordered by); without it, the
+ * later of its creation and its newest entry (a fork keeps its entries' older times).
+ */
+export const listLine = (listed: Listed, changed?: string): string =>
   isUnreadable(listed)
-    ? `${listed.error.code} ${printable(listed.location)}  ${escapeControls(listed.error.message)}`
-    : `${listed.updated}  ${String(listed.entries).padStart(4)} entries  ${printable(listed.id)}  ${quote(listed.title)}  ${printable(listed.location)}`
+    ? `${listed.error.code} ${printable(listed.location)}  ${visible(listed.error.message)}`
+    : `${changed ?? (listed.updated > listed.created ? listed.updated : listed.created)}  ${String(listed.entries).padStart(4)} entries  ` +
+      `${printable(listed.id)}  ${quote(listed.title)}  ${printable(listed.location)}`

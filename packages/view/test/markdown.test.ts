@@ -11,6 +11,7 @@ import type { SessionEntry } from "@session-tree/core/Record"
 import { pathTo } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
 import * as Markdown from "../src/Markdown.js"
+import { escapeTerminal } from "../src/internal/session.js"
 import { build, demo, HOSTILE, hostile, type Session } from "./support/sessions.js"
 
 type Block = { readonly kind: "fence"; readonly fence: string; readonly info: string; readonly text: string } | { readonly kind: "line"; readonly text: string }
@@ -97,7 +98,8 @@ const render = (session: Session, leaf?: string | null) => Effect.runPromise(Mar
 /**
  * Checks the whole structure of a transcript of `path`: exactly one heading per
  * message and per tool call and the title, each naming its ID in a code span;
- * each message's text and each call's arguments in their own fence, verbatim;
+ * each message's text and each call's arguments in their own fence, verbatim
+ * (terminal controls as their escapes);
  * no raw HTML and no other heading anywhere outside code.
  */
 const expectStructure = (md: string, session: Session, path: ReadonlyArray<SessionEntry>) => {
@@ -107,11 +109,12 @@ const expectStructure = (md: string, session: Session, path: ReadonlyArray<Sessi
   const fences: Array<{ info: string; text: string }> = []
   for (const entry of path) {
     expected.push(entry.id)
-    if (entry.message.content !== "") fences.push({ info: "text", text: normalize(entry.message.content) })
+    // Verbatim but for terminal controls, which show as their escapes.
+    if (entry.message.content !== "") fences.push({ info: "text", text: escapeTerminal(normalize(entry.message.content)) })
     if (entry.message.role === "assistant") {
       for (const call of entry.message.toolCalls) {
         expected.push(call.id)
-        fences.push({ info: "json", text: JSON.stringify(call.arguments, null, 2) })
+        fences.push({ info: "json", text: escapeTerminal(JSON.stringify(call.arguments, null, 2)) })
       }
     }
   }

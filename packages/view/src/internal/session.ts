@@ -42,6 +42,18 @@ export const resolve = (entries: ReadonlyArray<SessionEntry>, leaf: string | nul
     return Effect.map(Sessions.pathTo(entries, leaf), (path) => ({ leaf, isDefault: false, path }))
   })
 
+/** Whether `leaf` is the newest entry (the last in commit order), however it was asked for. */
+export const isNewest = (entries: ReadonlyArray<SessionEntry>, leaf: string, isDefault: boolean): boolean =>
+  isDefault || entries.at(-1)?.id === leaf
+
+/**
+ * When a session last changed, as far as its own records tell: its newest entry's time, or its
+ * creation when that is later (a fork or an import keeps its entries' older times). So a view's
+ * "Updated" never precedes its "Created"; `Summary.updated` keeps the listing's meaning.
+ */
+export const updatedOf = (header: SessionHeader, summary: Sessions.Summary): string =>
+  summary.updated > header.timestamp ? summary.updated : header.timestamp
+
 /** Counts shown in the Markdown and Html headers. */
 export interface Counts {
   readonly entries: number
@@ -78,6 +90,22 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g
 /** `text` with every control character and separator as its `\uXXXX` escape, so none reaches a terminal or breaks a line. */
 export const escapeControls = (text: string): string =>
   text.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+// Characters that show as nothing at all: zero-width spaces and joiners, direction marks, the
+// byte order mark. In a message about bytes they would hide the very byte it is about.
+const INVISIBLE = /[\u200b-\u200f\u2060-\u2064\ufeff]/g
+
+/** `text` for a message line: controls escaped as by `escapeControls`, invisible characters by name (`U+FEFF (byte order mark)`). */
+export const visible = (text: string): string =>
+  escapeControls(text).replace(INVISIBLE, (c) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}${c === "\ufeff" ? " (byte order mark)" : ""}`)
+
+// What a terminal acts on, in text whose line breaks and tabs are kept: C0 controls other than
+// tab, line feed and carriage return (ESC starts an escape sequence), DEL, and C1 controls.
+const TERMINAL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g
+
+/** Multi-line `text` with every terminal control as its `\uXXXX` escape, its line breaks and tabs as they are. */
+export const escapeTerminal = (text: string): string =>
+  text.replace(TERMINAL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** `value` as one line of JSON with every control and separator escaped (JSON.stringify leaves DEL, C1 and U+2028/9 raw). */
 export const json = (value: unknown): string => escapeControls(JSON.stringify(value))
