@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
-import { closeDetached, effectsOf, type FileId, Fs, type FsService, type Handle } from "../Fs.js"
+import type { FileId, FsService, Handle } from "../Fs.js"
 import { toLines } from "../Jsonl.js"
 import * as Generation from "./generation.js"
 import { closeQuietly } from "./io.js"
@@ -91,13 +91,11 @@ const makeWriter = (
   state: State
 ): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const effects = effectsOf(fs)
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const provide = <A, E>(effect: Effect.Effect<A, E, Fs>) => Effect.provideService(effect, Fs, fs)
 
     const removeLeftovers = Effect.suspend(() =>
       state.leftover.length === 0 ? Effect.void : Effect.forEach(state.leftover.splice(0), (name) =>
-        Effect.flatMap(Effect.either(effects.unlink(name)), (gone) =>
+        Effect.flatMap(Effect.either(fs.unlink(name)), (gone) =>
           Effect.sync(() => {
             if (gone._tag === "Left" && gone.left.errno !== "ENOENT") state.leftover.push(name)
           })), { discard: true })
@@ -119,7 +117,7 @@ const makeWriter = (
       unclosed = undefined
       running = true
       // When it ends, a close that waited meanwhile starts.
-      closing = runFork(Effect.ensuring(Effect.ignore(closeDetached(fs, handle)), Effect.sync(() => {
+      closing = runFork(Effect.ensuring(Effect.ignore(fs.closeDetached(handle)), Effect.sync(() => {
         running = false
         startClose()
       })))
@@ -147,7 +145,7 @@ const makeWriter = (
     yield* Effect.addFinalizer(() =>
       lock.withLock(Effect.suspend(() => {
         state.closed = true
-        return awaitReplacedClosed.pipe(Effect.zipRight(closeQuietly(state.base.handle)), Effect.zipRight(removeLeftovers), provide)
+        return awaitReplacedClosed.pipe(Effect.zipRight(closeQuietly(fs, state.base.handle)), Effect.zipRight(removeLeftovers))
       }))
     )
 
@@ -166,35 +164,24 @@ const makeWriter = (
       Effect.gen(function*() {
         yield* removeLeftovers
         const copyPrefix = state.diskCanonical && bytes.length >= kernelCopyFrom ? bytes.length - added : 0
-        const result = yield* Generation.commit(fs, {
-          paths,
-          dirHandle: dir.handle,
-          dirId: dir.id,
-          base: state.base,
-          bytes,
-          copyPrefix
-        })
-        switch (result._tag) {
-          case "Committed": {
-            const old = state.base
-            state.base = result.generation
-            state.diskCanonical = true
-            state.leftover.push(...result.leftover)
-            yield* closeReplaced(old.handle)
-            return
-          }
-          case "Failed":
-            state.leftover.push(...result.leftover)
-            return yield* result.error
-          case "Locked":
-            state.locked = result.error
-            return yield* result.error
-        }
+        const old = state.base
+        state.base = yield* Generation.commit(
+          fs,
+          { paths, dirHandle: dir.handle, dirId: dir.id, base: old, bytes, copyPrefix },
+          (name) => state.leftover.push(name)
+        ).pipe(Effect.catchTag("Locked", ({ error }) => {
+          state.locked = error
+          return Effect.fail(error)
+        }))
+        state.diskCanonical = true
+        yield* closeReplaced(old.handle)
       })
 
     return {
+      // Waiting for the lock is interruptible, holding it is not: once a commit has linked its marker,
+      // its outcome must reach this state, which the next commit starts from.
       append: (batch) =>
-        lock.withLock(Effect.suspend(() => {
+        lock.withLock(Effect.uninterruptible(Effect.suspend(() => {
           if (state.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: paths.path }))
           if (state.locked !== undefined) return Effect.fail(state.locked)
           const generation = canonicalOf(batch)
@@ -203,7 +190,7 @@ const makeWriter = (
           return Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
             generation.length += added
           })
-        }))
+        })))
     }
   })
 
@@ -218,15 +205,7 @@ const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<S
 
 /** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
 export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, SessionError> =>
-  Effect.provideService(
-    Effect.acquireUseRelease(
-      Generation.open(paths),
-      (opened) => storedOf(paths, opened.bytes),
-      (opened) => closeQuietly(opened.generation.handle)
-    ),
-    Fs,
-    fs
-  )
+  Effect.flatMap(Generation.read(fs, paths), (bytes) => storedOf(paths, bytes))
 
 export interface Options {
   readonly kernelCopyFrom?: number | undefined
@@ -235,18 +214,18 @@ export interface Options {
 /** The journal of session files, every step through `fs`. */
 export const make = (fs: FsService, options?: Options): SessionJournalService => {
   const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
-  const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Fs, fs)
   return {
     sessionIdAt: () => undefined,
-    read: (location) => Effect.flatMap(provide(Paths.resolve(location)), (paths) => readAt(fs, paths)),
+    read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
     open: (location) =>
-      provide(Effect.uninterruptible(Effect.gen(function*() {
-        const paths = yield* Paths.resolve(location)
-        const opened = yield* Generation.open(paths)
+      // Uninterruptible from the first descriptor to the finalizer that owns it.
+      Effect.uninterruptible(Effect.gen(function*() {
+        const paths = yield* Paths.resolve(fs, location)
+        const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
           const stored = yield* storedOf(paths, opened.bytes)
           const lock = yield* lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
-          const handle = yield* Effect.acquireRelease(Generation.openDirectory(paths, opened.dir), closeQuietly)
+          const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
           const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: opened.dir }, lock, {
             base: opened.generation,
             generation: undefined,
@@ -257,19 +236,19 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
             leftover: []
           })
           return { ...stored, writer }
-        }).pipe(Effect.onError(() => closeQuietly(opened.generation.handle)))
+        }).pipe(Effect.onError(() => closeQuietly(fs, opened.generation.handle)))
         return writer
-      }))),
+      })),
     create: (location, session) =>
-      provide(Effect.uninterruptible(Effect.gen(function*() {
-        const paths = yield* Paths.resolve(location)
+      Effect.uninterruptible(Effect.gen(function*() {
+        const paths = yield* Paths.resolve(fs, location)
         // The first generation is the buffer's bytes: later commits grow it without a copy of them.
         const generation = new GenerationBuffer(session)
         const bytes = generation.bytes()
-        const dirStat = yield* Generation.statDirectory(paths)
-        const handle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)
+        const dirStat = yield* Generation.statDirectory(fs, paths)
+        const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dirStat), (h) => closeQuietly(fs, h))
         const lock = yield* lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
-        const created = yield* lock.withLock(Generation.create(paths, bytes, handle, dirStat))
+        const created = yield* lock.withLock(Generation.create(fs, paths, bytes, handle, dirStat))
         const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {
           base: created.generation,
           generation,
@@ -280,6 +259,6 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
           leftover: created.leftover.slice()
         })
         return { location: paths.path, writer }
-      })))
+      }))
   }
 }
