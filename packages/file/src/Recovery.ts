@@ -32,7 +32,7 @@ import * as Path from "node:path"
 import { Fs, type FsService, sameFile } from "./Fs.js"
 import * as Generation from "./internal/generation.js"
 import { closeQuietly, expectIdentity, lstatNamed, readBytes, step } from "./internal/io.js"
-import { lockFor } from "./internal/locks.js"
+import { processLocks } from "./internal/locks.js"
 import * as Paths from "./internal/paths.js"
 import { decode } from "./Jsonl.js"
 
@@ -80,8 +80,8 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
     const fs = yield* Fs
     const paths = yield* Paths.resolve(fs, path)
     const dir = yield* Generation.statDirectory(fs, paths)
-    const lock = yield* lockFor(paths.lockKey(dir.dev, dir.ino))
-    return yield* lock.withLock(Effect.gen(function*() {
+    const lock = yield* processLocks.lockFor(paths.lockKey(dir.dev, dir.ino))
+    return yield* lock.withPermits(1)(Effect.gen(function*() {
       // The marker is looked at before the listing: a writer creates its temp name before it links the
       // marker and removes it after, so a marker seen here whose writer is running shows up below.
       const markerStat = yield* lstatNamed(fs, "lstat marker", paths.marker)

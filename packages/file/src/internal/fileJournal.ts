@@ -9,7 +9,7 @@ import type { FileId, FsService, Handle } from "../Fs.js"
 import { toLines } from "../Jsonl.js"
 import * as Generation from "./generation.js"
 import { closeQuietly } from "./io.js"
-import { type Lock, lockFor } from "./locks.js"
+import { processLocks } from "./locks.js"
 import * as Paths from "./paths.js"
 
 /** Commits at or above this size copy the current generation in the kernel (reflink/copy_file_range). */
@@ -87,7 +87,7 @@ const makeWriter = (
   kernelCopyFrom: number,
   paths: Paths.SessionPaths,
   dir: Directory,
-  lock: Lock,
+  lock: Effect.Semaphore,
   state: State
 ): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -143,7 +143,7 @@ const makeWriter = (
     // Waits for a commit in flight, then releases the generation this writer holds. The directory
     // handle is released after this (it was acquired first), so no later call may use either.
     yield* Effect.addFinalizer(() =>
-      lock.withLock(Effect.suspend(() => {
+      lock.withPermits(1)(Effect.suspend(() => {
         state.closed = true
         return awaitReplacedClosed.pipe(Effect.zipRight(closeQuietly(fs, state.base.handle)), Effect.zipRight(removeLeftovers))
       }))
@@ -181,7 +181,7 @@ const makeWriter = (
       // Waiting for the lock is interruptible, holding it is not: once a commit has linked its marker,
       // its outcome must reach this state, which the next commit starts from.
       append: (batch) =>
-        lock.withLock(Effect.uninterruptible(Effect.suspend(() => {
+        lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
           if (state.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: paths.path }))
           if (state.locked !== undefined) return Effect.fail(state.locked)
           const generation = canonicalOf(batch)
@@ -224,7 +224,7 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
           const stored = yield* storedOf(paths, opened.bytes)
-          const lock = yield* lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
+          const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
           const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
           const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: opened.dir }, lock, {
             base: opened.generation,
@@ -247,8 +247,8 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const bytes = generation.bytes()
         const dirStat = yield* Generation.statDirectory(fs, paths)
         const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dirStat), (h) => closeQuietly(fs, h))
-        const lock = yield* lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
-        const created = yield* lock.withLock(Generation.create(fs, paths, bytes, handle, dirStat))
+        const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+        const created = yield* lock.withPermits(1)(Generation.create(fs, paths, bytes, handle, dirStat))
         const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {
           base: created.generation,
           generation,
