@@ -3,7 +3,8 @@ import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Runtime from "effect/Runtime"
+import * as FiberSet from "effect/FiberSet"
+import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 import type { FileId, FsService, Handle } from "../Fs.js"
 import { toLines } from "../Jsonl.js"
@@ -81,6 +82,9 @@ interface Directory {
   readonly id: FileId
 }
 
+/** Starts a fiber on a later turn of the event loop. */
+const nextTurn = Scheduler.timer(0)
+
 /** The writer of one session file, held until the scope closes; takes the file's in-process lock for every commit. */
 const makeWriter = (
   fs: FsService,
@@ -91,7 +95,6 @@ const makeWriter = (
   state: State
 ): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
     const removeLeftovers = Effect.suspend(() =>
       state.leftover.length === 0 ? Effect.void : Effect.forEach(state.leftover.splice(0), (name) =>
@@ -102,34 +105,35 @@ const makeWriter = (
     )
 
     /**
-     * Closes replaced generations in the background: the last close of one frees its blocks, which
-     * no caller needs to wait for. A close starts on the event loop's next turn, after the append
-     * that replaced the generation has resolved, so the append does not pay for it either. Appends
-     * that follow each other with no turn in between start the waiting close themselves; at most
-     * one close runs, and one waits to start, at any time, and the scope waits for both.
+     * Closes replaced generations in the background, in fibers of this writer's scope: the last
+     * close of one frees its blocks, which no caller needs to wait for. A close starts on a later
+     * turn of the event loop (a fiber scheduled by a timer starts it), after the append that
+     * replaced the generation has resolved, so the append does not pay for it either. Appends that
+     * follow each other with no turn in between start the waiting close themselves; at most one
+     * close runs, and one waits to start, at any time, and the scope waits for both.
      */
+    const closing = yield* FiberSet.make<void>()
+    const run = yield* FiberSet.runtime(closing)<never>()
     let unclosed: Handle | undefined
-    let closing: Fiber.RuntimeFiber<void> | undefined
-    let running = false
+    let running: Fiber.RuntimeFiber<void> | undefined
     const startClose = (): void => {
-      if (unclosed === undefined || running) return
+      if (unclosed === undefined || running !== undefined) return
       const handle = unclosed
       unclosed = undefined
-      running = true
-      // When it ends, a close that waited meanwhile starts.
-      closing = runFork(Effect.ensuring(Effect.ignore(fs.closeDetached(handle)), Effect.sync(() => {
-        running = false
+      // Started at once; when it ends, a close that waited meanwhile starts.
+      running = run(Effect.ensuring(Effect.ignore(fs.closeDetached(handle)), Effect.sync(() => {
+        running = undefined
         startClose()
       })))
     }
     // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
-    const awaitClosing = Effect.suspend(() => (running ? Fiber.await(closing!) : Effect.void))
+    const awaitClosing = Effect.suspend(() => (running !== undefined ? Fiber.await(running) : Effect.void))
     const closeReplaced = (handle: Handle): Effect.Effect<void> =>
       Effect.suspend(() => {
         startClose()
         if (unclosed === undefined) {
           unclosed = handle
-          setImmediate(startClose)
+          run(Effect.sync(startClose), { scheduler: nextTurn, immediate: false })
           return Effect.void
         }
         // One close runs and one waits: the end of the running one starts the waiting one.
@@ -137,7 +141,7 @@ const makeWriter = (
       })
     const awaitReplacedClosed: Effect.Effect<void> = Effect.suspend(() => {
       startClose()
-      return running ? Effect.zipRight(awaitClosing, awaitReplacedClosed) : Effect.void
+      return running !== undefined ? Effect.zipRight(awaitClosing, awaitReplacedClosed) : Effect.void
     })
 
     // Waits for a commit in flight, then releases the generation this writer holds. The directory
