@@ -8,9 +8,9 @@
  *
  * Append: every filesystem step of `store.append` timed through the Fs
  * service, and what is left outside the steps (validation, encoding, Effect,
- * scheduling). Timing a step means intercepting it, so these appends run the
- * commit one Effect per step, as tests do, not as plain calls as `Fs.node`
- * alone does: the time outside the steps is higher here than in `npm run bench`.
+ * scheduling). Timing a step means intercepting it, which wraps every step in
+ * more Effects than `Fs.node` alone runs: the time outside the steps is higher
+ * here than in `npm run bench`.
  */
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"

@@ -63,8 +63,13 @@ export const Flags = {
   directory: NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW
 } as const
 
-/** The steps as Effects: every service offers them (`effectsOf`). */
-export interface FsEffects {
+/**
+ * The filesystem service: every step of the store as one Effect. A synchronous
+ * implementation runs plain `node:fs` calls inside the Effect, a pooled one hands
+ * them to Node's thread pool; either way a step replaced in a service (see
+ * `intercept`) is the step that runs.
+ */
+export interface FsService {
   readonly lstat: (path: string) => Effect.Effect<Stat, FsError>
   readonly open: (path: string, flags: number, mode?: number) => Effect.Effect<Handle, FsError>
   readonly fstat: (handle: Handle) => Effect.Effect<Stat, FsError>
@@ -74,6 +79,11 @@ export interface FsEffects {
   readonly write: (handle: Handle, buffer: Uint8Array, offset: number, length: number, position: number) => Effect.Effect<number, FsError>
   readonly fsync: (handle: Handle) => Effect.Effect<void, FsError>
   readonly close: (handle: Handle) => Effect.Effect<void, FsError>
+  /**
+   * The `close` of a descriptor nobody waits for: the last close of a file with no name left
+   * frees its blocks, so an implementation that waits for its steps may run this one elsewhere.
+   */
+  readonly closeDetached: (handle: Handle) => Effect.Effect<void, FsError>
   readonly link: (existing: string, newPath: string) => Effect.Effect<void, FsError>
   readonly rename: (from: string, to: string) => Effect.Effect<void, FsError>
   readonly unlink: (path: string) => Effect.Effect<void, FsError>
@@ -84,30 +94,8 @@ export interface FsEffects {
   readonly copyFile: (from: string, to: string) => Effect.Effect<void, FsError>
 }
 
-/** The steps as plain calls: each returns its value or throws an `FsError`. */
-export type FsCalls =
-  & {
-    readonly [K in keyof FsEffects]: (...args: Parameters<FsEffects[K]>) => Effect.Effect.Success<ReturnType<FsEffects[K]>>
-  }
-  & {
-    /**
-     * Closes without waiting, reporting to `done`: the last close of a file with no name left
-     * frees its blocks, which nobody needs to wait for.
-     */
-    readonly closeDetached: (handle: Handle, done: (error: FsError | undefined) => void) => void
-  }
-
-/**
- * The filesystem service, in exactly one of two forms, so that a step replaced
- * in a service is the step that runs:
- * - `Blocking`: plain calls that return when the kernel is done. A commit then
- *   runs its 17 steps (21 with the kernel copy) without an Effect each (the
- *   default, `layer`).
- * - `Effects`: one Effect per step (the thread pool; interceptors in tests).
- */
-export type FsService =
-  | { readonly _tag: "Blocking"; readonly calls: FsCalls }
-  | { readonly _tag: "Effects"; readonly effects: FsEffects }
+/** The name of a step, as an interceptor sees it (`closeDetached` is a `close`). */
+export type Op = Exclude<keyof FsService, "closeDetached">
 
 export class Fs extends Context.Tag("@session-tree/Fs")<Fs, FsService>() {}
 
@@ -122,8 +110,8 @@ const toStat = (s: NFS.BigIntStats): Stat => ({
   kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : s.isSymbolicLink() ? "symlink" : "other"
 })
 
-const fail = (op: string, path: string) => (err: NodeJS.ErrnoException) =>
-  new FsError({ op, path, errno: err.code ?? "EUNKNOWN", cause: err })
+const fail = (op: string, path: string) => (err: unknown) =>
+  new FsError({ op, path, errno: (err as NodeJS.ErrnoException).code ?? "EUNKNOWN", cause: err })
 
 /** Wraps one callback-style `node:fs` call; errors become `FsError`s named after the step. */
 const call = <A>(
@@ -136,91 +124,43 @@ const call = <A>(
       run((err, value) => resume(err ? Effect.fail(fail(op, path)(err)) : Effect.succeed(value as A)))
     } catch (err) {
       // Synchronous throws are argument errors: still a typed failure of the step.
-      resume(Effect.fail(fail(op, path)(err as NodeJS.ErrnoException)))
+      resume(Effect.fail(fail(op, path)(err)))
     }
   })
 
 /** Runs one synchronous `node:fs` call; errors become `FsError`s named after the step. */
-const guard = <A>(op: string, path: string, run: () => A): A => {
-  try {
-    return run()
-  } catch (err) {
-    throw fail(op, path)(err as NodeJS.ErrnoException)
-  }
-}
+const sync = <A>(op: string, path: string, run: () => A): Effect.Effect<A, FsError> =>
+  Effect.try({ try: run, catch: fail(op, path) })
 
 const COPY_FLAGS = NFS.constants.COPYFILE_EXCL | NFS.constants.COPYFILE_FICLONE
 
-/** Every step as a plain synchronous call of `node:fs`. */
-export const nodeCalls: FsCalls = {
-  lstat: (path) => guard("lstat", path, () => toStat(NFS.lstatSync(path, { bigint: true }))),
-  open: (path, flags, mode = 0o644) => guard("open", path, () => ({ fd: NFS.openSync(path, flags, mode), path })),
-  fstat: (h) => guard("fstat", h.path, () => toStat(NFS.fstatSync(h.fd, { bigint: true }))),
-  read: (h, buffer, offset, length, position) => guard("read", h.path, () => NFS.readSync(h.fd, buffer, offset, length, position)),
-  write: (h, buffer, offset, length, position) =>
-    guard("write", h.path, () => NFS.writeSync(h.fd, buffer, offset, length, position)),
-  fsync: (h) => guard("fsync", h.path, () => NFS.fsyncSync(h.fd)),
-  close: (h) => guard("close", h.path, () => NFS.closeSync(h.fd)),
-  link: (existing, newPath) => guard("link", newPath, () => NFS.linkSync(existing, newPath)),
-  rename: (from, to) => guard("rename", to, () => NFS.renameSync(from, to)),
-  unlink: (path) => guard("unlink", path, () => NFS.unlinkSync(path)),
-  readdir: (path) => guard("readdir", path, () => NFS.readdirSync(path)),
-  realpath: (path) => guard("realpath", path, () => NFS.realpathSync.native(path)),
-  copyFile: (from, to) => guard("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS)),
-  closeDetached: (h, done) => NFS.close(h.fd, (err) => done(err ? fail("close", h.path)(err) : undefined))
-}
-
-export const blocking = (calls: FsCalls): FsService => ({ _tag: "Blocking", calls })
-export const fromEffects = (effects: FsEffects): FsService => ({ _tag: "Effects", effects })
-
-/** A plain call as an Effect (it throws only `FsError`s). */
-const fromCall = <A>(run: () => A): Effect.Effect<A, FsError> => Effect.try({ try: run, catch: (err) => err as FsError })
-
-const effectsOfCalls = (calls: FsCalls): FsEffects => ({
-  lstat: (path) => fromCall(() => calls.lstat(path)),
-  open: (path, flags, mode) => fromCall(() => calls.open(path, flags, mode)),
-  fstat: (h) => fromCall(() => calls.fstat(h)),
-  read: (h, buffer, offset, length, position) => fromCall(() => calls.read(h, buffer, offset, length, position)),
-  write: (h, buffer, offset, length, position) => fromCall(() => calls.write(h, buffer, offset, length, position)),
-  fsync: (h) => fromCall(() => calls.fsync(h)),
-  close: (h) => fromCall(() => calls.close(h)),
-  link: (existing, newPath) => fromCall(() => calls.link(existing, newPath)),
-  rename: (from, to) => fromCall(() => calls.rename(from, to)),
-  unlink: (path) => fromCall(() => calls.unlink(path)),
-  readdir: (path) => fromCall(() => calls.readdir(path)),
-  realpath: (path) => fromCall(() => calls.realpath(path)),
-  copyFile: (from, to) => fromCall(() => calls.copyFile(from, to))
-})
-
-const derived = new WeakMap<FsCalls, FsEffects>()
-
-/** The steps of `fs` as Effects: its own, or its plain calls each wrapped in one. */
-export const effectsOf = (fs: FsService): FsEffects => {
-  if (fs._tag === "Effects") return fs.effects
-  let effects = derived.get(fs.calls)
-  if (effects === undefined) {
-    effects = effectsOfCalls(fs.calls)
-    derived.set(fs.calls, effects)
-  }
-  return effects
-}
-
 /**
- * Closes a descriptor nobody waits for (a replaced generation): on a blocking
- * service in the background, so that freeing the file's blocks holds no one up.
+ * The real filesystem, every step waited for synchronously: the default. The caller waits for
+ * each step anyway, and a round trip through the thread pool costs more than most steps take;
+ * only the close nobody waits for (`closeDetached`) goes to the pool.
  */
-export const closeDetached = (fs: FsService, handle: Handle): Effect.Effect<void, FsError> =>
-  fs._tag === "Effects"
-    ? fs.effects.close(handle)
-    : Effect.async<void, FsError>((resume) =>
-      fs.calls.closeDetached(handle, (error) => resume(error === undefined ? Effect.void : Effect.fail(error)))
-    )
+export const node: FsService = {
+  lstat: (path) => sync("lstat", path, () => toStat(NFS.lstatSync(path, { bigint: true }))),
+  open: (path, flags, mode = 0o644) => sync("open", path, () => ({ fd: NFS.openSync(path, flags, mode), path })),
+  fstat: (h) => sync("fstat", h.path, () => toStat(NFS.fstatSync(h.fd, { bigint: true }))),
+  read: (h, buffer, offset, length, position) => sync("read", h.path, () => NFS.readSync(h.fd, buffer, offset, length, position)),
+  write: (h, buffer, offset, length, position) =>
+    sync("write", h.path, () => NFS.writeSync(h.fd, buffer, offset, length, position)),
+  fsync: (h) => sync("fsync", h.path, () => NFS.fsyncSync(h.fd)),
+  close: (h) => sync("close", h.path, () => NFS.closeSync(h.fd)),
+  closeDetached: (h) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
+  link: (existing, newPath) => sync("link", newPath, () => NFS.linkSync(existing, newPath)),
+  rename: (from, to) => sync("rename", to, () => NFS.renameSync(from, to)),
+  unlink: (path) => sync("unlink", path, () => NFS.unlinkSync(path)),
+  readdir: (path) => sync("readdir", path, () => NFS.readdirSync(path)),
+  realpath: (path) => sync("realpath", path, () => NFS.realpathSync.native(path)),
+  copyFile: (from, to) => sync("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS))
+}
 
-/** The real filesystem, every step waited for synchronously: the default. */
-export const node: FsService = blocking(nodeCalls)
+const closeInPool = (h: Handle) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb))
 
 /** Every step in the thread pool: the event loop is never held by a filesystem call. */
-export const threadPool: FsService = fromEffects({
+export const threadPool: FsService = {
   lstat: (path) => Effect.map(call<NFS.BigIntStats>("lstat", path, (cb) => NFS.lstat(path, { bigint: true }, cb)), toStat),
   open: (path, flags, mode = 0o644) =>
     Effect.map(call<number>("open", path, (cb) => NFS.open(path, flags, mode, cb)), (fd) => ({ fd, path })),
@@ -230,21 +170,22 @@ export const threadPool: FsService = fromEffects({
   write: (h, buffer, offset, length, position) =>
     call<number>("write", h.path, (cb) => NFS.write(h.fd, buffer, offset, length, position, cb)),
   fsync: (h) => call<void>("fsync", h.path, (cb) => NFS.fsync(h.fd, cb)),
-  close: (h) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
+  close: closeInPool,
+  closeDetached: closeInPool,
   link: (existing, newPath) => call<void>("link", newPath, (cb) => NFS.link(existing, newPath, cb)),
   rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
   unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
   readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
   realpath: (path) => call<string>("realpath", path, (cb) => NFS.realpath.native(path, cb)),
   copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb))
-})
+}
 
 export const layer: Layer.Layer<Fs> = Layer.succeed(Fs, node)
 export const layerThreadPool: Layer.Layer<Fs> = Layer.succeed(Fs, threadPool)
 
 /** One step as seen by an interceptor: its name and the path(s) it touches. */
 export interface Step {
-  readonly op: keyof FsEffects
+  readonly op: Op
   readonly path: string
   /** The second path of `link` (new name), `rename` (target) and `copyFile` (target). */
   readonly target?: string
@@ -255,10 +196,8 @@ export interface Step {
 /** An interceptor: receives each step and its real effect, and may run it, replace it, fail it or record it. */
 export type Around = <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
 
-/** Wraps every operation of `fs` with `around`. */
-export const intercept = (service: FsService, around: Around): FsService => {
-  const fs = effectsOf(service)
-  return fromEffects({
+/** Wraps every operation of `fs` with `around`; a detached close is seen as the step `close`. */
+export const intercept = (fs: FsService, around: Around): FsService => ({
   lstat: (path) => around({ op: "lstat", path }, fs.lstat(path)),
   open: (path, flags, mode) => around({ op: "open", path }, fs.open(path, flags, mode)),
   fstat: (h) => around({ op: "fstat", path: h.path }, fs.fstat(h)),
@@ -266,14 +205,14 @@ export const intercept = (service: FsService, around: Around): FsService => {
   write: (h, b, o, l, p) => around({ op: "write", path: h.path, length: l }, fs.write(h, b, o, l, p)),
   fsync: (h) => around({ op: "fsync", path: h.path }, fs.fsync(h)),
   close: (h) => around({ op: "close", path: h.path }, fs.close(h)),
+  closeDetached: (h) => around({ op: "close", path: h.path }, fs.closeDetached(h)),
   link: (existing, newPath) => around({ op: "link", path: existing, target: newPath }, fs.link(existing, newPath)),
   rename: (from, to) => around({ op: "rename", path: from, target: to }, fs.rename(from, to)),
   unlink: (path) => around({ op: "unlink", path }, fs.unlink(path)),
   readdir: (path) => around({ op: "readdir", path }, fs.readdir(path)),
   realpath: (path) => around({ op: "realpath", path }, fs.realpath(path)),
   copyFile: (from, to) => around({ op: "copyFile", path: from, target: to }, fs.copyFile(from, to))
-  })
-}
+})
 
 /** A layer of the real filesystem seen through `around`. */
 export const layerIntercepted = (around: Around): Layer.Layer<Fs> => Layer.succeed(Fs, intercept(node, around))

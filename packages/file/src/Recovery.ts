@@ -29,12 +29,11 @@ import { encodeLine, MAX_FILE_BYTES } from "@session-tree/core/Codec"
 import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { effectsOf, Fs, sameFile } from "./Fs.js"
+import { Fs, type FsService, sameFile } from "./Fs.js"
 import * as Generation from "./internal/generation.js"
-import { closeQuietly, expectIdentity, lstatOrMissing, readWhole, run, step } from "./internal/io.js"
-import { lockFor } from "./internal/locks.js"
+import { closeQuietly, expectIdentity, lstatNamed, readBytes, step } from "./internal/io.js"
+import { processLocks } from "./internal/locks.js"
 import * as Paths from "./internal/paths.js"
-import * as Steps from "./internal/steps.js"
 import { decode } from "./Jsonl.js"
 
 export interface RecoveryReport {
@@ -46,12 +45,14 @@ export interface RecoveryReport {
 }
 
 /** The records of the file at `path` (of the directory `recover` already resolved and pinned), or undefined. */
-const decodeAt = (path: string) =>
-  Effect.flatMap(readWhole(path, MAX_FILE_BYTES, "session file"), (whole) =>
-    Effect.ensuring(Effect.sync(() => decode(whole.bytes)), closeQuietly(whole.handle))).pipe(
-      Effect.map((d) => (d instanceof SessionError ? undefined : d)),
-      Effect.orElseSucceed(() => undefined)
-    )
+const decodeAt = (fs: FsService, path: string) =>
+  readBytes(fs, path, MAX_FILE_BYTES, "session file").pipe(
+    Effect.map((bytes) => {
+      const d = decode(bytes)
+      return d instanceof SessionError ? undefined : d
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
 
 const isPrefix = (
   older: NonNullable<Effect.Effect.Success<ReturnType<typeof decodeAt>>>,
@@ -66,8 +67,8 @@ const isPrefix = (
 }
 
 /** Lists the leftovers of `paths` and fails with SESSION_BUSY while one names a writer that may be running. */
-const leftoversOfGoneWriters = (paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<Paths.Leftover>, SessionError, Fs> =>
-  Effect.flatMap(Effect.suspend(() => run(Steps.named("list directory", Paths.leftovers(paths)))), ({ all, live }) =>
+const leftoversOfGoneWriters = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<Paths.Leftover>, SessionError> =>
+  Effect.flatMap(step("list directory", Paths.leftovers(fs, paths)), ({ all, live }) =>
     live === undefined
       ? Effect.succeed(all)
       : Effect.fail(sessionError("SESSION_BUSY", `a writer (pid ${live.owner.pid}) may still be committing`, {
@@ -76,16 +77,16 @@ const leftoversOfGoneWriters = (paths: Paths.SessionPaths): Effect.Effect<Readon
 
 export const recover = (path: string): Effect.Effect<RecoveryReport, SessionError, Fs> =>
   Effect.scoped(Effect.gen(function*() {
-    const fs = effectsOf(yield* Fs)
-    const paths = yield* Paths.resolve(path)
-    const dir = yield* Generation.statDirectory(paths)
-    const lock = yield* lockFor(paths.lockKey(dir.dev, dir.ino))
-    return yield* lock.withLock(Effect.gen(function*() {
+    const fs = yield* Fs
+    const paths = yield* Paths.resolve(fs, path)
+    const dir = yield* Generation.statDirectory(fs, paths)
+    const lock = yield* processLocks.lockFor(paths.lockKey(dir.dev, dir.ino))
+    return yield* lock.withPermits(1)(Effect.gen(function*() {
       // The marker is looked at before the listing: a writer creates its temp name before it links the
       // marker and removes it after, so a marker seen here whose writer is running shows up below.
-      const markerStat = yield* lstatOrMissing("lstat marker", paths.marker)
-      const leftovers = yield* leftoversOfGoneWriters(paths)
-      const dirHandle = yield* Generation.openDirectory(paths, dir)
+      const markerStat = yield* lstatNamed(fs, "lstat marker", paths.marker)
+      const leftovers = yield* leftoversOfGoneWriters(fs, paths)
+      const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dir), (h) => closeQuietly(fs, h))
       return yield* Effect.gen(function*() {
         const syncDir = step("fsync directory", fs.fsync(dirHandle))
         let marker: RecoveryReport["marker"] = "none"
@@ -93,15 +94,15 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
           if (markerStat.kind !== "file") {
             return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the marker is not a regular file", { path: paths.marker })
           }
-          const current = yield* lstatOrMissing("lstat", paths.path)
+          const current = yield* lstatNamed(fs, "lstat", paths.path)
           let restore: boolean
           if (current === undefined) restore = true
           else if (current.kind !== "file") {
             return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
           } else if (sameFile(current, markerStat)) restore = false
           else {
-            const older = yield* decodeAt(paths.marker)
-            const newer = yield* decodeAt(paths.path)
+            const older = yield* decodeAt(fs, paths.marker)
+            const newer = yield* decodeAt(fs, paths.path)
             if (newer !== undefined && (older === undefined || isPrefix(older, newer))) restore = false
             else if (newer === undefined && older !== undefined) restore = true
             else {
@@ -113,8 +114,8 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
             }
           }
           // Judged on what was seen above: act only if the marker and the path are still exactly that.
-          const markerNow = yield* lstatOrMissing("lstat marker", paths.marker)
-          const pathNow = yield* lstatOrMissing("lstat", paths.path)
+          const markerNow = yield* lstatNamed(fs, "lstat marker", paths.marker)
+          const pathNow = yield* lstatNamed(fs, "lstat", paths.path)
           if (
             markerNow === undefined || !sameFile(markerNow, markerStat) ||
             (current === undefined ? pathNow !== undefined : pathNow === undefined || !sameFile(pathNow, current))
@@ -123,14 +124,14 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
               path: paths.path
             })
           }
-          yield* leftoversOfGoneWriters(paths)
+          yield* leftoversOfGoneWriters(fs, paths)
           if (restore) {
             const rollback = Paths.ownName(paths, "rollback", Paths.nextSeq())
             yield* step("link marker", fs.link(paths.marker, rollback))
             yield* step("restore", fs.rename(rollback, paths.path)).pipe(
               Effect.tapError(() => Effect.ignore(fs.unlink(rollback)))
             )
-            yield* expectIdentity("restored generation", paths.path, "file", markerStat)
+            yield* expectIdentity(fs, "restored generation", paths.path, "file", markerStat)
             yield* syncDir
             marker = "restored"
           } else {
@@ -147,6 +148,6 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
         }
         if (removed.length > 0) yield* syncDir
         return { path: paths.path, marker, removed }
-      }).pipe(Effect.ensuring(closeQuietly(dirHandle)))
+      })
     }))
   }))

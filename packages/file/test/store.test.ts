@@ -418,8 +418,8 @@ describe("filesystem services", () => {
 })
 
 describe("plain steps", () => {
-  // A blocking service (`Fs.node`) runs a commit's steps as plain calls; an intercepted one runs the
-  // same protocol one Effect per step. A failure must mean the same on both paths.
+  // A step replaced in a service (a plain call that fails inside `Fs.node`'s step) and a step failed by
+  // an interceptor must mean the same.
   const fault = (op: "rename" | "fsync" | "link" | "copyFile" | "unlink", nth: number) => {
     let seen = 0
     return (path: string) => {
@@ -469,10 +469,12 @@ describe("plain steps", () => {
             const last = args[op === "fsync" ? 0 : args.length - 1]
             return typeof last === "string" ? last : (last as Fs.Handle).path
           }
-          return Fs.blocking({
-            ...Fs.nodeCalls,
-            [op]: (...args: Array<never>) => (maybe(target(args)), (Fs.nodeCalls[op] as (...a: Array<never>) => unknown)(...args))
-          })
+          const real = Fs.node[op] as (...a: Array<never>) => Effect.Effect<unknown, Fs.FsError>
+          return {
+            ...Fs.node,
+            [op]: (...args: Array<never>) =>
+              Effect.zipRight(Effect.try({ try: () => maybe(target(args)), catch: (e) => e as Fs.FsError }), real(...args))
+          } as Fs.FsService
         })
         const stepwise = yield* run((maybe) =>
           Fs.intercept(Fs.node, (step, effect) =>
@@ -491,8 +493,8 @@ describe("plain steps", () => {
       const dir = yield* tempDir
       const path = Path.join(dir, NAME)
       let renames = 0
-      // The node calls with a counting rename, still run as plain calls (an interceptor would take the Effect path).
-      const counting = Fs.blocking({ ...Fs.nodeCalls, rename: (from, to) => (renames++, Fs.nodeCalls.rename(from, to)) })
+      // The node service with a counting rename: every step still a plain call.
+      const counting: Fs.FsService = { ...Fs.node, rename: (from, to) => Effect.zipRight(Effect.sync(() => renames++), Fs.node.rename(from, to)) }
       yield* Effect.scoped(Effect.gen(function*() {
         const store = yield* SessionStore.create(path)
         const root = yield* store.append(null, user("root", "root"))
@@ -512,11 +514,8 @@ describe("plain steps", () => {
       yield* atT
       let renames = 0
       const services: ReadonlyArray<Fs.FsService> = [
-        Fs.blocking({ ...Fs.nodeCalls, rename: (from, to) => (renames++, Fs.nodeCalls.rename(from, to)) }),
-        Fs.fromEffects({
-          ...Fs.effectsOf(Fs.node),
-          rename: (from, to) => Effect.zipRight(Effect.sync(() => renames++), Fs.effectsOf(Fs.node).rename(from, to))
-        })
+        { ...Fs.node, rename: (from, to) => Effect.zipRight(Effect.sync(() => renames++), Fs.node.rename(from, to)) },
+        { ...Fs.threadPool, rename: (from, to) => Effect.zipRight(Effect.sync(() => renames++), Fs.threadPool.rename(from, to)) }
       ]
       for (const service of services) {
         renames = 0

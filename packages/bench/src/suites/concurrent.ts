@@ -4,7 +4,7 @@
  * flight at once (`Effect.forEach` with `concurrency: N`), where appends that
  * queue behind a commit share the next one (group commit). Each measurement
  * starts from a fresh copy of the same file; commits are counted by the
- * renames onto the session path, on the default (plain-call) path of `Fs.node`.
+ * renames onto the session path, on `Fs.node` (every step a plain call).
  */
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
@@ -27,8 +27,8 @@ export const benchConcurrent = async (options: ConcurrentOptions, dir: string): 
   const writers = options.writers ?? [1, 2, 4, 8]
   const start = ourFile(prefixOfSize(conversation({ entries: 4_096 }), 1024 * 1024))
   let renames = 0
-  // The node calls with a counting rename, its commit steps still plain calls (an interceptor would take the Effect path).
-  const fs = Fs.blocking({ ...Fs.nodeCalls, rename: (from, to) => (renames++, Fs.nodeCalls.rename(from, to)) })
+  // The node service with a counting rename.
+  const fs: Fs.FsService = { ...Fs.node, rename: (from, to) => Effect.zipRight(Effect.sync(() => renames++), Fs.node.rename(from, to)) }
   const commits = new Map<string, Array<number>>()
 
   /** Loads a fresh copy, runs `appends` appends the way `mode` says, and returns the time they took. */

@@ -10,7 +10,7 @@
  * the disk.
  */
 import * as Effect from "effect/Effect"
-import { effectsOf, type FsError, type FsService, fromEffects, type Handle } from "../../src/Fs.js"
+import type { FsError, FsService, Handle } from "../../src/Fs.js"
 
 export type TraceEvent =
   | { readonly op: "open"; readonly path: string; readonly flags: number; readonly fd: number }
@@ -40,7 +40,7 @@ export interface Recorder {
 }
 
 export const recorder = (service: FsService): Recorder => {
-  const base = effectsOf(service)
+  const base = service
   const events: Array<TraceEvent> = []
   const self: Recorder = {
     fs: undefined as unknown as FsService,
@@ -61,7 +61,7 @@ export const recorder = (service: FsService): Recorder => {
       })),
       Effect.tapError((e) => Effect.sync(() => push({ op: "failed", step, path, errno: e.errno })))
     )
-  const fs: FsService = fromEffects({
+  const fs: FsService = {
     lstat: (path) => rec(base.lstat(path), "lstat", path, () => ({ op: "lstat", path })),
     open: (path, flags, mode) => rec(base.open(path, flags, mode), "open", path, (h: Handle) => ({ op: "open", path, flags, fd: h.fd })),
     fstat: (h) => rec(base.fstat(h), "fstat", h.path, () => ({ op: "fstat", path: h.path })),
@@ -77,13 +77,14 @@ export const recorder = (service: FsService): Recorder => {
       })),
     fsync: (h) => rec(base.fsync(h), "fsync", h.path, () => ({ op: "fsync", path: h.path, fd: h.fd })),
     close: (h) => rec(base.close(h), "close", h.path, () => ({ op: "close", path: h.path, fd: h.fd })),
+    closeDetached: (h) => rec(base.closeDetached(h), "close", h.path, () => ({ op: "close", path: h.path, fd: h.fd })),
     link: (existing, newPath) => rec(base.link(existing, newPath), "link", existing, () => ({ op: "link", path: existing, target: newPath })),
     rename: (from, to) => rec(base.rename(from, to), "rename", from, () => ({ op: "rename", path: from, target: to })),
     unlink: (path) => rec(base.unlink(path), "unlink", path, () => ({ op: "unlink", path })),
     readdir: (path) => rec(base.readdir(path), "readdir", path, () => ({ op: "readdir", path })),
     realpath: (path) => rec(base.realpath(path), "realpath", path, () => ({ op: "realpath", path })),
     copyFile: (from, to) => rec(base.copyFile(from, to), "copyFile", from, () => ({ op: "copyFile", path: from, target: to }))
-  })
+  }
   ;(self as { fs: FsService }).fs = fs
   return self
 }

@@ -3,13 +3,14 @@ import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Runtime from "effect/Runtime"
+import * as FiberSet from "effect/FiberSet"
+import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
-import { closeDetached, effectsOf, type FileId, Fs, type FsService, type Handle } from "../Fs.js"
+import type { FileId, FsService, Handle } from "../Fs.js"
 import { toLines } from "../Jsonl.js"
 import * as Generation from "./generation.js"
 import { closeQuietly } from "./io.js"
-import { type Lock, lockFor } from "./locks.js"
+import { processLocks } from "./locks.js"
 import * as Paths from "./paths.js"
 
 /** Commits at or above this size copy the current generation in the kernel (reflink/copy_file_range). */
@@ -81,57 +82,58 @@ interface Directory {
   readonly id: FileId
 }
 
+/** Starts a fiber on a later turn of the event loop. */
+const nextTurn = Scheduler.timer(0)
+
 /** The writer of one session file, held until the scope closes; takes the file's in-process lock for every commit. */
 const makeWriter = (
   fs: FsService,
   kernelCopyFrom: number,
   paths: Paths.SessionPaths,
   dir: Directory,
-  lock: Lock,
+  lock: Effect.Semaphore,
   state: State
 ): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const effects = effectsOf(fs)
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const provide = <A, E>(effect: Effect.Effect<A, E, Fs>) => Effect.provideService(effect, Fs, fs)
 
     const removeLeftovers = Effect.suspend(() =>
       state.leftover.length === 0 ? Effect.void : Effect.forEach(state.leftover.splice(0), (name) =>
-        Effect.flatMap(Effect.either(effects.unlink(name)), (gone) =>
+        Effect.flatMap(Effect.either(fs.unlink(name)), (gone) =>
           Effect.sync(() => {
             if (gone._tag === "Left" && gone.left.errno !== "ENOENT") state.leftover.push(name)
           })), { discard: true })
     )
 
     /**
-     * Closes replaced generations in the background: the last close of one frees its blocks, which
-     * no caller needs to wait for. A close starts on the event loop's next turn, after the append
-     * that replaced the generation has resolved, so the append does not pay for it either. Appends
-     * that follow each other with no turn in between start the waiting close themselves; at most
-     * one close runs, and one waits to start, at any time, and the scope waits for both.
+     * Closes replaced generations in the background, in fibers of this writer's scope: the last
+     * close of one frees its blocks, which no caller needs to wait for. A close starts on a later
+     * turn of the event loop (a fiber scheduled by a timer starts it), after the append that
+     * replaced the generation has resolved, so the append does not pay for it either. Appends that
+     * follow each other with no turn in between start the waiting close themselves; at most one
+     * close runs, and one waits to start, at any time, and the scope waits for both.
      */
+    const closing = yield* FiberSet.make<void>()
+    const run = yield* FiberSet.runtime(closing)<never>()
     let unclosed: Handle | undefined
-    let closing: Fiber.RuntimeFiber<void> | undefined
-    let running = false
+    let running: Fiber.RuntimeFiber<void> | undefined
     const startClose = (): void => {
-      if (unclosed === undefined || running) return
+      if (unclosed === undefined || running !== undefined) return
       const handle = unclosed
       unclosed = undefined
-      running = true
-      // When it ends, a close that waited meanwhile starts.
-      closing = runFork(Effect.ensuring(Effect.ignore(closeDetached(fs, handle)), Effect.sync(() => {
-        running = false
+      // Started at once; when it ends, a close that waited meanwhile starts.
+      running = run(Effect.ensuring(Effect.ignore(fs.closeDetached(handle)), Effect.sync(() => {
+        running = undefined
         startClose()
       })))
     }
     // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
-    const awaitClosing = Effect.suspend(() => (running ? Fiber.await(closing!) : Effect.void))
+    const awaitClosing = Effect.suspend(() => (running !== undefined ? Fiber.await(running) : Effect.void))
     const closeReplaced = (handle: Handle): Effect.Effect<void> =>
       Effect.suspend(() => {
         startClose()
         if (unclosed === undefined) {
           unclosed = handle
-          setImmediate(startClose)
+          run(Effect.sync(startClose), { scheduler: nextTurn, immediate: false })
           return Effect.void
         }
         // One close runs and one waits: the end of the running one starts the waiting one.
@@ -139,15 +141,15 @@ const makeWriter = (
       })
     const awaitReplacedClosed: Effect.Effect<void> = Effect.suspend(() => {
       startClose()
-      return running ? Effect.zipRight(awaitClosing, awaitReplacedClosed) : Effect.void
+      return running !== undefined ? Effect.zipRight(awaitClosing, awaitReplacedClosed) : Effect.void
     })
 
     // Waits for a commit in flight, then releases the generation this writer holds. The directory
     // handle is released after this (it was acquired first), so no later call may use either.
     yield* Effect.addFinalizer(() =>
-      lock.withLock(Effect.suspend(() => {
+      lock.withPermits(1)(Effect.suspend(() => {
         state.closed = true
-        return awaitReplacedClosed.pipe(Effect.zipRight(closeQuietly(state.base.handle)), Effect.zipRight(removeLeftovers), provide)
+        return awaitReplacedClosed.pipe(Effect.zipRight(closeQuietly(fs, state.base.handle)), Effect.zipRight(removeLeftovers))
       }))
     )
 
@@ -166,35 +168,24 @@ const makeWriter = (
       Effect.gen(function*() {
         yield* removeLeftovers
         const copyPrefix = state.diskCanonical && bytes.length >= kernelCopyFrom ? bytes.length - added : 0
-        const result = yield* Generation.commit(fs, {
-          paths,
-          dirHandle: dir.handle,
-          dirId: dir.id,
-          base: state.base,
-          bytes,
-          copyPrefix
-        })
-        switch (result._tag) {
-          case "Committed": {
-            const old = state.base
-            state.base = result.generation
-            state.diskCanonical = true
-            state.leftover.push(...result.leftover)
-            yield* closeReplaced(old.handle)
-            return
-          }
-          case "Failed":
-            state.leftover.push(...result.leftover)
-            return yield* result.error
-          case "Locked":
-            state.locked = result.error
-            return yield* result.error
-        }
+        const old = state.base
+        state.base = yield* Generation.commit(
+          fs,
+          { paths, dirHandle: dir.handle, dirId: dir.id, base: old, bytes, copyPrefix },
+          (name) => state.leftover.push(name)
+        ).pipe(Effect.catchTag("Locked", ({ error }) => {
+          state.locked = error
+          return Effect.fail(error)
+        }))
+        state.diskCanonical = true
+        yield* closeReplaced(old.handle)
       })
 
     return {
+      // Waiting for the lock is interruptible, holding it is not: once a commit has linked its marker,
+      // its outcome must reach this state, which the next commit starts from.
       append: (batch) =>
-        lock.withLock(Effect.suspend(() => {
+        lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
           if (state.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: paths.path }))
           if (state.locked !== undefined) return Effect.fail(state.locked)
           const generation = canonicalOf(batch)
@@ -203,7 +194,7 @@ const makeWriter = (
           return Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
             generation.length += added
           })
-        }))
+        })))
     }
   })
 
@@ -218,15 +209,7 @@ const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<S
 
 /** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
 export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, SessionError> =>
-  Effect.provideService(
-    Effect.acquireUseRelease(
-      Generation.open(paths),
-      (opened) => storedOf(paths, opened.bytes),
-      (opened) => closeQuietly(opened.generation.handle)
-    ),
-    Fs,
-    fs
-  )
+  Effect.flatMap(Generation.read(fs, paths), (bytes) => storedOf(paths, bytes))
 
 export interface Options {
   readonly kernelCopyFrom?: number | undefined
@@ -235,18 +218,18 @@ export interface Options {
 /** The journal of session files, every step through `fs`. */
 export const make = (fs: FsService, options?: Options): SessionJournalService => {
   const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
-  const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Fs, fs)
   return {
     sessionIdAt: () => undefined,
-    read: (location) => Effect.flatMap(provide(Paths.resolve(location)), (paths) => readAt(fs, paths)),
+    read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
     open: (location) =>
-      provide(Effect.uninterruptible(Effect.gen(function*() {
-        const paths = yield* Paths.resolve(location)
-        const opened = yield* Generation.open(paths)
+      // Uninterruptible from the first descriptor to the finalizer that owns it.
+      Effect.uninterruptible(Effect.gen(function*() {
+        const paths = yield* Paths.resolve(fs, location)
+        const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
           const stored = yield* storedOf(paths, opened.bytes)
-          const lock = yield* lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
-          const handle = yield* Effect.acquireRelease(Generation.openDirectory(paths, opened.dir), closeQuietly)
+          const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
+          const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
           const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: opened.dir }, lock, {
             base: opened.generation,
             generation: undefined,
@@ -257,19 +240,19 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
             leftover: []
           })
           return { ...stored, writer }
-        }).pipe(Effect.onError(() => closeQuietly(opened.generation.handle)))
+        }).pipe(Effect.onError(() => closeQuietly(fs, opened.generation.handle)))
         return writer
-      }))),
+      })),
     create: (location, session) =>
-      provide(Effect.uninterruptible(Effect.gen(function*() {
-        const paths = yield* Paths.resolve(location)
+      Effect.uninterruptible(Effect.gen(function*() {
+        const paths = yield* Paths.resolve(fs, location)
         // The first generation is the buffer's bytes: later commits grow it without a copy of them.
         const generation = new GenerationBuffer(session)
         const bytes = generation.bytes()
-        const dirStat = yield* Generation.statDirectory(paths)
-        const handle = yield* Effect.acquireRelease(Generation.openDirectory(paths, dirStat), closeQuietly)
-        const lock = yield* lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
-        const created = yield* lock.withLock(Generation.create(paths, bytes, handle, dirStat))
+        const dirStat = yield* Generation.statDirectory(fs, paths)
+        const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dirStat), (h) => closeQuietly(fs, h))
+        const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+        const created = yield* lock.withPermits(1)(Generation.create(fs, paths, bytes, handle, dirStat))
         const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {
           base: created.generation,
           generation,
@@ -280,6 +263,6 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
           leftover: created.leftover.slice()
         })
         return { location: paths.path, writer }
-      })))
+      }))
   }
 }

@@ -1,48 +1,135 @@
 /**
- * Filesystem steps with their SPEC B4 meaning, as Effects: every `FsError`
- * becomes a `SessionError` that names the step, and identity checks compare
- * (dev, ino). The protocols themselves are in `steps.ts`; these are its helpers
- * for code that runs one step at a time.
+ * Filesystem steps with their meaning for the store: every `FsError` becomes a
+ * `SessionError` that names the step (the codes of `docs/format.md`), identity
+ * checks compare (dev, ino), and own names are removed on a best-effort basis.
  */
 import * as Effect from "effect/Effect"
-import { effectsOf, type FileId, Flags, Fs, type FsError, type Handle, sameFile, type Stat } from "../Fs.js"
+import { type FileId, Flags, type FsError, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import { type SessionError, type SessionErrorCode, sessionError } from "@session-tree/core/SessionError"
-import * as Steps from "./steps.js"
 
-/** Runs a step; its `FsError` becomes `SESSION_IO` unless `codes` maps the errno elsewhere. */
+/** The `SessionError` of a failed step: `SESSION_IO` unless `codes` maps the errno elsewhere. */
+export const stepError = (name: string, e: FsError, codes?: Partial<Record<string, SessionErrorCode>>): SessionError =>
+  sessionError(codes?.[e.errno] ?? "SESSION_IO", `${name} failed: ${e.errno} (${e.op} ${e.path})`, {
+    path: e.path,
+    cause: e
+  })
+
+/** Runs a step; its `FsError` becomes the `SessionError` of the step `name` (see `stepError`). */
 export const step = <A, R = never>(
   name: string,
   effect: Effect.Effect<A, FsError, R>,
   codes?: Partial<Record<string, SessionErrorCode>>
-): Effect.Effect<A, SessionError, R> => Effect.mapError(effect, (e) => Steps.stepError(name, e, codes))
+): Effect.Effect<A, SessionError, R> => Effect.mapError(effect, (e) => stepError(name, e, codes))
 
-/** Runs a protocol of `steps.ts` on the `Fs` service in context. */
-export const run = <A>(steps: Steps.Steps<A>): Effect.Effect<A, SessionError, Fs> => Effect.flatMap(Fs, (fs) => Steps.run(fs, steps))
+/** lstat that answers `undefined` for a missing path. */
+export const lstatOrMissing = (fs: FsService, path: string): Effect.Effect<Stat | undefined, FsError> =>
+  Effect.catchIf(fs.lstat(path), (e) => e.errno === "ENOENT", () => Effect.succeed(undefined))
 
-/** Runs a protocol that catches every `FsError` itself and refuses nothing, so it cannot fail. */
-const runQuietly = <A>(steps: Steps.Steps<A>): Effect.Effect<A, never, Fs> => Effect.orDie(run(steps))
-
-/** lstat that answers `undefined` for a missing path; a failure is the step `name` (see `step`). */
-export const lstatOrMissing = (
+/** `lstatOrMissing` whose failure is the step `name` (see `step`). */
+export const lstatNamed = (
+  fs: FsService,
   name: string,
   path: string,
   codes?: Partial<Record<string, SessionErrorCode>>
-): Effect.Effect<Stat | undefined, SessionError, Fs> => Effect.suspend(() => run(Steps.named(name, Steps.lstatOrMissing(path), codes)))
+): Effect.Effect<Stat | undefined, SessionError> => step(name, lstatOrMissing(fs, path), codes)
 
-/** Fails with SESSION_REPLACED unless `path` is still a `kind` with identity `id`. */
-export const expectIdentity = (what: string, path: string, kind: Stat["kind"], id: FileId): Effect.Effect<Stat, SessionError, Fs> =>
-  Effect.suspend(() => run(Steps.expectIdentity(what, path, kind, id)))
+/** Fails with SESSION_REPLACED unless `path` is still a `kind` with identity `id` (a missing path included). */
+export const expectIdentity = (
+  fs: FsService,
+  what: string,
+  path: string,
+  kind: Stat["kind"],
+  id: FileId
+): Effect.Effect<Stat, SessionError> =>
+  Effect.flatMap(lstatNamed(fs, `check ${what}`, path), (stat) =>
+    stat === undefined || stat.kind !== kind || !sameFile(stat, id)
+      ? Effect.fail(sessionError("SESSION_REPLACED", `the ${what} is no longer the one this store opened`, { path }))
+      : Effect.succeed(stat))
 
 /** Writes all bytes from `offset` at `position` in one call; a short count is a failure (the disk is likely full). */
-export const writeAll = (handle: Handle, bytes: Uint8Array, offset: number, position: number): Effect.Effect<void, SessionError, Fs> =>
-  Effect.suspend(() => run(Steps.writeAll(handle, bytes, offset, position)))
+export const writeAll = (
+  fs: FsService,
+  handle: Handle,
+  bytes: Uint8Array,
+  offset: number,
+  position: number
+): Effect.Effect<void, SessionError> =>
+  Effect.flatMap(step("write", fs.write(handle, bytes, offset, bytes.length - offset, position)), (n) =>
+    n === bytes.length - offset
+      ? Effect.void
+      : Effect.fail(
+        sessionError("SESSION_IO", `write failed: wrote ${n} of ${bytes.length - offset} bytes`, { path: handle.path })
+      ))
 
-/** Best-effort removal of a name this operation created (see `Steps.removeOwn`). */
-export const removeOwn = (path: string): Effect.Effect<boolean, never, Fs> => Effect.suspend(() => runQuietly(Steps.removeOwn(path)))
+/**
+ * Best-effort removal of a name this operation created; true only when the unlink
+ * succeeded. Even ENOENT counts as unproven: the name was ours a moment ago, so the
+ * caller keeps it for a later retry, where ENOENT is then taken as gone.
+ */
+export const removeOwn = (fs: FsService, path: string): Effect.Effect<boolean> =>
+  Effect.match(fs.unlink(path), { onFailure: () => false, onSuccess: () => true })
 
 /** Closes, ignoring a failure (the kernel releases the descriptor even then). */
-export const closeQuietly = (handle: Handle): Effect.Effect<void, never, Fs> =>
-  Effect.suspend(() => runQuietly(Steps.closeQuietly(handle)))
+export const closeQuietly = (fs: FsService, handle: Handle): Effect.Effect<void> => Effect.ignore(fs.close(handle))
+
+/** A regular file opened for reading, checked through its descriptor to be the file lstat saw. */
+export interface Checked {
+  readonly handle: Handle
+  readonly stat: Stat
+}
+
+/**
+ * Opens the regular file at `path` for reading, `maxBytes` at most: lstat first (refuse links,
+ * directories, FIFOs, devices and oversize files before opening), then open with
+ * O_NOFOLLOW | O_NONBLOCK and check through the handle that it is the same file. On failure the
+ * handle is closed. `what` names the file in the SESSION_NOT_FOUND message.
+ */
+const openChecked = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Checked, SessionError> =>
+  Effect.gen(function*() {
+    const before = yield* lstatNamed(fs, "lstat", path)
+    if (before === undefined) return yield* sessionError("SESSION_NOT_FOUND", `no ${what} at this path`, { path })
+    if (before.kind !== "file") {
+      return yield* sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${before.kind}, not a regular file`, { path })
+    }
+    if (before.size > maxBytes) return yield* tooLarge(path, maxBytes, before.size)
+    const handle = yield* step("open", fs.open(path, Flags.readNoFollow), {
+      ELOOP: "SESSION_NOT_REGULAR_FILE",
+      ENOENT: "SESSION_REPLACED"
+    })
+    return yield* Effect.flatMap(step("fstat", fs.fstat(handle)), (stat) =>
+      stat.kind !== "file" || !sameFile(stat, before)
+        ? Effect.fail(sessionError("SESSION_REPLACED", "the file changed between lstat and open", { path }))
+        : stat.size > maxBytes
+        ? Effect.fail(tooLarge(path, maxBytes, stat.size))
+        : Effect.succeed({ handle, stat })).pipe(Effect.onError(() => closeQuietly(fs, handle)))
+  })
+
+const tooLarge = (path: string, maxBytes: number, size: number) =>
+  sessionError("SESSION_FILE_TOO_LARGE", `the file holds ${size} bytes, more than ${maxBytes}`, { path })
+
+/**
+ * Reads the whole of a file `openChecked` opened. A file that grew while it was read fails
+ * rather than give a prefix.
+ */
+const readAll = (fs: FsService, { handle, stat }: Checked, maxBytes: number): Effect.Effect<Uint8Array, SessionError> =>
+  Effect.suspend(() => {
+    const path = handle.path
+    // One byte of room past the size tells a file that grew after fstat from one that did not.
+    const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
+    const from = (length: number): Effect.Effect<Uint8Array, SessionError> =>
+      Effect.flatMap(step("read", fs.read(handle, buffer, length, buffer.length - length, length)), (n) => {
+        if (n === 0) return Effect.succeed(buffer.subarray(0, length))
+        const total = length + n
+        if (total === buffer.length) {
+          return Effect.fail(
+            total > maxBytes ? tooLarge(path, maxBytes, total) : sessionError("SESSION_REPLACED", "the file grew while it was read", { path })
+          )
+        }
+        // The size fstat gave, and no byte of the room past it: the end of the file, without a read of 0.
+        return total === stat.size ? Effect.succeed(buffer.subarray(0, total)) : from(total)
+      })
+    return from(0)
+  })
 
 /** A regular file read whole, with the descriptor it was read through. */
 export interface Whole {
@@ -52,47 +139,26 @@ export interface Whole {
 }
 
 /**
- * Reads the regular file at `path` whole, `maxBytes` at most: lstat first (refuse links,
- * directories, FIFOs, devices and oversize files before opening), then open with
- * O_NOFOLLOW | O_NONBLOCK and check through the handle that it is the same file. A file that
- * grew while it was read fails rather than give a prefix. The handle stays open for the caller;
- * on failure it is closed. `what` names the file in the SESSION_NOT_FOUND message.
+ * Reads the regular file at `path` whole (see `openChecked`) and keeps its descriptor open for
+ * the caller, who must not be interruptible between this and taking the descriptor over. The
+ * reads are interruptible: an interrupted or failed read closes the descriptor.
  */
-export const readWhole = (path: string, maxBytes: number, what: string): Effect.Effect<Whole, SessionError, Fs> =>
-  Effect.gen(function*() {
-    const fs = effectsOf(yield* Fs)
-    const tooLarge = (size: number) =>
-      sessionError("SESSION_FILE_TOO_LARGE", `the file holds ${size} bytes, more than ${maxBytes}`, { path })
-    const before = yield* lstatOrMissing("lstat", path)
-    if (before === undefined) return yield* sessionError("SESSION_NOT_FOUND", `no ${what} at this path`, { path })
-    if (before.kind !== "file") {
-      return yield* sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${before.kind}, not a regular file`, { path })
-    }
-    if (before.size > maxBytes) return yield* tooLarge(before.size)
-    const handle = yield* step("open", fs.open(path, Flags.readNoFollow), {
-      ELOOP: "SESSION_NOT_REGULAR_FILE",
-      ENOENT: "SESSION_REPLACED"
-    })
-    return yield* Effect.gen(function*() {
-      const stat = yield* step("fstat", fs.fstat(handle))
-      if (stat.kind !== "file" || !sameFile(stat, before)) {
-        return yield* sessionError("SESSION_REPLACED", "the file changed between lstat and open", { path })
-      }
-      if (stat.size > maxBytes) return yield* tooLarge(stat.size)
-      // One byte of room past the size tells a file that grew after fstat from one that did not.
-      const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
-      let length = 0
-      while (true) {
-        const n = yield* step("read", fs.read(handle, buffer, length, buffer.length - length, length))
-        if (n === 0) break
-        length += n
-        if (length === buffer.length) {
-          if (length > maxBytes) return yield* tooLarge(length)
-          return yield* sessionError("SESSION_REPLACED", "the file grew while it was read", { path })
-        }
-        // The size fstat gave, and no byte of the room past it: the end of the file, without a read of 0.
-        if (length === stat.size) break
-      }
-      return { bytes: buffer.subarray(0, length), handle, stat }
-    }).pipe(Effect.onError(() => closeQuietly(handle)))
-  }).pipe(Effect.uninterruptible)
+export const readWhole = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Whole, SessionError> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(openChecked(fs, path, maxBytes, what), (checked) =>
+      restore(readAll(fs, checked, maxBytes)).pipe(
+        Effect.map((bytes) => ({ bytes, handle: checked.handle, stat: checked.stat })),
+        Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : closeQuietly(fs, checked.handle))
+      ))
+  )
+
+/**
+ * The bytes of the regular file at `path` (see `openChecked`), holding nothing afterwards; an
+ * interrupted read closes the descriptor.
+ */
+export const readBytes = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Uint8Array, SessionError> =>
+  Effect.acquireUseRelease(
+    openChecked(fs, path, maxBytes, what),
+    (checked) => readAll(fs, checked, maxBytes),
+    (checked) => closeQuietly(fs, checked.handle)
+  )

@@ -1,66 +1,51 @@
 /**
- * The in-process lock of a session file: every store and `recover` of one file
- * in this process take it around a commit, a flush, a release or a recovery.
+ * The in-process locks of session files: every store and `recover` of one file
+ * in this process take the file's lock around a commit, a flush, a release or a
+ * recovery, so that their commits take turns.
  *
- * A mutex of our own rather than Effect's semaphore, because a commit takes it
- * once per batch and it is then almost always free: taking a free lock here is a
- * check and an assignment, where the semaphore suspends the fiber and resumes it.
+ * A lock is a semaphore of one permit, kept in a registry while a holder's scope
+ * is open and forgotten when the last one closes.
  */
 import * as Effect from "effect/Effect"
+import { globalValue } from "effect/GlobalValue"
 import type * as Scope from "effect/Scope"
 
-export class Lock {
-  private held = false
-  private readonly waiters = new Set<() => void>()
-
-  private readonly take: Effect.Effect<void> = Effect.suspend(() => {
-    if (!this.held) {
-      this.held = true
-      return Effect.void
-    }
-    return Effect.async<void>((resume) => {
-      const waiter = () => resume(this.take)
-      this.waiters.add(waiter)
-      return Effect.sync(() => void this.waiters.delete(waiter))
-    })
-  })
-
-  // Every waiter tries again (one wins, the others wait anew): a waiter interrupted after being
-  // woken then cannot leave the others waiting on a free lock.
-  private readonly release: Effect.Effect<void> = Effect.sync(() => {
-    this.held = false
-    if (this.waiters.size === 0) return
-    const woken = [...this.waiters]
-    this.waiters.clear()
-    for (const waiter of woken) waiter()
-  })
-
-  /** Runs `effect` holding the lock; waiting for it is interruptible, holding it is released on any exit. */
-  readonly withLock = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(this.take), Effect.ensuring(restore(effect), this.release)))
+export interface FileLocks {
+  /** The lock of `key` (see `SessionPaths.lockKey`), held by the caller until its scope closes. */
+  readonly lockFor: (key: string) => Effect.Effect<Effect.Semaphore, never, Scope.Scope>
+  /** How many locks some scope holds now (for tests: a lock no one holds is forgotten). */
+  readonly held: () => number
 }
 
-/** One lock per (directory identity, file name), with the number of holders; forgotten when none is left. */
-const pathLocks = new Map<string, { readonly lock: Lock; holders: number }>()
+/** A registry of its own, for tests. */
+export const make = (): FileLocks => {
+  const locks = new Map<string, { readonly semaphore: Effect.Semaphore; holders: number }>()
+  return {
+    lockFor: (key) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          let entry = locks.get(key)
+          if (entry === undefined) {
+            entry = { semaphore: Effect.unsafeMakeSemaphore(1), holders: 0 }
+            locks.set(key, entry)
+          }
+          entry.holders++
+          return entry.semaphore
+        }),
+        () =>
+          Effect.sync(() => {
+            const entry = locks.get(key)!
+            if (--entry.holders === 0) locks.delete(key)
+          })
+      ),
+    held: () => locks.size
+  }
+}
 
-/** The lock of `key`, held by the caller until its scope closes. */
-export const lockFor = (key: string): Effect.Effect<Lock, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      let held = pathLocks.get(key)
-      if (held === undefined) {
-        held = { lock: new Lock(), holders: 0 }
-        pathLocks.set(key, held)
-      }
-      held.holders++
-      return held.lock
-    }),
-    () =>
-      Effect.sync(() => {
-        const held = pathLocks.get(key)!
-        if (--held.holders === 0) pathLocks.delete(key)
-      })
-  )
-
-/** How many file locks this process holds (for tests: a lock no one holds is forgotten). */
-export const heldLocks = (): number => pathLocks.size
+/**
+ * The registry of this process. It is one per process rather than one per layer because two
+ * stores of one file must take turns whatever built their journals (the Promise facade builds a
+ * layer per store; `FileJournal.make` and `Recovery.recover` need no layer at all), while the
+ * lock between processes, the marker, makes a second writer fail instead of wait.
+ */
+export const processLocks: FileLocks = globalValue(Symbol.for("@session-tree/file/FileLocks"), make)

@@ -14,9 +14,8 @@
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { Fs, FsError } from "../Fs.js"
+import type { FsError, FsService } from "../Fs.js"
 import * as Owner from "./owner.js"
-import * as Steps from "./steps.js"
 
 export interface SessionPaths {
   readonly path: string
@@ -28,54 +27,48 @@ export interface SessionPaths {
 }
 
 /**
- * The canonical path of the directory `dir`, every symlink on the way resolved (SPEC C3). Its
- * failure is typed: a missing directory, a path above that is not a directory, or an I/O error.
+ * The canonical path of the directory `dir`, every symlink on the way resolved (see
+ * `docs/format.md`). Its failure is typed: a missing directory, a path above that is not a
+ * directory, or an I/O error.
  */
-export function* realDirectory(dir: string): Steps.Steps<string> {
-  try {
-    return yield* Steps.realpath(dir)
-  } catch (e) {
-    if (!(e instanceof FsError)) throw e
-    throw e.errno === "ENOENT"
+export const realDirectory = (fs: FsService, dir: string): Effect.Effect<string, SessionError> =>
+  Effect.mapError(fs.realpath(dir), (e) =>
+    e.errno === "ENOENT"
       ? sessionError("SESSION_NOT_FOUND", "the directory does not exist", { path: dir, cause: e })
       : e.errno === "ENOTDIR"
       ? sessionError("SESSION_NOT_REGULAR_FILE", "the parent path is not a directory", { path: dir, cause: e })
-      : sessionError("SESSION_IO", `resolving the directory failed: ${e.errno}`, { path: dir, cause: e })
-  }
-}
-
-/** The names of the file at `path`, made absolute, in its directory resolved by `realDirectory`. */
-export function* resolveSteps(path: string): Steps.Steps<SessionPaths> {
-  const absolute = Path.resolve(path)
-  return at(yield* realDirectory(Path.dirname(absolute)), Path.basename(absolute))
-}
-
-/**
- * `resolveSteps` for many paths: each distinct directory is resolved by its first path, and
- * the paths after it in the same directory reuse that (a failed one is tried again).
- */
-export const resolver = (): ((path: string) => Steps.Steps<SessionPaths>) => {
-  const known = new Map<string, string>()
-  return function*(path) {
-    const absolute = Path.resolve(path)
-    const dir = Path.dirname(absolute)
-    let real = known.get(dir)
-    if (real === undefined) {
-      real = yield* realDirectory(dir)
-      known.set(dir, real)
-    }
-    return at(real, Path.basename(absolute))
-  }
-}
+      : sessionError("SESSION_IO", `resolving the directory failed: ${e.errno}`, { path: dir, cause: e }))
 
 /**
  * The names of the session file at `path`, made absolute, with its directory resolved once
- * (SPEC C3): the directories above the file may be reached through symlinks (macOS `/tmp`, a
- * linked home or project folder), the file itself never is. The store then pins that directory
- * by identity, so a symlink retargeted later cannot move it.
+ * (`realDirectory`): the directories above the file may be reached through symlinks (macOS
+ * `/tmp`, a linked home or project folder), the file itself never is. The store then pins that
+ * directory by identity, so a symlink retargeted later cannot move it.
  */
-export const resolve = (path: string): Effect.Effect<SessionPaths, SessionError, Fs> =>
-  Effect.flatMap(Fs, (fs) => Steps.run(fs, resolveSteps(path)))
+export const resolve = (fs: FsService, path: string): Effect.Effect<SessionPaths, SessionError> =>
+  Effect.suspend(() => {
+    const absolute = Path.resolve(path)
+    return Effect.map(realDirectory(fs, Path.dirname(absolute)), (dir) => at(dir, Path.basename(absolute)))
+  })
+
+/**
+ * `resolve` for many paths: each distinct directory is resolved by its first path, and the
+ * paths after it in the same directory reuse that (a failed one is tried again).
+ */
+export const resolver = (fs: FsService): ((path: string) => Effect.Effect<SessionPaths, SessionError>) => {
+  const known = new Map<string, string>()
+  return (path) =>
+    Effect.suspend(() => {
+      const absolute = Path.resolve(path)
+      const dir = Path.dirname(absolute)
+      const real = known.get(dir)
+      if (real !== undefined) return Effect.succeed(at(real, Path.basename(absolute)))
+      return Effect.map(realDirectory(fs, dir), (resolved) => {
+        known.set(dir, resolved)
+        return at(resolved, Path.basename(absolute))
+      })
+    })
+}
 
 /** The names of the session file `base` in the directory `dir`, taken as they are. */
 export const at = (dir: string, base: string): SessionPaths => {
@@ -123,10 +116,11 @@ export interface Leftovers {
  * The names a commit of `paths` may leave, as the directory lists them now, and one of a writer
  * that may still be running: a writer names itself with its temp file for the whole commit.
  */
-export function* leftovers(paths: SessionPaths): Steps.Steps<Leftovers> {
-  const all = (yield* Steps.readdir(paths.dir)).flatMap((name) => {
-    const l = parseLeftover(paths, name)
-    return l === undefined ? [] : [l]
+export const leftovers = (fs: FsService, paths: SessionPaths): Effect.Effect<Leftovers, FsError> =>
+  Effect.map(fs.readdir(paths.dir), (names) => {
+    const all = names.flatMap((name) => {
+      const l = parseLeftover(paths, name)
+      return l === undefined ? [] : [l]
+    })
+    return { all, live: all.find((l) => Owner.isAlive(l.owner)) }
   })
-  return { all, live: all.find((l) => Owner.isAlive(l.owner)) }
-}
