@@ -21,7 +21,7 @@ import * as Fs from "@session-tree/file/Fs"
 import * as Options from "@session-tree/core/Options"
 import * as Recovery from "@session-tree/file/Recovery"
 import * as Core from "@session-tree/core/SessionStore"
-import { type CourseMessage, type SessionEntry, SessionError, SessionStore, SessionTree } from "../src/session.js"
+import { type CourseMessage, type SessionEntry, SessionStore, SessionTree } from "../src/session.js"
 import {
   assistant,
   callsOf,
@@ -705,7 +705,7 @@ const disarm = () => arm(() => false)
 
 /** One armed fault hit once: SESSION_IO, the same inode and bytes, nothing beside the file, memory unchanged. */
 const expectFailedOnce = (
-  error: SessionError,
+  error: { readonly code: string },
   dir: string,
   path: string,
   before: ReturnType<typeof fingerprint>,
@@ -738,7 +738,7 @@ const loadCore = async (path: string, existing: number) => {
   return { store, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-const failureOf = <A>(effect: Effect.Effect<A, SessionError>): Promise<SessionError> => Effect.runPromise(Effect.flip(effect))
+const failureOf = <A, E>(effect: Effect.Effect<A, E>): Promise<E> => Effect.runPromise(Effect.flip(effect))
 
 const isTemp = (p: string) => p.includes(".tmp-")
 

@@ -6,7 +6,7 @@
  */
 import { Buffer } from "node:buffer"
 
-export interface CourseMessage {
+export interface Message {
   readonly role: "user" | "assistant" | "tool"
   readonly [key: string]: unknown
 }
@@ -17,7 +17,7 @@ export interface Entry {
   readonly id: string
   readonly parentId: string | null
   readonly timestamp: string
-  readonly message: CourseMessage
+  readonly message: Message
 }
 
 export interface Header {
@@ -95,7 +95,7 @@ export const conversation = (options: Options): Conversation => {
   const entries: Array<Entry> = []
   let leaf: string | null = null
   let calls = 0
-  const push = (message: CourseMessage, parentId: string | null = leaf): Entry => {
+  const push = (message: Message, parentId: string | null = leaf): Entry => {
     const entry: Entry = {
       type: "entry",
       version: 1,
@@ -149,7 +149,7 @@ export const ourFile = (c: Conversation): Buffer =>
   Buffer.from([c.header, ...c.entries].map((r) => JSON.stringify(r) + "\n").join(""), "utf8")
 
 /** The same message in Pi's Message shape (pi-ai `UserMessage` / `AssistantMessage` / `ToolResultMessage`). */
-export const piMessage = (m: CourseMessage, timestamp: number): Record<string, unknown> => {
+export const piMessage = (m: Message, timestamp: number): Record<string, unknown> => {
   switch (m.role) {
     case "user":
       return { role: "user", content: [{ type: "text", text: m["content"] }], timestamp }
@@ -235,7 +235,7 @@ export const mixedSessions = (count: number, minBytes = 2 * 1024, maxBytes = 102
 }
 
 /** A user message of about `bytes` bytes of content, for append benchmarks. */
-export const userMessage = (i: number, bytes = 800): CourseMessage => ({
+export const userMessage = (i: number, bytes = 800): Message => ({
   role: "user",
   id: `bench-${i}`,
   content: ("append benchmark message " + i + " ").repeat(Math.ceil(bytes / 30)).slice(0, bytes)

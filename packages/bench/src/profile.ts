@@ -18,7 +18,7 @@ import * as Path from "node:path"
 import { History } from "@session-tree/core/History"
 import { parseObjectLine } from "@session-tree/core/Json"
 import * as Record from "@session-tree/core/Record"
-import { SessionError } from "@session-tree/core/SessionError"
+import { isSessionError } from "@session-tree/core/SessionError"
 import * as Fs from "@session-tree/file/Fs"
 import { decode as decodeSession, toLines } from "@session-tree/file/Jsonl"
 import { arg } from "./args.js"
@@ -32,7 +32,7 @@ const decodeEntry = Record.decodeParsedEntry
 
 const lines = (bytes: Uint8Array): ReadonlyArray<string> => {
   const split = toLines(bytes)
-  if (split instanceof SessionError) throw split
+  if (isSessionError(split)) throw split
   return split.lines
 }
 const parsed = (text: string) => {
@@ -60,7 +60,7 @@ const profileLoad = async (ascii: boolean, options: { rounds: number; warmup: nu
         const history = new History()
         lines(bytes).slice(1).forEach((l, i) => {
           const entry = decodeEntry(parsed(l), i + 2)
-          if (entry instanceof SessionError || history.check(entry) !== undefined) throw new Error("invalid")
+          if (isSessionError(entry) || history.check(entry) !== undefined) throw new Error("invalid")
           history.add(entry)
         })
       }

@@ -17,7 +17,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
-import { CourseMessage } from "@session-tree/core/Record"
+import { Message } from "@session-tree/core/Record"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as Sessions from "@session-tree/core/Sessions"
@@ -186,7 +186,7 @@ const create = Command.make(
 const user = Options.text("user").pipe(Options.withPseudoName("TEXT"), Options.optional, Options.withDescription("append a user message with this content"))
 const messageJson = Options.text("message").pipe(Options.withPseudoName("JSON"), Options.optional, Options.withDescription("append this Message IR value (JSON)"))
 
-const decodeMessage = Schema.decodeUnknownEither(CourseMessage, { onExcessProperty: "error", errors: "first", exact: true })
+const decodeMessage = Schema.decodeUnknownEither(Message, { onExcessProperty: "error", errors: "first", exact: true })
 
 /** A Schema path as a reader writes it: `toolCalls[0].arguments`. */
 const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>

@@ -13,7 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES } from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
-import type { CourseMessage, SessionEntry } from "@session-tree/core/Record"
+import type { Message, SessionEntry } from "@session-tree/core/Record"
 import { type SessionError, type SessionErrorCode, sessionError } from "@session-tree/core/SessionError"
 import { SessionJournal, type SessionJournalService, type Writer } from "@session-tree/core/SessionJournal"
 import { SessionCatalog, type SessionCatalogService } from "@session-tree/core/SessionCatalog"
@@ -24,14 +24,14 @@ import type * as Scope from "effect/Scope"
 import { type Backend, Kit } from "./Kit.js"
 
 const T = "1970-01-01T00:00:00.000Z"
-const user = (id: string, content: string): CourseMessage => ({ role: "user", id, content })
-const assistant = (id: string, calls: ReadonlyArray<readonly [string, string]> = []): CourseMessage => ({
+const user = (id: string, content: string): Message => ({ role: "user", id, content })
+const assistant = (id: string, calls: ReadonlyArray<readonly [string, string]> = []): Message => ({
   role: "assistant",
   id,
   content: "",
   toolCalls: calls.map(([callId, name]) => ({ id: callId, name, arguments: { q: callId } }))
 })
-const tool = (id: string, callId: string, name: string): CourseMessage => ({
+const tool = (id: string, callId: string, name: string): Message => ({
   role: "tool",
   id,
   toolCallId: callId,

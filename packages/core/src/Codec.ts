@@ -8,7 +8,7 @@
 import { History } from "./History.js"
 import { checkParsedLine, firstArgumentsKey, firstInexactNumber, firstInexactNumberFrom, parseObjectLine, syntaxReason } from "./Json.js"
 import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
-import { SessionError, sessionError } from "./SessionError.js"
+import { SessionError, sessionError, isSessionError } from "./SessionError.js"
 
 /** Bytes per line, terminator excluded. */
 export const MAX_LINE_BYTES = 65_536
@@ -71,7 +71,7 @@ const decodeEntryLine = (text: string, line: number): SessionEntry | SessionErro
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }
   const entry = decodeParsedEntry(record, line)
-  return entry instanceof SessionError ? entry : exactNumbers(entry, text, line)
+  return isSessionError(entry) ? entry : exactNumbers(entry, text, line)
 }
 
 const CANONICAL_PREFIX = `{"type":"entry","version":1,"`
@@ -127,13 +127,13 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
   const first = parseObjectLine(lines[0]!)
   if (!first.ok) return sessionError("SESSION_INVALID_JSON", first.reason, { line: 1 })
   const decodedHeader = decodeHeader(first.value, 1)
-  if (decodedHeader instanceof SessionError) return decodedHeader
+  if (isSessionError(decodedHeader)) return decodedHeader
   const header = exactNumbers(decodedHeader, lines[0]!, 1, "SESSION_INVALID_HEADER")
-  if (header instanceof SessionError) return header
+  if (isSessionError(header)) return header
   const history = new History()
   for (let i = 1; i < lines.length; i++) {
     const entry = decodeEntryLine(lines[i]!, i + 1)
-    if (entry instanceof SessionError) return entry
+    if (isSessionError(entry)) return entry
     const problem = history.checkAndAdd(entry, i + 1)
     if (problem !== undefined) return problem
     if (ids !== undefined && ids[i - 1] !== entry.id) {

@@ -63,7 +63,7 @@ import * as Schema from "effect/Schema"
 import { decodeLines, utf8Length } from "./Codec.js"
 import { firstInexactNumber, parseObjectLine } from "./Json.js"
 import { Id, type SessionEntry, type SessionHeader, Timestamp } from "./Record.js"
-import { SessionError, sessionError } from "./SessionError.js"
+import { SessionError, sessionError, isSessionError } from "./SessionError.js"
 
 /** The only Pi session format this module reads. Pi migrates older files when it opens them. */
 export const PI_VERSION = 3
@@ -289,13 +289,13 @@ const convertMessage = (run: Run, message: unknown, id: string, line: number): O
       const user = decodeUser(message)
       if (Either.isLeft(user)) return invalidMessage(id, line, "content is neither a string nor an array of parts")
       const text = textOf(run, user.right.content, "a user message", id, line)
-      return text instanceof SessionError ? text : { role: "user", id, content: text }
+      return isSessionError(text) ? text : { role: "user", id, content: text }
     }
     case "toolResult": {
       const result = decodeToolResult(message)
       if (Either.isLeft(result)) return invalidMessage(id, line, "content is neither a string nor an array of parts")
       const text = textOf(run, result.right.content, "a tool result", id, line)
-      if (text instanceof SessionError) return text
+      if (isSessionError(text)) return text
       const { isError, toolCallId, toolName } = result.right
       return { role: "tool", id, toolCallId, toolName, content: text, isError }
     }
@@ -399,7 +399,7 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
 
   const header = convertHeader(lines[0])
-  if (header instanceof SessionError) return Either.left(header)
+  if (isSessionError(header)) return Either.left(header)
 
   const run: Run = {
     lossy: options?.lossy === true,
@@ -467,7 +467,7 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
   }
 
   const decoded = decodeLines({ lines: records, sizes: records.map(utf8Length), tail: "none" })
-  if (decoded instanceof SessionError) return Either.left(atPiLine(decoded, origins))
+  if (isSessionError(decoded)) return Either.left(atPiLine(decoded, origins))
   return Either.right(Object.freeze({
     header: decoded.header,
     entries: Object.freeze(decoded.history.entries.slice()),

@@ -54,14 +54,18 @@ export const ToolMessage = Schema.Struct({
   content: Schema.String,
   isError: Schema.Boolean
 })
-export const CourseMessage = Schema.Union(UserMessage, AssistantMessage, ToolMessage)
+/** A message: Message IR v1. */
+export const Message = Schema.Union(UserMessage, AssistantMessage, ToolMessage)
 export type UserMessage = typeof UserMessage.Type
 export type AssistantMessage = typeof AssistantMessage.Type
 export type ToolMessage = typeof ToolMessage.Type
-export type CourseMessage = typeof CourseMessage.Type
+export type Message = typeof Message.Type
+/** The course's name for `Message`, kept for its facade and tests. */
+export const CourseMessage = Message
+export type CourseMessage = Message
 
 /** The roles of Message IR v1, as the Schema's errors list them. */
-const ROLES = CourseMessage.members.map((member) => JSON.stringify(member.fields.role.literals[0])).join(" | ")
+const ROLES = Message.members.map((member) => JSON.stringify(member.fields.role.literals[0])).join(" | ")
 
 export const SessionHeader = Schema.Struct({
   type: Schema.Literal("session"),
@@ -82,7 +86,7 @@ const EntryEnvelope = Schema.Struct({
 })
 
 /** An entry: the envelope's fields in the same order, its message Message IR v1. */
-export const SessionEntry = Schema.Struct({ ...EntryEnvelope.fields, message: CourseMessage })
+export const SessionEntry = Schema.Struct({ ...EntryEnvelope.fields, message: Message })
 export type SessionEntry = typeof SessionEntry.Type
 
 // `exact`: a missing key is an error even where the schema accepts undefined
@@ -91,7 +95,7 @@ export type SessionEntry = typeof SessionEntry.Type
 const strict = { onExcessProperty: "error", errors: "first", exact: true } as const
 const decodeHeaderEither = Schema.decodeUnknownEither(SessionHeader, strict)
 const decodeEnvelopeEither = Schema.decodeUnknownEither(EntryEnvelope, strict)
-const decodeMessageEither = Schema.decodeUnknownEither(CourseMessage, strict)
+const decodeMessageEither = Schema.decodeUnknownEither(Message, strict)
 
 const explain = (error: ParseResult.ParseError): string =>
   ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
@@ -172,7 +176,7 @@ const hasText = (value: object): boolean => {
 }
 
 /** Decodes one message (Message IR v1); tool-call IDs must be unique within it. */
-export const decodeMessage = (message: unknown, line?: number): CourseMessage | SessionError => {
+export const decodeMessage = (message: unknown, line?: number): Message | SessionError => {
   const role = typeof message === "object" && message !== null ? own(message as { readonly [key: string]: unknown }, "role") : undefined
   if (typeof role === "object" && role !== null && !hasText(role)) {
     // The union picks its member by the text of `role`, which an object holding its own `toString`
@@ -229,7 +233,7 @@ const direct = Direct.make({ entry: SessionEntry, user: UserMessage, assistant: 
  * The frozen Message IR value of a message whose own keys are exactly the schema's, in schema order
  * (a canonical parsed line, or an append's snapshot), or undefined: `decodeMessage` then decides.
  */
-export const decodeCanonicalMessage: (message: unknown) => CourseMessage | undefined = direct.message
+export const decodeCanonicalMessage: (message: unknown) => Message | undefined = direct.message
 
 /**
  * Decodes a record that JSON.parse has just built: a canonical one directly,

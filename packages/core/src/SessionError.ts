@@ -1,8 +1,19 @@
 /**
- * The one error family of the library. Every failure carries a stable `code`
- * (SPEC B4) that tools, tests and the Promise facade rely on; `line` names the
- * 1-based physical line of the file where one applies.
+ * The library's errors, one class for each party that must act: the caller
+ * (`InputError`), whoever repairs stored data (`CorruptError`), a caller that may
+ * reload and retry (`ConflictError`), the operator of the disk, network or server
+ * (`IoError`), and the operator of a store left in an unproven state
+ * (`LockedError`). Every one carries the stable `code` that tools, tests and the
+ * Promise facade rely on (`docs/format.md`, "Error codes"), so that a signature
+ * can name the narrow class it fails with and a caller can use `Effect.catchTag`;
+ * `line` names the 1-based physical line where one applies.
+ *
+ * A code belongs to one class by default (`classOf`). The codes that judge a
+ * session's content (an invalid message, a broken tool link, a cap) describe
+ * corrupt data when a session is read, and a refused input when a caller appends:
+ * the store raises those as `InputError` (`asInput`).
  */
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
 export const SessionErrorCode = Schema.Literal(
@@ -30,41 +41,148 @@ export const SessionErrorCode = Schema.Literal(
 )
 export type SessionErrorCode = typeof SessionErrorCode.Type
 
-export class SessionError extends Schema.TaggedError<SessionError>("@session-tree/SessionError")(
-  "SessionError",
-  {
-    code: SessionErrorCode,
-    reason: Schema.String,
-    line: Schema.optional(Schema.Number),
-    path: Schema.optional(Schema.String),
-    cause: Schema.optional(Schema.Defect)
-  }
-) {
+/** Marks every error of this module, whatever its class. */
+export const TypeId: unique symbol = Symbol.for("@session-tree/core/SessionError")
+export type TypeId = typeof TypeId
+
+const fields = {
+  code: SessionErrorCode,
+  reason: Schema.String,
+  line: Schema.optional(Schema.Number),
+  path: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect)
+}
+
+const describe = (
+  error: { readonly code: SessionErrorCode; readonly reason: string; readonly line?: number | undefined }
+): string => `${error.code}: ${error.reason}${error.line === undefined ? "" : ` (line ${error.line})`}`
+
+/** The caller's input was refused: a message, a parent, an option, a location. Fix the input. */
+export class InputError extends Schema.TaggedError<InputError>("@session-tree/core/InputError")("InputError", fields) {
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    const where = this.line === undefined ? "" : ` (line ${this.line})`
-    return `${this.code}: ${this.reason}${where}`
+    return describe(this)
   }
 }
 
-/** Shorthand used across the pipeline. */
-export const sessionError = (
-  code: SessionErrorCode,
-  reason: string,
-  extra?: { readonly line?: number | undefined; readonly path?: string | undefined; readonly cause?: unknown }
-): SessionError => {
-  const fields: {
-    code: SessionErrorCode
-    reason: string
-    line?: number
-    path?: string
-    cause?: unknown
-  } = { code, reason }
+/** Stored data is not a valid session and was refused whole. Someone must repair or remove it. */
+export class CorruptError extends Schema.TaggedError<CorruptError>("@session-tree/core/CorruptError")("CorruptError", fields) {
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return describe(this)
+  }
+}
+
+/** Another writer got there first, or something already holds the name. Reload and retry, or choose another name. */
+export class ConflictError extends Schema.TaggedError<ConflictError>("@session-tree/core/ConflictError")(
+  "ConflictError",
+  fields
+) {
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return describe(this)
+  }
+}
+
+/** An I/O step failed (disk, network, server) and what was committed before is intact. Retry once it works again. */
+export class IoError extends Schema.TaggedError<IoError>("@session-tree/core/IoError")("IoError", fields) {
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return describe(this)
+  }
+}
+
+/** A rollback could not be proven: the store commits nothing more, and the session needs its recovery. */
+export class LockedError extends Schema.TaggedError<LockedError>("@session-tree/core/LockedError")("LockedError", fields) {
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return describe(this)
+  }
+}
+
+/** Any error of the library. */
+export type SessionError = InputError | CorruptError | ConflictError | IoError | LockedError
+
+/** The Schema of any error of the library, e.g. to send one between processes. */
+export const SessionError = Schema.Union(InputError, CorruptError, ConflictError, IoError, LockedError)
+
+export type SessionErrorTag = SessionError["_tag"]
+
+export const isSessionError = (u: unknown): u is SessionError => Predicate.hasProperty(u, TypeId)
+
+const CLASS_OF: { readonly [C in SessionErrorCode]: SessionErrorTag } = {
+  SESSION_INVALID_JSON: "CorruptError",
+  SESSION_INVALID_UTF8: "CorruptError",
+  SESSION_LINE_TOO_LONG: "CorruptError",
+  SESSION_FILE_TOO_LARGE: "CorruptError",
+  SESSION_TOO_MANY_ENTRIES: "CorruptError",
+  SESSION_INVALID_HEADER: "CorruptError",
+  SESSION_INVALID_RECORD: "CorruptError",
+  SESSION_UNSUPPORTED_VERSION: "CorruptError",
+  SESSION_DUPLICATE_ID: "CorruptError",
+  SESSION_UNKNOWN_PARENT: "CorruptError",
+  SESSION_INVALID_MESSAGE: "CorruptError",
+  SESSION_TOOL_LINK: "CorruptError",
+  SESSION_NOT_REGULAR_FILE: "InputError",
+  SESSION_NOT_FOUND: "InputError",
+  SESSION_EXISTS: "ConflictError",
+  SESSION_REPLACED: "ConflictError",
+  SESSION_BUSY: "ConflictError",
+  SESSION_IO: "IoError",
+  SESSION_ROLLBACK_FAILED: "LockedError",
+  SESSION_INVALID_OPTIONS: "InputError",
+  SESSION_UNKNOWN_ENTRY: "InputError"
+}
+
+/** The class a code belongs to where nothing says otherwise. */
+export const classOf = (code: SessionErrorCode): SessionErrorTag => CLASS_OF[code]
+
+interface Fields {
+  code: SessionErrorCode
+  reason: string
+  line?: number
+  path?: string
+  cause?: unknown
+}
+
+export interface Extra {
+  readonly line?: number | undefined
+  readonly path?: string | undefined
+  readonly cause?: unknown
+}
+
+const fieldsOf = (code: SessionErrorCode, reason: string, extra: Extra | undefined): Fields => {
+  const fields: Fields = { code, reason }
   if (extra?.line !== undefined) fields.line = extra.line
   if (extra?.path !== undefined) fields.path = extra.path
   if (extra?.cause !== undefined) fields.cause = extra.cause
-  // Fields are built right here, so the constructor's validation would only cost time on hot failure paths.
-  return new SessionError(fields, true)
+  return fields
 }
 
-export const isSessionError = (u: unknown): u is SessionError =>
-  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SessionError"
+// Fields are built by this module, so the constructors' validation (`true` skips it) would only cost time on hot failure paths.
+const make = (tag: SessionErrorTag, fields: Fields): SessionError => {
+  switch (tag) {
+    case "InputError":
+      return new InputError(fields, true)
+    case "CorruptError":
+      return new CorruptError(fields, true)
+    case "ConflictError":
+      return new ConflictError(fields, true)
+    case "IoError":
+      return new IoError(fields, true)
+    case "LockedError":
+      return new LockedError(fields, true)
+  }
+}
+
+/** An error of the class that `code` belongs to (`classOf`). */
+export const sessionError = (code: SessionErrorCode, reason: string, extra?: Extra): SessionError =>
+  make(CLASS_OF[code], fieldsOf(code, reason, extra))
+
+/** An `InputError`, whatever class the code has elsewhere: the caller's input was refused. */
+export const inputError = (code: SessionErrorCode, reason: string, extra?: Extra): InputError =>
+  new InputError(fieldsOf(code, reason, extra), true)
+
+/** The same error as the caller's fault: what judges stored data on a read judges an append's input. */
+export const asInput = (error: SessionError): InputError =>
+  error._tag === "InputError" ? error : new InputError(fieldsOf(error.code, error.reason, error), true)

@@ -16,8 +16,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { CourseMessage, SessionEntry } from "./Record.js"
-import { SessionError, sessionError } from "./SessionError.js"
+import type { Message, SessionEntry } from "./Record.js"
+import { asInput, type InputError, inputError, isSessionError, type SessionError } from "./SessionError.js"
 import { snapshotMessage } from "./internal/snapshot.js"
 import { SessionStore } from "./SessionStore.js"
 
@@ -30,9 +30,9 @@ export interface SessionTree {
   /** The frozen root-to-leaf path. */
   readonly activeEntries: ReadonlyArray<SessionEntry>
   /** The messages of `activeEntries`, frozen. */
-  readonly activeMessages: ReadonlyArray<CourseMessage>
+  readonly activeMessages: ReadonlyArray<Message>
   /** Selects `id` (or the position for a new root) as the leaf; SESSION_UNKNOWN_ENTRY if it is not in the tree. */
-  readonly moveTo: (id: string | null) => Effect.Effect<void, SessionError>
+  readonly moveTo: (id: string | null) => Effect.Effect<void, InputError>
   /** Appends `message` as a child of the leaf; the leaf moves to the new entry once it is durable. */
   readonly append: (message: unknown) => Effect.Effect<SessionEntry, SessionError>
   /** The children of `id` in commit order; null gives the roots. */
@@ -89,7 +89,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       readonly entries: ReadonlyArray<SessionEntry>
       readonly leaf: string | null
       readonly path: ReadonlyArray<SessionEntry>
-      messages: ReadonlyArray<CourseMessage> | undefined
+      messages: ReadonlyArray<Message> | undefined
     } | undefined
 
     const projection = () => {
@@ -121,7 +121,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
         serialized(Effect.suspend(() => {
           if (id !== null && (typeof id !== "string" || get(id) === undefined)) {
             return Effect.fail(
-              sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(id) ?? String(id)} is not an entry of this session`)
+              inputError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(id) ?? String(id)} is not an entry of this session`)
             )
           }
           leaf = id
@@ -131,7 +131,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
         Effect.suspend(() => {
           // Copied at call time, not when its turn in the tree comes.
           const snapshot = snapshotMessage(message)
-          if (snapshot instanceof SessionError) return Effect.fail(snapshot)
+          if (isSessionError(snapshot)) return Effect.fail(asInput(snapshot))
           return serialized(Effect.tap(Effect.suspend(() => store.append(leaf, snapshot)), (entry) => {
             leaf = entry.id
           }))

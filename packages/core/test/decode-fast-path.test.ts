@@ -9,14 +9,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { snapshotJson } from "../src/internal/snapshot.js"
 import { decodeEntry, decodeMessage, decodeParsedEntry, deepFreeze, isCanonicalTimestamp } from "../src/Record.js"
-import { SessionError } from "../src/SessionError.js"
+import { isSessionError } from "../src/SessionError.js"
 import { snapshotMessage } from "../src/internal/snapshot.js"
 
 const frozenDeep = (v: unknown): boolean =>
   typeof v !== "object" || v === null || (Object.isFrozen(v) && Object.values(v).every(frozenDeep))
 
 const outcome = (r: unknown) =>
-  r instanceof SessionError ? { error: r.code, reason: r.reason, line: r.line } : { entry: r, frozen: frozenDeep(r) }
+  isSessionError(r) ? { error: r.code, reason: r.reason, line: r.line } : { entry: r, frozen: frozenDeep(r) }
 
 const id = fc.oneof({ arbitrary: fc.string({ minLength: 1, maxLength: 6 }), weight: 6 }, { arbitrary: fc.constant("c1"), weight: 2 }, {
   arbitrary: fc.constant(""),
@@ -103,7 +103,7 @@ describe("decodeParsedEntry", () => {
         '"message":{"role":"assistant","id":"a","content":"","toolCalls":[{"id":"c","name":"n","arguments":{"x":[1,{"y":-0}]}}]}}'
     )
     const entry = decodeParsedEntry(parsed)
-    expect(entry).not.toBeInstanceOf(SessionError)
+    expect(isSessionError(entry)).toBe(false)
     const seen = new Set<unknown>()
     const walk = (v: unknown) => {
       if (typeof v === "object" && v !== null) {
@@ -131,10 +131,10 @@ describe("snapshotMessage (an append's input)", () => {
     const snap = snapshotJson(m, 2)
     if (!snap.ok) return { error: snap.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", reason: snap.reason }
     const decoded = decodeMessage(snap.value)
-    return decoded instanceof SessionError ? { error: decoded.code, reason: decoded.reason } : { entry: deepFreeze(decoded), frozen: true }
+    return isSessionError(decoded) ? { error: decoded.code, reason: decoded.reason } : { entry: deepFreeze(decoded), frozen: true }
   }
   const result = (r: unknown) =>
-    r instanceof SessionError ? { error: r.code, reason: r.reason } : { entry: r, frozen: frozenDeep(r) }
+    isSessionError(r) ? { error: r.code, reason: r.reason } : { entry: r, frozen: frozenDeep(r) }
 
   it("agrees with the Schema path on messages in schema key order and in any other", () => {
     let direct = 0

@@ -17,7 +17,7 @@ import { FastCheck as fc } from "effect"
 import { History } from "../src/History.js"
 import { parseObjectLine } from "../src/Json.js"
 import { decodeCanonicalLine, decodeParsedEntry, type SessionEntry } from "../src/Record.js"
-import { SessionError, sessionError } from "../src/SessionError.js"
+import { SessionError, sessionError, isSessionError } from "../src/SessionError.js"
 import { decodeText } from "./support/lines.js"
 
 const HEADER = "{\"type\":\"session\",\"version\":1,\"id\":\"s\",\"timestamp\":\"2026-01-02T03:04:05.006Z\"}"
@@ -36,7 +36,7 @@ const general = (text: string, line: number): SessionEntry | SessionError => {
 /** What loading a header and this entry line must give: the general path, then the history checks of a first entry. */
 const reference = (text: string, line: number): SessionEntry | SessionError => {
   const entry = general(text, line)
-  return entry instanceof SessionError ? entry : new History().check(entry, line) ?? entry
+  return isSessionError(entry) ? entry : new History().check(entry, line) ?? entry
 }
 
 const frozenDeep = (v: unknown): boolean =>
@@ -51,7 +51,7 @@ const objects = (v: unknown, out = new Set<unknown>()): Set<unknown> => {
 }
 
 const outcome = (r: SessionEntry | SessionError) =>
-  r instanceof SessionError ? { code: r.code, reason: r.reason, line: r.line } : { entry: r }
+  isSessionError(r) ? { code: r.code, reason: r.reason, line: r.line } : { entry: r }
 
 // ---------------------------------------------------------------------------
 // Records: mostly valid and canonical, with the values the one pass must judge
@@ -172,7 +172,7 @@ describe("decodeCanonicalLine", () => {
         if (fast !== undefined) {
           taken++
           const entry = general(line, 2)
-          expect(entry).not.toBeInstanceOf(SessionError)
+          expect(isSessionError(entry)).toBe(false)
           expect(fast).toEqual(entry)
           expect(frozenDeep(fast)).toBe(true)
           const fromJson = objects(parsed)
@@ -182,9 +182,9 @@ describe("decodeCanonicalLine", () => {
         if (!checked.ok && checked.reason.startsWith("duplicate key")) duplicatesSeen++
         else if (checked.ok) wellFormed++
         const session = decodeText(`${HEADER}\n${line}\n`)
-        if (session instanceof SessionError) expect(outcome(session)).toEqual(outcome(expected))
+        if (isSessionError(session)) expect(outcome(session)).toEqual(outcome(expected))
         else {
-          expect(expected).not.toBeInstanceOf(SessionError)
+          expect(isSessionError(expected)).toBe(false)
           expect(session.history.entries).toEqual([expected])
           expect(frozenDeep(session.history.entries[0])).toBe(true)
         }
@@ -213,7 +213,7 @@ describe("decodeCanonicalLine", () => {
       expect(JSON.parse(text)).toEqual(JSON.parse(canonical))
       expect(decodeCanonicalLine(JSON.parse(text), text)).toBeUndefined()
       const session = decodeText(`${HEADER}\n${text}\n`)
-      expect(session).toBeInstanceOf(SessionError)
+      expect(isSessionError(session)).toBe(true)
       expect((session as SessionError).code).toBe("SESSION_INVALID_JSON")
     }
   })

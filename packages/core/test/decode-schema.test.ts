@@ -14,7 +14,7 @@ import { FastCheck as fc } from "effect"
 import { History } from "../src/History.js"
 import { firstInexactNumber, parseObjectLine } from "../src/Json.js"
 import {
-  type CourseMessage,
+  type Message,
   decodeCanonicalLine,
   decodeCanonicalMessage,
   decodeEntry,
@@ -22,7 +22,7 @@ import {
   decodeParsedEntry,
   type SessionEntry
 } from "../src/Record.js"
-import { SessionError, sessionError } from "../src/SessionError.js"
+import { SessionError, sessionError, isSessionError } from "../src/SessionError.js"
 import { snapshotMessage } from "../src/internal/snapshot.js"
 import { decodeText } from "./support/lines.js"
 
@@ -37,7 +37,7 @@ const reference = (text: string, line: number): SessionEntry | SessionError => {
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }
   const entry = decodeEntry(record, line)
-  if (entry instanceof SessionError) return entry
+  if (isSessionError(entry)) return entry
   const inexact = firstInexactNumber(text)
   if (inexact !== undefined) {
     return sessionError(
@@ -53,7 +53,7 @@ const frozenDeep = (v: unknown): boolean =>
   typeof v !== "object" || v === null || (Object.isFrozen(v) && Object.values(v).every(frozenDeep))
 
 const outcome = (r: unknown) =>
-  r instanceof SessionError ? { code: r.code, reason: r.reason, line: r.line } : { entry: r, frozen: frozenDeep(r) }
+  isSessionError(r) ? { code: r.code, reason: r.reason, line: r.line } : { entry: r, frozen: frozenDeep(r) }
 
 // ---------------------------------------------------------------------------
 // Valid records
@@ -231,12 +231,12 @@ describe("the direct decoder against the Schemas", () => {
           direct++
           // What the direct decoder takes, the Schemas take too (the number check comes after both).
           const schema = decodeEntry(parsed as Record<string, unknown>)
-          expect(schema).not.toBeInstanceOf(SessionError)
+          expect(isSessionError(schema)).toBe(false)
           expect(fast.entry).toEqual(schema)
           expect(frozenDeep(fast.entry)).toBe(true)
         }
         const session = decodeText(`${HEADER}\n${line}\n`)
-        if (session instanceof SessionError) {
+        if (isSessionError(session)) {
           refused++
           codes.add(session.code)
           expect(outcome(session)).toEqual(expected)
@@ -298,8 +298,8 @@ describe("the direct decoder against the Schemas", () => {
         const schema = decodeMessage(value)
         if (fast === undefined) return
         direct++
-        expect(schema).not.toBeInstanceOf(SessionError)
-        expect(fast).toEqual(schema as CourseMessage)
+        expect(isSessionError(schema)).toBe(false)
+        expect(fast).toEqual(schema as Message)
         expect(frozenDeep(fast)).toBe(true)
       }),
       { numRuns: 5_000 }
@@ -322,7 +322,7 @@ describe("a role that is an object", () => {
         message: { role, id: "m", content: "" }
       })
       const session = decodeText(`${HEADER}\n${line}\n`)
-      expect(session).toBeInstanceOf(SessionError)
+      expect(isSessionError(session)).toBe(true)
       expect(outcome(session)).toMatchObject({ code: "SESSION_INVALID_MESSAGE", line: 2 })
       expect((session as SessionError).reason).toContain(`"user" | "assistant" | "tool", actual ${JSON.stringify(role)}`)
     }
@@ -331,7 +331,7 @@ describe("a role that is an object", () => {
   it("is SESSION_INVALID_MESSAGE for an append's input", () => {
     for (const role of cases) {
       const decoded = snapshotMessage({ role, id: "m", content: "" })
-      expect(decoded).toBeInstanceOf(SessionError)
+      expect(isSessionError(decoded)).toBe(true)
       expect((decoded as SessionError).code).toBe("SESSION_INVALID_MESSAGE")
     }
   })

@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import * as GroupCommit from "../src/internal/groupCommit.js"
-import type { CourseMessage } from "../src/Record.js"
+import type { Message } from "../src/Record.js"
 import { type SessionError, sessionError } from "../src/SessionError.js"
 import * as SessionStore from "../src/SessionStore.js"
 import { makeProbed } from "./support/journal.js"
@@ -150,7 +150,7 @@ describe("GroupCommit", () => {
 // ---------------------------------------------------------------------------------------------
 // The store's group commit over the memory journal.
 
-const user = (id: string, content: string): CourseMessage => ({ role: "user", id, content })
+const user = (id: string, content: string): Message => ({ role: "user", id, content })
 const codeOf = (result: Either.Either<unknown, SessionError>) => (Either.isLeft(result) ? result.left.code : "ok")
 const LOCATION = "s"
 

@@ -14,8 +14,8 @@ import { decodeLines, encodeRecord, MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES,
 import * as Ids from "../src/Ids.js"
 import * as MemoryJournal from "../src/MemoryJournal.js"
 import { type Converted, type Dropped, fromPi } from "../src/PiSession.js"
-import type { CourseMessage, SessionEntry, ToolCall } from "../src/Record.js"
-import { SessionError, type SessionErrorCode } from "../src/SessionError.js"
+import type { Message, SessionEntry, ToolCall } from "../src/Record.js"
+import { SessionError, type SessionErrorCode, isSessionError } from "../src/SessionError.js"
 import * as SessionStore from "../src/SessionStore.js"
 import {
   image,
@@ -58,7 +58,7 @@ const ok = (result: Either.Either<Converted, SessionError>): Converted => {
 
 const failure = (result: Either.Either<Converted, SessionError>): SessionError => {
   if (Either.isRight(result)) throw new Error(`expected a failure, got ${result.right.entries.length} entries`)
-  expect(result.left).toBeInstanceOf(SessionError)
+  expect(isSessionError(result.left)).toBe(true)
   return result.left
 }
 
@@ -92,7 +92,7 @@ const deeplyFrozen = (value: unknown): boolean => {
 const expectLoads = (converted: Converted): void => {
   const lines = [converted.header, ...converted.entries].map(encodeRecord)
   const decoded = decodeLines({ lines, sizes: lines.map(utf8Length), tail: "none" })
-  if (decoded instanceof SessionError) throw new Error(`the loader refuses the converted session: ${decoded.message}`)
+  if (isSessionError(decoded)) throw new Error(`the loader refuses the converted session: ${decoded.message}`)
   expect(decoded.header).toEqual(converted.header)
   expect(decoded.history.entries).toEqual(converted.entries)
 }
@@ -105,10 +105,10 @@ const pathTo = (entries: ReadonlyArray<SessionEntry>, id: string): Array<string>
   return path.reverse()
 }
 
-const user = (id: string, content: string): CourseMessage => ({ role: "user", id, content })
-const assistant = (id: string, content: string, toolCalls: ReadonlyArray<ToolCall> = []): CourseMessage =>
+const user = (id: string, content: string): Message => ({ role: "user", id, content })
+const assistant = (id: string, content: string, toolCalls: ReadonlyArray<ToolCall> = []): Message =>
   ({ role: "assistant", id, content, toolCalls })
-const tool = (id: string, toolCallId: string, toolName: string, content: string, isError = false): CourseMessage =>
+const tool = (id: string, toolCallId: string, toolName: string, content: string, isError = false): Message =>
   ({ role: "tool", id, toolCallId, toolName, content, isError })
 
 describe("a plain session written by Pi", () => {
@@ -140,7 +140,7 @@ describe("a plain session written by Pi", () => {
     })
     const converted = ok(fromPi(bytes))
     const at = (id: string) => sm.getEntry(id)!.timestamp
-    const entry = (name: string, parent: string | null, message: (id: string) => CourseMessage): SessionEntry => {
+    const entry = (name: string, parent: string | null, message: (id: string) => Message): SessionEntry => {
       const id = ids[name]!
       return { type: "entry", version: 1, id, parentId: parent === null ? null : ids[parent]!, timestamp: at(id), message: message(id) }
     }
@@ -200,7 +200,7 @@ interface LossCase {
   readonly check: (converted: Converted, sm: PiSessionManager) => void
 }
 
-const messageOf = (converted: Converted, id: string): CourseMessage | undefined => converted.entries.find((e) => e.id === id)?.message
+const messageOf = (converted: Converted, id: string): Message | undefined => converted.entries.find((e) => e.id === id)?.message
 const parentOf = (converted: Converted, id: string): string | null | undefined => converted.entries.find((e) => e.id === id)?.parentId
 
 const lossCases: ReadonlyArray<LossCase> = [
@@ -619,7 +619,7 @@ interface Generated {
   readonly sm: PiSessionManager
   readonly bytes: Uint8Array
   /** Pi entry ID → the message its conversion must give, for every message that is kept. */
-  readonly expected: ReadonlyMap<string, CourseMessage>
+  readonly expected: ReadonlyMap<string, Message>
   /** The entries holding content Message IR cannot hold, in file order, with what a lossy conversion drops. */
   readonly offenders: ReadonlyArray<{ readonly id: string; readonly kind: keyof Dropped; readonly count: number }>
 }
@@ -633,7 +633,7 @@ const TEXTS = ["ok", "", "line one\nline two", "é ü 🙂", "quote \" and \\ ba
  * hold. The expected conversion of each kept message is recorded as it is appended.
  */
 const generate = (rng: () => number, mixed: boolean): Generated => {
-  const expected = new Map<string, CourseMessage>()
+  const expected = new Map<string, Message>()
   const offenders: Array<{ id: string; kind: keyof Dropped; count: number }> = []
   const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(rng() * xs.length)]!
   const chance = (p: number) => rng() < p

@@ -11,13 +11,13 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import type { CourseMessage, SessionEntry } from "../src/Record.js"
+import type { Message, SessionEntry } from "../src/Record.js"
 import type { SessionError } from "../src/SessionError.js"
 import * as SessionStore from "../src/SessionStore.js"
 import * as SessionTree from "../src/SessionTree.js"
 import { makeProbed, type Probe } from "./support/journal.js"
 
-const user = (content: string): CourseMessage => ({ role: "user", id: `m-${content}`, content })
+const user = (content: string): Message => ({ role: "user", id: `m-${content}`, content })
 const pad = (n: number) => String(n).padStart(3, "0")
 
 const path = "session"

@@ -4,7 +4,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { decode as decodeSession } from "../src/Jsonl.js"
-import { SessionError } from "@session-tree/core/SessionError"
+import { isSessionError } from "@session-tree/core/SessionError"
 import { judge } from "./support/judge.js"
 
 interface Case {
@@ -28,7 +28,7 @@ describe("loader regression cases", () => {
     it(`${c.name}: ${c.note}`, () => {
       const bytes = c.base64 !== undefined ? Buffer.from(c.base64, "base64") : Buffer.from(c.text ?? "", "utf8")
       const decoded = decodeSession(bytes)
-      const actual = decoded instanceof SessionError
+      const actual = isSessionError(decoded)
         ? { outcome: decoded.code, line: decoded.line }
         : { outcome: "accepted", entries: decoded.history.entries.length, tail: decoded.tail }
       expect(actual).toEqual(c.expect)

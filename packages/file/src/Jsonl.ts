@@ -5,7 +5,7 @@
  * apart from corruption. What the lines mean is the core's `Codec`.
  */
 import { type DecodedSession, decodeLines, type RecordLines } from "@session-tree/core/Codec"
-import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
 import { splitLines } from "./internal/lines.js"
 import { classifyTail } from "./internal/tail.js"
 
@@ -16,7 +16,7 @@ import { classifyTail } from "./internal/tail.js"
  */
 export const toLines = (bytes: Uint8Array): RecordLines | SessionError => {
   const split = splitLines(bytes)
-  if (split instanceof SessionError) return split
+  if (isSessionError(split)) return split
   const size = bytes.byteLength
   if (split.tail === null) return { lines: split.lines, sizes: split.sizes, size, tail: "none" }
   const state = classifyTail(split.tail)
@@ -33,5 +33,5 @@ export const toLines = (bytes: Uint8Array): RecordLines | SessionError => {
 /** A file's bytes → its validated records; fails closed on the first problem in line order. */
 export const decode = (bytes: Uint8Array): DecodedSession | SessionError => {
   const lines = toLines(bytes)
-  return lines instanceof SessionError ? lines : decodeLines(lines)
+  return isSessionError(lines) ? lines : decodeLines(lines)
 }

@@ -24,8 +24,8 @@ import * as NodeUtil from "node:util"
 import type { Ids } from "@session-tree/core/Ids"
 import * as Options from "@session-tree/core/Options"
 import * as PiSession from "@session-tree/core/PiSession"
-import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
-import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { CourseMessage, Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import * as Errors from "@session-tree/core/SessionError"
 import * as CoreSessions from "@session-tree/core/Sessions"
 import * as Core from "@session-tree/core/SessionStore"
 import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
@@ -35,8 +35,32 @@ import * as FileJournal from "./FileJournal.js"
 import * as Files from "./Files.js"
 import type { Fs } from "./Fs.js"
 
-export { SessionError }
-export type { CourseMessage, SessionEntry, SessionHeader }
+/**
+ * What every promise of this module rejects with: the library's error as one `Error` class, so that
+ * code outside Effect can use `instanceof` and read `code`. `kind` says who must act (the class of
+ * the Effect API's error: `InputError`, `CorruptError`, `ConflictError`, `IoError`, `LockedError`),
+ * and `cause` is that error itself.
+ */
+export class SessionError extends Error {
+  readonly code: Errors.SessionErrorCode
+  readonly kind: Errors.SessionErrorTag
+  readonly line?: number
+  readonly path?: string
+  constructor(error: Errors.SessionError) {
+    super(error.message, { cause: error })
+    this.name = "SessionError"
+    this.code = error.code
+    this.kind = error._tag
+    if (error.line !== undefined) this.line = error.line
+    if (error.path !== undefined) this.path = error.path
+  }
+}
+
+/** The facade's error for any failure of the library; anything else (a defect, a bug) as itself. */
+const toFacade = (failure: unknown): unknown => Errors.isSessionError(failure) ? new SessionError(failure) : failure
+
+const sessionError = Errors.sessionError
+export type { CourseMessage, Message, SessionEntry, SessionHeader }
 export type { Dropped } from "@session-tree/core/PiSession"
 export type { Listed, Listing, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
 export type { Loaded } from "@session-tree/core/SessionStore"
@@ -59,7 +83,7 @@ export interface CreateOptions extends SessionOptions {
  * Splits `id` off create options, reading only own data properties (no getter or trap runs);
  * the rest is validated with the other options.
  */
-const splitId = (options: unknown): Either.Either<{ readonly id: string | undefined; readonly rest: unknown }, SessionError> => {
+const splitId = (options: unknown): Either.Either<{ readonly id: string | undefined; readonly rest: unknown }, Errors.SessionError> => {
   if (typeof options !== "object" || options === null || NodeUtil.types.isProxy(options)) {
     return Either.right({ id: undefined, rest: options })
   }
@@ -75,9 +99,9 @@ const splitId = (options: unknown): Either.Either<{ readonly id: string | undefi
 }
 
 /** Resolves with the value, or rejects with the SessionError (a defect, a bug, rejects as itself). */
-const run = <A>(effect: Effect.Effect<A, SessionError>): Promise<A> =>
+const run = <A>(effect: Effect.Effect<A, Errors.SessionError>): Promise<A> =>
   Effect.runPromiseExit(effect).then((exit) =>
-    Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause))
+    Exit.isSuccess(exit) ? exit.value : Promise.reject(toFacade(Cause.squash(exit.cause)))
   )
 
 interface Internal {
@@ -96,7 +120,7 @@ const registry = new FinalizationRegistry<Scope.CloseableScope>((scope) => {
 const open = async (
   path: string,
   options: SessionOptions | undefined,
-  build: (path: string) => Effect.Effect<Core.SessionStore, SessionError, SessionJournal | Scope.Scope | Ids>
+  build: (path: string) => Effect.Effect<Core.SessionStore, Errors.SessionError, SessionJournal | Scope.Scope | Ids>
 ): Promise<SessionStore> => {
   const scope = Effect.runSync(Scope.make())
   const opened = build(path).pipe(
@@ -115,7 +139,7 @@ export class SessionStore {
    */
   static create(path: string, options?: CreateOptions): Promise<SessionStore> {
     return Either.match(splitId(options), {
-      onLeft: (error) => Promise.reject(error),
+      onLeft: (error) => Promise.reject(toFacade(error)),
       onRight: ({ id, rest }) => open(path, rest as SessionOptions | undefined, (p) => Core.create(p, id === undefined ? undefined : { id }))
     })
   }
@@ -169,7 +193,7 @@ export class SessionStore {
   }
 
   /** Appends one entry under `parentId` (null: a new root); resolves once the entry is durable. */
-  append(parentId: string | null, message: CourseMessage): Promise<SessionEntry> {
+  append(parentId: string | null, message: Message): Promise<SessionEntry> {
     return run(internals.get(this)!.core.append(parentId, message))
   }
 
@@ -195,7 +219,7 @@ const trees = new WeakMap<SessionTree, { readonly tree: Tree.SessionTree; readon
 export class SessionTree {
   constructor(store: SessionStore) {
     const internal = internals.get(store)
-    if (internal === undefined) throw sessionError("SESSION_INVALID_OPTIONS", "SessionTree needs a SessionStore")
+    if (internal === undefined) throw toFacade(sessionError("SESSION_INVALID_OPTIONS", "SessionTree needs a SessionStore"))
     trees.set(this, { tree: Effect.runSync(Tree.make(internal.core)), store })
   }
 
@@ -211,7 +235,7 @@ export class SessionTree {
     return trees.get(this)!.tree.activeEntries
   }
 
-  get activeMessages(): ReadonlyArray<CourseMessage> {
+  get activeMessages(): ReadonlyArray<Message> {
     return trees.get(this)!.tree.activeMessages
   }
 
@@ -221,7 +245,7 @@ export class SessionTree {
   }
 
   /** Appends under the active leaf and makes the new entry the active leaf. */
-  append(message: CourseMessage): Promise<SessionEntry> {
+  append(message: Message): Promise<SessionEntry> {
     return run(trees.get(this)!.tree.append(message))
   }
 
@@ -281,7 +305,7 @@ const services = new WeakMap<Sessions, {
 export class Sessions {
   constructor(options?: SessionOptions) {
     const valid = Options.validate(options)
-    if (Either.isLeft(valid)) throw valid.left
+    if (Either.isLeft(valid)) throw toFacade(valid.left)
     const live = Layer.merge(FileJournal.layerWithFs(), Options.layerValid(valid.right))
     services.set(this, { service: Effect.runSync(CoreSessions.make.pipe(Effect.provide(live))), live })
   }
@@ -348,7 +372,7 @@ export class Sessions {
     return this.#run((s) => s.import(records, to))
   }
 
-  #run<A>(f: (sessions: CoreSessions.SessionsService) => Effect.Effect<A, SessionError, Fs>): Promise<A> {
+  #run<A>(f: (sessions: CoreSessions.SessionsService) => Effect.Effect<A, Errors.SessionError, Fs>): Promise<A> {
     const { live, service } = services.get(this)!
     return run(Effect.suspend(() => f(service)).pipe(Effect.provide(live)))
   }

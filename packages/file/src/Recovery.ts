@@ -26,7 +26,7 @@
  * for after a crash or a lock, not one to run in a loop beside live writers.
  */
 import { encodeLine, MAX_FILE_BYTES } from "@session-tree/core/Codec"
-import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { Fs, type FsService, sameFile } from "./Fs.js"
@@ -49,7 +49,7 @@ const decodeAt = (fs: FsService, path: string) =>
   readBytes(fs, path, MAX_FILE_BYTES, "session file").pipe(
     Effect.map((bytes) => {
       const d = decode(bytes)
-      return d instanceof SessionError ? undefined : d
+      return isSessionError(d) ? undefined : d
     }),
     Effect.orElseSucceed(() => undefined)
   )

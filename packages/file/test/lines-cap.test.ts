@@ -9,7 +9,7 @@ import { FastCheck as fc } from "effect"
 import { Buffer } from "node:buffer"
 import { MAX_LINE_BYTES } from "@session-tree/core/Codec"
 import { splitLines } from "../src/internal/lines.js"
-import { SessionError } from "@session-tree/core/SessionError"
+import { SessionError , isSessionError } from "@session-tree/core/SessionError"
 
 const CHARS = ["a", "é", "✓", "😀"] // 1, 2, 3 and 4 bytes; the last is two UTF-16 units
 
@@ -47,11 +47,11 @@ describe("splitLines: the cap counts bytes, whatever the characters", () => {
       const r = splitLines(Buffer.from(before + line + end, "utf8"))
       const lineNo = first ? 1 : 2
       if (Buffer.byteLength(line) > MAX_LINE_BYTES) {
-        expect(r).toBeInstanceOf(SessionError)
+        expect(isSessionError(r)).toBe(true)
         expect([(r as SessionError).code, (r as SessionError).line]).toEqual(["SESSION_LINE_TOO_LONG", lineNo])
         expect((r as SessionError).reason).toContain(`line has ${Buffer.byteLength(line)} bytes`)
       } else {
-        expect(r).not.toBeInstanceOf(SessionError)
+        expect(isSessionError(r)).toBe(false)
         const split = r as Exclude<typeof r, SessionError>
         if (end === "\n" || end === "\r\n") expect(split.lines.at(-1)).toBe(line)
         else expect(split.tail).toBe(line + end)

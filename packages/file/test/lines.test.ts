@@ -3,7 +3,7 @@ import { FastCheck as fc } from "effect"
 import { Buffer } from "node:buffer"
 import { MAX_FILE_BYTES, MAX_LINE_BYTES } from "@session-tree/core/Codec"
 import { splitLines } from "../src/internal/lines.js"
-import { SessionError } from "@session-tree/core/SessionError"
+import { SessionError, isSessionError } from "@session-tree/core/SessionError"
 
 const bytes = (...parts: ReadonlyArray<string | ReadonlyArray<number>>): Uint8Array =>
   new Uint8Array(Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : Buffer.from(p)))))
@@ -14,7 +14,7 @@ const bytes = (...parts: ReadonlyArray<string | ReadonlyArray<number>>): Uint8Ar
  */
 const run = (input: Uint8Array) => {
   const r = splitLines(input)
-  if (r instanceof SessionError) return { code: r.code, line: r.line }
+  if (isSessionError(r)) return { code: r.code, line: r.line }
   expect(r.sizes).toEqual(r.lines.map((line) => Buffer.byteLength(line)))
   if (r.tail !== null) expect(r.tailSize).toBe(Buffer.byteLength(r.tail.endsWith("\r") ? r.tail.slice(0, -1) : r.tail))
   return { lines: r.lines, tail: r.tail }
@@ -96,10 +96,10 @@ describe("splitLines: UTF-8", () => {
       const input = new Uint8Array(raw)
       const r = splitLines(input)
       if (isValid(input)) {
-        expect(r).not.toBeInstanceOf(SessionError)
+        expect(isSessionError(r)).toBe(false)
         return
       }
-      expect(r).toBeInstanceOf(SessionError)
+      expect(isSessionError(r)).toBe(true)
       const e = r as SessionError
       expect(e.code).toBe("SESSION_INVALID_UTF8")
       const segments: Array<Array<number>> = [[]]

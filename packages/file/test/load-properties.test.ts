@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { type DecodedSession, encodeLine } from "@session-tree/core/Codec"
 import { decode as decodeSession } from "../src/Jsonl.js"
-import { SessionError, SessionErrorCode } from "@session-tree/core/SessionError"
+import { SessionError, SessionErrorCode, isSessionError } from "@session-tree/core/SessionError"
 import { type Json, type JsonRecord, readSession, tempDir, TS } from "./support/files.js"
 
 // ---------------------------------------------------------------------------
@@ -412,7 +412,7 @@ const decode = (bytes: Uint8Array): DecodedSession | SessionError => {
     throw new Error(`decodeSession threw: ${String(e)}`)
   }
   // Plain checks, not `expect`: this runs tens of thousands of times.
-  if (result instanceof SessionError) {
+  if (isSessionError(result)) {
     if (!CODES.has(result.code)) throw new Error(`unknown code ${result.code}`)
     return result
   }
@@ -444,7 +444,7 @@ const expectedCut = (bytes: Buffer, k: number, eol: "\n" | "\r\n", ids: Readonly
 const checkCut = (bytes: Buffer, k: number, eol: "\n" | "\r\n", ids: ReadonlyArray<string>) => {
   const want = expectedCut(bytes, k, eol, ids)
   const got = decode(bytes.subarray(0, k))
-  const actual = got instanceof SessionError ? { code: got.code, message: got.message } : { ids: idsOf(got), tail: got.tail }
+  const actual = isSessionError(got) ? { code: got.code, message: got.message } : { ids: idsOf(got), tail: got.tail }
   const expected = "code" in want ? { code: want.code, message: actual.message } : { ids: want.ids, tail: want.tail }
   // Compared as text first (cheap); `expect` only to show a difference.
   if (JSON.stringify(actual) !== JSON.stringify(expected)) expect({ k, ...actual }).toEqual({ k, ...expected })
@@ -501,7 +501,7 @@ describe("(a) a cut at any byte offset", () => {
             NFS.writeFileSync(path, bytes.subarray(0, k))
             const loaded = yield* readSession(path)
             const pure = decode(bytes.subarray(0, k))
-            if (pure instanceof SessionError) expect(Either.isLeft(loaded) && loaded.left.code).toBe(pure.code)
+            if (isSessionError(pure)) expect(Either.isLeft(loaded) && loaded.left.code).toBe(pure.code)
             else expect(Either.isRight(loaded) && [loaded.right.entries.map((e) => e.id), loaded.right.tail]).toEqual([idsOf(pure), pure.tail])
             expect(NFS.readFileSync(path).equals(bytes.subarray(0, k))).toBe(true)
           }
@@ -514,14 +514,14 @@ describe("(b) canonical files round-trip", () => {
   it.prop("LF, CRLF and no final newline decode to the same records, which encode back byte for byte", [sessionArb], ([records]) => {
     const bytes = canonical(records)
     const lf = decode(bytes)
-    if (lf instanceof SessionError) throw lf
+    if (isSessionError(lf)) throw lf
     expect(lf.tail).toBe("none")
     expect([lf.header, ...lf.history.entries]).toEqual(records)
     expect(Buffer.from([lf.header, ...lf.history.entries].map(encodeLine).join(""), "utf8").equals(bytes)).toBe(true)
     const crlf = decode(Buffer.from(records.map((r) => JSON.stringify(r)).join("\r\n") + "\r\n", "utf8"))
     const bare = decode(bytes.subarray(0, bytes.length - 1))
     for (const other of [crlf, bare]) {
-      if (other instanceof SessionError) throw other
+      if (isSessionError(other)) throw other
       expect([other.header, ...other.history.entries, other.tail]).toEqual([...records, "none"])
     }
     expect(oracle(bytes)).toEqual({ ok: true, records, tail: "none" })
@@ -629,7 +629,7 @@ describe("(c) corrupted files", () => {
       const got = decode(bytes)
       const want = oracle(bytes)
       tally.runs++
-      if (got instanceof SessionError) {
+      if (isSessionError(got)) {
         tally.codes.set(got.code, (tally.codes.get(got.code) ?? 0) + 1)
         if (want.ok) throw new Error(`the loader rejects (${got.message}) a file the oracle accepts`)
       } else {

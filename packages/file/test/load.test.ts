@@ -15,7 +15,7 @@ import * as Net from "node:net"
 import * as Path from "node:path"
 import { MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES } from "@session-tree/core/Codec"
 import { decode as decodeSession } from "../src/Jsonl.js"
-import { SessionError, type SessionErrorCode } from "@session-tree/core/SessionError"
+import { SessionError, type SessionErrorCode, isSessionError } from "@session-tree/core/SessionError"
 import {
   assistant,
   bytesOf,
@@ -709,7 +709,7 @@ type Outcome =
   | { readonly ok: false; readonly code: string; readonly line: number | undefined }
 
 const outcomeOfError = (e: unknown): Outcome => {
-  expect(e).toBeInstanceOf(SessionError)
+  expect(isSessionError(e)).toBe(true)
   const error = e as SessionError
   return { ok: false, code: error.code, line: error.line }
 }
@@ -732,7 +732,7 @@ const decodePure = (bytes: Uint8Array): Outcome => {
   const decoded = decodeSession(bytes)
   // The decoder must not touch its input either.
   expect(Buffer.compare(copy, bytes)).toBe(0)
-  return decoded instanceof SessionError
+  return isSessionError(decoded)
     ? outcomeOfError(decoded)
     : { ok: true, header: decoded.header, entries: decoded.history.entries, tail: decoded.tail }
 }

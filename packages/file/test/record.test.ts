@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { encodeLine } from "@session-tree/core/Codec"
 import { decode as decodeSession } from "../src/Jsonl.js"
 import { decodeEntry, decodeHeader, isCanonicalTimestamp } from "@session-tree/core/Record"
-import { SessionError } from "@session-tree/core/SessionError"
+import { SessionError, isSessionError } from "@session-tree/core/SessionError"
 import {
   assistant,
   call,
@@ -75,7 +75,7 @@ const expectFrozenPlain = (root: unknown) => {
 
 const decodeOk = (text: string) => {
   const decoded = decodeSession(utf8(text))
-  if (decoded instanceof SessionError) throw decoded
+  if (isSessionError(decoded)) throw decoded
   return decoded
 }
 
@@ -199,7 +199,7 @@ describe("a key missing from the JSON is never looked up on the prototype chain"
   for (const c of cases) {
     it(c.name, () => {
       const decoded = withPolluted(c.key, c.value, () => decodeSession(utf8(c.text)))
-      expect(decoded).toBeInstanceOf(SessionError)
+      expect(isSessionError(decoded)).toBe(true)
       expect((decoded as SessionError).code).toBe(c.code)
       expect(Object.prototype).not.toHaveProperty(c.key)
     })
@@ -233,14 +233,14 @@ describe("a __proto__ key never changes a prototype", () => {
     const protoKeys = Reflect.ownKeys(Object.prototype)
     for (const text of files) {
       const decoded = decodeSession(utf8(text))
-      if (decoded instanceof SessionError) expect(decoded.code).toBe("SESSION_INVALID_JSON")
+      if (isSessionError(decoded)) expect(decoded.code).toBe("SESSION_INVALID_JSON")
       else expect(decoded.tail).toBe("incomplete")
       expect(({} as { polluted?: unknown }).polluted).toBeUndefined()
       expect(({}).toString).toBe(Object.prototype.toString)
       expect(Reflect.ownKeys(Object.prototype)).toEqual(protoKeys)
     }
     // Every complete one was rejected; only the cut tails loaded.
-    expect(files.filter((t) => decodeSession(utf8(t)) instanceof SessionError)).toHaveLength(spellings.length * 5)
+    expect(files.filter((t) => isSessionError(decodeSession(utf8(t))))).toHaveLength(spellings.length * 5)
   })
 
   it.effect("in the file store", () =>

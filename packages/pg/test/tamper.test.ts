@@ -10,20 +10,20 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { CourseMessage } from "@session-tree/core/Record"
+import type { Message } from "@session-tree/core/Record"
 import type { SessionErrorCode } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { layer, user } from "./support/database.js"
 
-const call: CourseMessage = {
+const call: Message = {
   role: "assistant",
   id: "m2",
   content: "",
   toolCalls: [{ id: "c1", name: "read", arguments: { path: "a" } }]
 }
-const result: CourseMessage = { role: "tool", id: "m3", toolCallId: "c1", toolName: "read", content: "ok", isError: false }
+const result: Message = { role: "tool", id: "m3", toolCallId: "c1", toolName: "read", content: "ok", isError: false }
 
 /** What a case may use: the session's ID and its entries' IDs (line 2 holds entry 1). */
 interface Made {

@@ -16,7 +16,7 @@
  * only where the conversation branched; long single-child chains fold into a `<details>`, long texts show their first lines, and transcript cards
  * off screen are skipped by the browser's layout (`content-visibility`).
  */
-import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import type { Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
@@ -107,9 +107,9 @@ const textBlock = (text: string, cls: string): string => {
     `<div class="${cls} full">${escapeHtml(text)}</div></details>`
 }
 
-const ROLE_CLASS: Record<CourseMessage["role"], string> = { user: "u", assistant: "a", tool: "t" }
+const ROLE_CLASS: Record<Message["role"], string> = { user: "u", assistant: "a", tool: "t" }
 
-const roleClass = (message: CourseMessage): string =>
+const roleClass = (message: Message): string =>
   message.role === "tool" && message.isError ? "t e" : ROLE_CLASS[message.role]
 
 /** Where each tool call is answered and which call each tool result answers, by commit index. */

@@ -12,7 +12,7 @@
  * `\uXXXX` escapes, as the text views show them, since a transcript is often
  * printed to a terminal.
  */
-import type { CourseMessage, SessionEntry, SessionHeader, ToolCall } from "@session-tree/core/Record"
+import type { Message, SessionEntry, SessionHeader, ToolCall } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import { countsOf, escapeTerminal, isNewest, type LeafOption, longestRun, plural, printable, resolve, summaryOf, updatedOf } from "./internal/session.js"
@@ -66,7 +66,7 @@ export const fencedBlock = (text: string, info = ""): string => {
   return `${fence}${info}\n${text}${text.endsWith("\r") ? "\n\n" : "\n"}${fence}`
 }
 
-const ROLE: Record<CourseMessage["role"], string> = { user: "User", assistant: "Assistant", tool: "Tool result" }
+const ROLE: Record<Message["role"], string> = { user: "User", assistant: "Assistant", tool: "Tool result" }
 
 const transcript = (
   header: SessionHeader,

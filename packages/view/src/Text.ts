@@ -8,7 +8,7 @@
  * terminal: it is printed through `printable`, `quote` or `json`, which escape
  * every control character, so no value can send an escape sequence.
  */
-import type { CourseMessage, SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import type { Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import { isUnreadable, type Listed } from "@session-tree/core/Sessions"
 import { childrenOf } from "@session-tree/core/SessionTree"
@@ -34,7 +34,7 @@ const short = (text: string): string => quote(truncate(text, CONTENT_CHARS))
 const compactJson = (value: unknown): string => truncate(json(value), ARGUMENT_CHARS)
 
 /** Role and a one-line summary of a message: content, tool calls, or which call a result answers. */
-export const describeMessage = (message: CourseMessage): string => {
+export const describeMessage = (message: Message): string => {
   switch (message.role) {
     case "user":
       return `user       ${short(message.content)}`

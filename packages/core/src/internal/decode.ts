@@ -50,12 +50,12 @@ export interface Decoder {
   /** The entry of a canonical, valid entry record (no text to check: the caller checked its keys). */
   readonly entry: (record: unknown) => Record.SessionEntry | undefined
   /** The message of a canonical, valid Message IR value (a parsed line's, or an append's snapshot). */
-  readonly message: (message: unknown) => Record.CourseMessage | undefined
+  readonly message: (message: unknown) => Record.Message | undefined
 }
 
 /** A message copied by the decoder, and what the line check needs to know of it. */
 interface Copied {
-  readonly message: Record.CourseMessage
+  readonly message: Record.Message
   /** The own keys of all objects in the message. */
   readonly keys: number
   readonly numbers: boolean
@@ -186,7 +186,7 @@ export const make = (schemas: Schemas): Decoder => {
 
   const entryOf = (
     fields: { readonly id: string; readonly parentId: string | null; readonly timestamp: string },
-    message: Record.CourseMessage
+    message: Record.Message
   ): Record.SessionEntry =>
     Object.freeze({ type: ENTRY, version: VERSION, id: fields.id, parentId: fields.parentId, timestamp: fields.timestamp, message })
 

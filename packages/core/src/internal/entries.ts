@@ -9,8 +9,8 @@ import * as Effect from "effect/Effect"
 import { encodeRecord, MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES, utf8Length } from "../Codec.js"
 import type { History } from "../History.js"
 import type { IdsService } from "../Ids.js"
-import { type CourseMessage, deepFreeze, isCanonicalTimestamp, type SessionEntry, type SessionHeader } from "../Record.js"
-import { SessionError, sessionError } from "../SessionError.js"
+import { type Message, deepFreeze, isCanonicalTimestamp, type SessionEntry, type SessionHeader } from "../Record.js"
+import { asInput, type InputError, isSessionError, type SessionError, sessionError } from "../SessionError.js"
 import type { Lines } from "../SessionJournal.js"
 import { snapshotMessage } from "./snapshot.js"
 
@@ -25,7 +25,7 @@ export const timestampNow = (clock: Clock.Clock): Effect.Effect<string, SessionE
         : Effect.fail(sessionError("SESSION_INVALID_OPTIONS", `the clock returned ${String(ms)}, not a time in years 0000-9999`))
     }),
     Effect.mapError((e) =>
-      e instanceof SessionError ? e : sessionError("SESSION_INVALID_OPTIONS", "the clock failed", { cause: e })
+      isSessionError(e) ? e : sessionError("SESSION_INVALID_OPTIONS", "the clock failed", { cause: e })
     )
   )
 
@@ -48,7 +48,7 @@ export const totalBytes = (lines: Lines): number => lines.sizes.reduce((sum, siz
 /** An append as it is queued: its parent, and a frozen copy of its message. */
 export interface Append {
   readonly parentId: string | null
-  readonly message: CourseMessage
+  readonly message: Message
 }
 
 /** Checks and copies an append's input at call time, so later changes to `message` cannot reach the entry. */
@@ -57,7 +57,7 @@ export const prepare = (parentId: unknown, message: unknown): Append | SessionEr
     return sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID")
   }
   const snapshot = snapshotMessage(message)
-  return snapshot instanceof SessionError ? snapshot : { parentId, message: snapshot }
+  return isSessionError(snapshot) ? snapshot : { parentId, message: snapshot }
 }
 
 /**
@@ -106,8 +106,15 @@ export class BatchBuilder {
       : Effect.map(timestampNow(this.clock), (t) => (this.stamp = t))
   )
 
-  /** The entry of `append`; parent and tool links are checked first, so a refused append uses up no ID. */
-  build(append: Append): Effect.Effect<Built, SessionError> {
+  /**
+   * The entry of `append`; parent and tool links are checked first, so a refused append uses up no ID.
+   * Every refusal here is the caller's (its message, its parent, its options), whatever the code.
+   */
+  build(append: Append): Effect.Effect<Built, InputError> {
+    return Effect.mapError(this.buildChecked(append), asInput)
+  }
+
+  private buildChecked(append: Append): Effect.Effect<Built, SessionError> {
     if (this.history.size >= MAX_ENTRIES) {
       return Effect.fail(sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`))
     }

@@ -7,7 +7,7 @@ import { History } from "../History.js"
 import { Ids } from "../Ids.js"
 import { currentClock } from "../Options.js"
 import type { SessionEntry, SessionHeader } from "../Record.js"
-import { SessionError, sessionError } from "../SessionError.js"
+import { asInput, isSessionError, type SessionError, sessionError } from "../SessionError.js"
 import { type Lines, type Listing, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
 import type { Loaded, SessionStore } from "../SessionStore.js"
 import { CommittedHistory } from "./committed.js"
@@ -22,7 +22,7 @@ export const decode = (
   stored: Stored
 ): { readonly header: SessionHeader; readonly history: History } | SessionError => {
   const decoded = decodeLines(stored)
-  if (decoded instanceof SessionError) return decoded
+  if (isSessionError(decoded)) return decoded
   const expected = journal.sessionIdAt(stored.location)
   if (expected !== undefined && decoded.header.id !== expected) {
     return sessionError("SESSION_INVALID_HEADER", `the header names session "${decoded.header.id}", stored as "${expected}"`, {
@@ -37,7 +37,7 @@ export const read = (location: string): Effect.Effect<Loaded, SessionError, Sess
   Effect.flatMap(SessionJournal, (journal) =>
     Effect.flatMap(journal.read(location), (stored) => {
       const decoded = decode(journal, stored)
-      return decoded instanceof SessionError
+      return isSessionError(decoded)
         ? Effect.fail(decoded)
         : Effect.succeed({
           location: stored.location,
@@ -145,8 +145,8 @@ const assemble = (
       get: (id) => history.get(id),
       append: (parentId, message) => {
         const append = prepare(parentId, message)
-        if (append instanceof SessionError) {
-          return Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : append)))
+        if (isSessionError(append)) {
+          return Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : asInput(append))))
         }
         return Effect.suspend(() => {
           const locked = writer.locked
@@ -246,7 +246,7 @@ export const createWhole = (
   Effect.flatMap(SessionListing, (lister) => {
     const lines = encodeAll([header, ...entries])
     const decoded = decodeLines({ ...lines, tail: "none" })
-    if (decoded instanceof SessionError) return Effect.fail(decoded)
+    if (isSessionError(decoded)) return Effect.fail(decoded)
     const required = journal.sessionIdAt(location)
     if (required !== undefined && header.id !== required) {
       return Effect.fail(sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`))
@@ -267,7 +267,7 @@ export const load = (location: string): Effect.Effect<SessionStore, SessionError
     withChildScope((scope) =>
       Effect.flatMap(Scope.extend(journal.open(location), scope), (opened) => {
         const decoded = decode(journal, opened)
-        if (decoded instanceof SessionError) return Effect.fail(decoded)
+        if (isSessionError(decoded)) return Effect.fail(decoded)
         return Scope.extend(
           assemble(opened.location, decoded.header, decoded.history, opened.writer, {
             bytes: undefined,

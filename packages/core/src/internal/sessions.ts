@@ -3,7 +3,7 @@ import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import type { SessionEntry } from "../Record.js"
 import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
-import { SessionError, sessionError } from "../SessionError.js"
+import { SessionError, sessionError, isSessionError } from "../SessionError.js"
 import { SessionJournal, type Stored } from "../SessionJournal.js"
 import type { Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
@@ -50,8 +50,8 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
 
   /** The listing of a stored session: its summary, or why it does not load. */
   const listedOf = (stored: Stored | SessionError, location: string): Listed => {
-    const decoded = stored instanceof SessionError ? stored : decode(journal, stored)
-    return decoded instanceof SessionError
+    const decoded = isSessionError(stored) ? stored : decode(journal, stored)
+    return isSessionError(decoded)
       ? unreadable(location, decoded)
       : summarize(location, { header: decoded.header, entries: decoded.history.entries })
   }
@@ -61,7 +61,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       const scanned = yield* catalog.scan(options?.scope)
       const ordered = [...scanned].sort((a, b) => b.changed - a.changed || (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
       const wanted = page(ordered, options)
-      if (wanted instanceof SessionError) return yield* wanted
+      if (isSessionError(wanted)) return yield* wanted
       // What this listing shows of a session it could not read for a passing reason; kept nowhere.
       const passing = new Map<string, Listed>()
       let stale = wanted.filter((entry) => cache.get(entry.location)?.version !== entry.version)

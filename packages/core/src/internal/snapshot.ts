@@ -4,8 +4,8 @@
  * anything JSON cannot carry are refused instead of being called or dropped.
  */
 import { MAX_LINE_BYTES } from "../Codec.js"
-import { type CourseMessage, decodeCanonicalMessage, decodeMessage, deepFreeze } from "../Record.js"
-import { SessionError, sessionError } from "../SessionError.js"
+import { type Message, decodeCanonicalMessage, decodeMessage, deepFreeze } from "../Record.js"
+import { SessionError, sessionError, isSessionError } from "../SessionError.js"
 import { MAX_DEPTH } from "../Json.js"
 import { isProxy } from "./runtime.js"
 
@@ -107,12 +107,12 @@ export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
  * Copies and decodes a message without running caller code: a fresh, deeply
  * frozen Message IR value, or the error that refuses it.
  */
-export const snapshotMessage = (message: unknown): CourseMessage | SessionError => {
+export const snapshotMessage = (message: unknown): Message | SessionError => {
   const snapshot = snapshotJson(message, 2)
   if (!snapshot.ok) {
     return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
   }
   // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
   const decoded = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
-  return decoded instanceof SessionError ? decoded : deepFreeze(decoded)
+  return isSessionError(decoded) ? decoded : deepFreeze(decoded)
 }

@@ -1,7 +1,7 @@
 /** One loader input through the library and the independent reference decoder. */
 import { type DecodedSession } from "@session-tree/core/Codec"
 import { decode as decodeSession } from "../../src/Jsonl.js"
-import { SessionError, SessionErrorCode } from "@session-tree/core/SessionError"
+import { SessionError, SessionErrorCode, isSessionError } from "@session-tree/core/SessionError"
 import { referenceDecode } from "./oracle.js"
 
 const CODES = new Set<string>(SessionErrorCode.literals)
@@ -33,7 +33,7 @@ export const judge = (bytes: Uint8Array): Verdict => {
   }
   const ms = performance.now() - t0
   const ref = referenceDecode(bytes)
-  if (lib instanceof SessionError) {
+  if (isSessionError(lib)) {
     if (!CODES.has(lib.code)) return { kind: "untyped", detail: `code ${String(lib.code)}`, ms, outcome: "untyped" }
     if (ref.ok) return { kind: "rejected-valid", detail: `library: ${lib.message}; reference: accepted`, ms, outcome: lib.code }
     if (ref.code !== lib.code) return { kind: "code-differs", detail: `library: ${lib.message}; reference: ${ref.code} (${ref.why}, line ${ref.line})`, ms, outcome: lib.code }

@@ -7,7 +7,7 @@ import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as FileJournal from "../../src/FileJournal.js"
 import * as Fs from "../../src/Fs.js"
 import { Ids, type IdsService } from "@session-tree/core/Ids"
-import type { CourseMessage } from "@session-tree/core/Record"
+import type { Message } from "@session-tree/core/Record"
 import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
 
 export type Env = Fs.Fs | SessionJournal | Ids | Scope.Scope
@@ -43,16 +43,16 @@ export const attempt = <A>(
 
 export const codeOf = (u: unknown): string => (isSessionError(u) ? u.code : `UNTYPED(${String(u)})`)
 
-export const user = (id: string, content: string): CourseMessage => ({ role: "user", id, content })
+export const user = (id: string, content: string): Message => ({ role: "user", id, content })
 
-export const assistant = (id: string, calls: ReadonlyArray<{ id: string; name: string }>): CourseMessage => ({
+export const assistant = (id: string, calls: ReadonlyArray<{ id: string; name: string }>): Message => ({
   role: "assistant",
   id,
   content: "",
   toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: { n: 1 } }))
 })
 
-export const tool = (id: string, callId: string, name: string): CourseMessage => ({
+export const tool = (id: string, callId: string, name: string): Message => ({
   role: "tool",
   id,
   toolCallId: callId,

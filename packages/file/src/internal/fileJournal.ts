@@ -1,5 +1,5 @@
 import type { RecordLines } from "@session-tree/core/Codec"
-import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
 import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -201,7 +201,7 @@ const makeWriter = (
 /** The record lines of a generation's bytes. */
 const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, SessionError> => {
   const lines = toLines(bytes)
-  return lines instanceof SessionError ? Effect.fail(lines) : Effect.succeed(lines)
+  return isSessionError(lines) ? Effect.fail(lines) : Effect.succeed(lines)
 }
 
 const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<Stored, SessionError> =>

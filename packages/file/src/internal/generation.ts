@@ -251,7 +251,7 @@ export const commit = (
         const own: Own = { temp, data: temp, nextMayExist: false }
         return Effect.matchEffect(use(own), {
           onFailure: (failure) => {
-            const retry = failure._tag === "SessionError"
+            const retry = failure._tag !== "Locked"
             return Effect.gen(function*() {
               if (own.nextMayExist) yield* drop(next, retry)
               yield* drop(tmp, retry)

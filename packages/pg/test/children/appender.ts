@@ -17,7 +17,7 @@
  *   Prints "done" at the end.
  */
 import { Ids } from "@session-tree/core/Ids"
-import type { CourseMessage } from "@session-tree/core/Record"
+import type { Message } from "@session-tree/core/Record"
 import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
 import { SessionJournal, type SessionJournalService, type Writer } from "@session-tree/core/SessionJournal"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -31,7 +31,7 @@ const [url, tag, mode, ...args] = process.argv.slice(2) as [string, string, stri
 const out = (line: string) => process.stdout.write(line + "\n")
 const codeOf = (u: unknown): string => (isSessionError(u) ? u.code : "UNTYPED")
 
-const user = (id: string): CourseMessage => ({ role: "user", id, content: `content of ${id}` })
+const user = (id: string): Message => ({ role: "user", id, content: `content of ${id}` })
 
 /** The journal in context, printing each batch before the backend gets it. */
 const announcing = (journal: SessionJournalService): SessionJournalService => {

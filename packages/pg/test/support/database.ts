@@ -5,7 +5,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Ids, type IdsService } from "@session-tree/core/Ids"
-import type { CourseMessage } from "@session-tree/core/Record"
+import type { Message } from "@session-tree/core/Record"
 import { isSessionError } from "@session-tree/core/SessionError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -69,6 +69,6 @@ export const counterIds = (prefix: string): IdsService => {
   }
 }
 
-export const user = (id: string, content: string): CourseMessage => ({ role: "user", id, content })
+export const user = (id: string, content: string): Message => ({ role: "user", id, content })
 
 export const codeOf = (u: unknown): string => (isSessionError(u) ? u.code : `UNTYPED(${String(u)})`)
