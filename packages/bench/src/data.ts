@@ -144,7 +144,7 @@ export const conversation = (options: Options): Conversation => {
   }
 }
 
-/** The canonical generation of SPEC B1: `JSON.stringify` of each record plus `\n`. */
+/** The canonical generation (`docs/format.md`, "Canonical bytes"): `JSON.stringify` of each record plus `\n`. */
 export const ourFile = (c: Conversation): Buffer =>
   Buffer.from([c.header, ...c.entries].map((r) => JSON.stringify(r) + "\n").join(""), "utf8")
 

@@ -1,5 +1,5 @@
 /**
- * The conformance suite (SPEC C1): the same cases against every backend, in the
+ * The conformance suite: the same cases against every backend, in the
  * style of Effect's `PersistedQueue.test.ts`. Each case runs the store and the
  * tree through the backend's `SessionJournal` only; what is stored is put and
  * read back through the backend's `Kit`, so a rule holds on every backend or
@@ -40,7 +40,7 @@ const tool = (id: string, callId: string, name: string): Message => ({
   isError: false
 })
 
-// Lines written out by hand in the key order of SPEC B1, so no case trusts the encoder it checks.
+// Lines written out by hand in the canonical key order (`docs/format.md`, "Records"), so no case trusts the encoder it checks.
 const headerLine = (id = "s") => `{"type":"session","version":1,"id":"${id}","timestamp":"${T}"}`
 const entryLine = (id: string, parentId: string | null, message: string) =>
   `{"type":"entry","version":1,"id":"${id}","parentId":${parentId === null ? "null" : `"${parentId}"`},"timestamp":"${T}","message":${message}}`

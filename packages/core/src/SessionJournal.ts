@@ -1,5 +1,5 @@
 /**
- * The port between the store and a backend (SPEC C1): a backend persists the
+ * The port between the store and a backend: a backend persists the
  * canonical lines of a session's records, reads them back, and says whether
  * another writer got there first. Records, validation, history, group commit
  * and the tree belong to the core and are written once; a backend never parses

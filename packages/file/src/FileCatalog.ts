@@ -1,9 +1,9 @@
 /**
- * The catalog of session files (SPEC C5 `list`): the `*.jsonl` names directly
+ * The catalog of session files (`session-tree list`): the `*.jsonl` names directly
  * in a directory, each with a version made of its identity, size and times, so
  * that a listing reads a file again whenever anything about it changed. The
- * directory is resolved through symlinks once, as a store resolves its own
- * (SPEC C3), so a listed location is the one its store reports. A name
+ * directory is resolved through symlinks once, as a store resolves its own,
+ * so a listed location is the one its store reports. A name
  * that is not a regular file is still listed (its read then fails with
  * SESSION_NOT_REGULAR_FILE): nothing is hidden.
  */

@@ -1,5 +1,5 @@
 /**
- * The file backend (SPEC Parts A/B, C1): one session per JSONL file. Reads
+ * The file backend: one session per JSONL file. Reads
  * never write and hold nothing afterwards; every commit writes the whole next
  * generation beside the file and installs it atomically and durably, behind a
  * recovery marker that is also the lock between processes, with rollback. A

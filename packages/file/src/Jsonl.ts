@@ -1,5 +1,5 @@
 /**
- * The bytes of a session file → its record lines (SPEC B1, B3): UTF-8 decoded
+ * The bytes of a session file → its record lines (`docs/format.md`, "Lines, caps and the tail"): UTF-8 decoded
  * fatally, one record per line (`\n` or `\r\n`), caps counted in bytes, and
  * the one kind of damage a crash can cause, an unfinished final record, told
  * apart from corruption. What the lines mean is the core's `Codec`.

@@ -111,6 +111,27 @@ describe("SessionStore", () => {
   })
 })
 
+describe("SessionError", () => {
+  it("one Error class for every failure, with the code, the line, and the kind of party that must act", async () => {
+    const dir = tempDir()
+    const path = Path.join(dir, "s.jsonl")
+    NFS.writeFileSync(path, `{"type":"session","version":1,"id":"s","timestamp":"2026-01-02T03:04:05.006Z"}\nnot json\n`)
+    const corrupt = await rejection(SessionStore.load(path))
+    expect([corrupt.name, corrupt.code, corrupt.kind, corrupt.line]).toEqual(["SessionError", "SESSION_INVALID_JSON", "CorruptError", 2])
+    expect(corrupt.message.startsWith("SESSION_INVALID_JSON: ")).toBe(true)
+    const fresh = Path.join(dir, "t.jsonl")
+    const store = await SessionStore.create(fresh, deterministic())
+    const tree = new SessionTree(store)
+    const unknown = await rejection(tree.moveTo("nope"))
+    expect([unknown.code, unknown.kind]).toEqual(["SESSION_UNKNOWN_ENTRY", "InputError"])
+    const exists = await rejection(SessionStore.create(fresh))
+    expect([exists.code, exists.kind]).toEqual(["SESSION_EXISTS", "ConflictError"])
+    await store.close()
+    const closed = await rejection(store.append(null, user("m", "x")))
+    expect([closed.code, closed.kind]).toEqual(["SESSION_IO", "IoError"])
+  })
+})
+
 describe("SessionTree", () => {
   it("children, leaves and pathTo show the branches", async () => {
     const path = Path.join(tempDir(), "a.jsonl")

@@ -1,6 +1,6 @@
 /**
  * The schema of the PostgreSQL backend, created and upgraded by versioned
- * migrations (SPEC C2; `session-tree migrate --db URL`). `migrate` is
+ * migrations (`session-tree migrate --db URL`). `migrate` is
  * idempotent and safe when several processes run it at once: it applies every
  * missing version in one transaction behind an advisory lock, and records each
  * in `session_tree_migrations`, one row per version.

@@ -1,5 +1,5 @@
 /**
- * The catalog of a PostgreSQL database (SPEC C5 `list --db`): every session row
+ * The catalog of a PostgreSQL database (`session-tree list --db`): every session row
  * with a version that changes whenever the session does (`incarnation:head`: an
  * append moves the head; a session created again under the same ID, or whose
  * rows anything but an append changed, draws a new incarnation), reads of many

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL backend (SPEC C2): a session is a row of
+ * The PostgreSQL backend: a session is a row of
  * `session_tree_sessions` (its ID, its header's canonical line, its head = the
  * number of entries) and one row of `session_tree_entries` per entry (its
  * canonical line as text, exactly). The location of a session is its ID.

@@ -4,7 +4,7 @@
  * - floor: node:fs read + `isUtf8` + split on "\n" + `JSON.parse` per line into
  *   an array, no library and no validation: the least any JSONL loader can do
  *   (the records are kept, as every loader keeps what it returns);
- * - ours: `SessionStore.read` with every check of SPEC B1–B3 (UTF-8, caps,
+ * - ours: `SessionStore.read` with every check of `docs/format.md` (UTF-8, caps,
  *   duplicate keys, record and message schemas, IDs, parents, tool links);
  * - Pi: `SessionManager.open` on Pi's own file of the same conversation (its
  *   records carry more fields, so its file is larger; it reads and parses the

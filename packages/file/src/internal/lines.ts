@@ -1,5 +1,5 @@
 /**
- * Bytes → physical lines (SPEC B3). Pure and allocation-light: the loader calls
+ * Bytes → physical lines (`docs/format.md`, "Lines, caps and the tail"). Pure and allocation-light: the loader calls
  * it once per load on up to 4 MB, so newlines are found with the native
  * `Buffer#indexOf` and each line is decoded straight from the shared buffer.
  */

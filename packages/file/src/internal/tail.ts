@@ -1,5 +1,5 @@
 /**
- * The bytes after the last newline of a session file (SPEC B3): a crash can cut
+ * The bytes after the last newline of a session file (`docs/format.md`, "Lines, caps and the tail"): a crash can cut
  * the final record short, and only a viable prefix of one JSON object may be
  * skipped as such. An RFC 8259 recogniser; linear, no recursion.
  */
