@@ -68,15 +68,15 @@ export type { Loaded } from "@session-tree/core/SessionStore"
 /** Whether a listed session is one that does not load (it then holds `error` instead of a summary). */
 export const isUnreadable: (listed: CoreSessions.Listed) => listed is CoreSessions.Unreadable = CoreSessions.isUnreadable
 
-/** `now`: epoch milliseconds for timestamps; `createId`: entry IDs. Session IDs are random UUIDs unless `create` is given one. */
-export interface SessionOptions {
-  now?: () => number
-  createId?: () => string
-}
+/**
+ * `now`: epoch milliseconds for timestamps; `createId`: entry IDs (the core's options, the one
+ * definition). Session IDs are random UUIDs unless `create` is given one.
+ */
+export type SessionOptions = Options.SessionOptions
 
 /** `SessionOptions`, and `id`: the new session's ID (a random UUID by default). */
-export interface CreateOptions extends SessionOptions {
-  id?: string
+export interface CreateOptions extends Options.SessionOptions {
+  readonly id?: string
 }
 
 /**
