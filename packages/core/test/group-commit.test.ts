@@ -187,9 +187,7 @@ describe("the store's group commit", () => {
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.create(LOCATION)
         const root = yield* store.append(null, user("m0", "root"))
-        const held = yield* probe.hold()
-        const first = yield* Effect.fork(store.append(root.id, user("m1", "first")))
-        yield* Deferred.await(held.arrived)
+        const { fiber: first, release } = yield* probe.forkHeld(store.append(root.id, user("m1", "first")))
         // The batch behind it fails at the backend.
         probe.failNext(sessionError("SESSION_IO", "the disk failed"))
         // Deterministic IDs: the first append takes entry-002, the batch's accepted ones entry-003 and entry-004.
@@ -200,7 +198,7 @@ describe("the store's group commit", () => {
           Effect.either(store.append("entry-004", user("b4", "on the batch's second")))
         ], { concurrency: "unbounded" }))
         for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
-        yield* Deferred.succeed(held.release, undefined)
+        yield* release
         const firstEntry = yield* Fiber.join(first)
         // b2 and b4 name parents that exist only in the batch: accepted, then failed with the commit.
         expect((yield* Fiber.join(batch)).map(codeOf)).toEqual(["SESSION_IO", "SESSION_IO", "SESSION_UNKNOWN_PARENT", "SESSION_IO"])
@@ -223,12 +221,10 @@ describe("the store's group commit", () => {
         const store = yield* SessionStore.create(LOCATION)
         const first = yield* store.append(null, user("m1", "one"))
         const before = store.entries
-        const held = yield* probe.hold()
-        const fiber = yield* Effect.fork(store.append(first.id, user("m2", "two")))
-        yield* Deferred.await(held.arrived)
+        const { fiber, release } = yield* probe.forkHeld(store.append(first.id, user("m2", "two")))
         expect(store.get("entry-002")).toBeUndefined()
         expect(store.entries).toBe(before)
-        yield* Deferred.succeed(held.release, undefined)
+        yield* release
         const second = yield* Fiber.join(fiber)
         expect(second.id).toBe("entry-002")
         expect(store.get("entry-002")).toBe(second)
@@ -242,16 +238,14 @@ describe("the store's group commit", () => {
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.create(LOCATION)
         const root = yield* store.append(null, user("m0", "root"))
-        const held = yield* probe.hold()
-        const inFlight = yield* Effect.fork(store.append(root.id, user("m1", "in flight")))
-        yield* Deferred.await(held.arrived)
+        const { fiber: inFlight, release } = yield* probe.forkHeld(store.append(root.id, user("m1", "in flight")))
         const queued = yield* Effect.fork(store.append(root.id, user("m2", "queued")))
         yield* Effect.yieldNow()
         expect(Exit.isInterrupted(yield* Fiber.interrupt(queued))).toBe(true)
         const interrupting = yield* Effect.fork(Fiber.interrupt(inFlight))
         for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
         expect(interrupting.unsafePoll()).toBeNull()
-        yield* Deferred.succeed(held.release, undefined)
+        yield* release
         expect(Exit.isInterrupted(yield* Fiber.join(interrupting))).toBe(true)
         // The handed-over append is committed; the queued one never reached the backend.
         expect(store.entries.map((e) => e.message.id)).toEqual(["m0", "m1"])
@@ -269,9 +263,7 @@ describe("the store's group commit", () => {
         const scope = yield* Scope.make()
         const store = yield* Scope.extend(SessionStore.create(LOCATION), scope)
         const root = yield* store.append(null, user("m0", "root"))
-        const held = yield* probe.hold()
-        const inFlight = yield* Effect.fork(store.append(root.id, user("m1", "in flight")))
-        yield* Deferred.await(held.arrived)
+        const { fiber: inFlight, release } = yield* probe.forkHeld(store.append(root.id, user("m1", "in flight")))
         const queued = yield* Effect.fork(Effect.all([
           Effect.either(store.append(root.id, user("m2", "queued"))),
           Effect.either(store.flush)
@@ -279,7 +271,7 @@ describe("the store's group commit", () => {
         for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
         const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
         for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
-        yield* Deferred.succeed(held.release, undefined)
+        yield* release
         yield* Fiber.join(closing)
         expect((yield* Fiber.join(inFlight)).message.id).toBe("m1")
         const outcomes: ReadonlyArray<Either.Either<unknown, SessionError>> = yield* Fiber.join(queued)

@@ -5,7 +5,6 @@
  * from `entries` alone. Time comes from TestClock, IDs from `Ids.layerDeterministic`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
@@ -100,14 +99,12 @@ describe("SessionTree", () => {
     withJournal((probe) => Effect.gen(function*() {
       const { tree } = yield* fresh
       const root = yield* tree.append(user("root"))
-      const held = yield* probe.hold()
-      const first = yield* Effect.fork(tree.append(user("first")))
-      yield* Deferred.await(held.arrived)
+      const { fiber: first, release } = yield* probe.forkHeld(tree.append(user("first")))
       const waiting = yield* Effect.fork(tree.moveTo(null))
       const last = yield* Effect.fork(tree.append(user("last")))
       yield* Effect.yieldNow()
       yield* Fiber.interrupt(waiting)
-      yield* Deferred.succeed(held.release, undefined)
+      yield* release
       const a = yield* Fiber.join(first)
       const b = yield* Fiber.join(last)
       expect(a.parentId).toBe(root.id)
@@ -120,14 +117,12 @@ describe("SessionTree", () => {
     withJournal((probe) => Effect.gen(function*() {
       const { store, tree } = yield* fresh
       const root = yield* tree.append(user("root"))
-      const held = yield* probe.hold()
-      const pending = yield* Effect.fork(store.append(root.id, user("pending")))
-      yield* Deferred.await(held.arrived)
+      const { fiber: pending, release } = yield* probe.forkHeld(store.append(root.id, user("pending")))
       // entry-002 is built and being committed, but not durable: the tree refuses it.
       const refused = yield* Effect.flip(tree.moveTo("entry-002"))
       expect(refused.code).toBe("SESSION_UNKNOWN_ENTRY")
       expect(tree.pathTo("entry-002")).toEqual([])
-      yield* Deferred.succeed(held.release, undefined)
+      yield* release
       const entry = yield* Fiber.join(pending)
       yield* tree.moveTo(entry.id)
       expect(tree.activeEntries).toEqual([root, entry])
@@ -137,14 +132,12 @@ describe("SessionTree", () => {
     withJournal((probe) => Effect.gen(function*() {
       const { tree } = yield* fresh
       yield* tree.append(user("root"))
-      const held = yield* probe.hold()
-      const first = yield* Effect.fork(tree.append(user("first")))
-      yield* Deferred.await(held.arrived)
+      const { fiber: first, release } = yield* probe.forkHeld(tree.append(user("first")))
       const message = { role: "user", id: "m", content: "as called" }
       const second = yield* Effect.fork(tree.append(message))
       yield* Effect.yieldNow()
       message.content = "changed while waiting"
-      yield* Deferred.succeed(held.release, undefined)
+      yield* release
       yield* Fiber.join(first)
       const entry = yield* Fiber.join(second)
       expect(entry.message).toEqual({ role: "user", id: "m", content: "as called" })

@@ -6,6 +6,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ids from "../../src/Ids.js"
 import * as MemoryJournal from "../../src/MemoryJournal.js"
@@ -31,6 +32,21 @@ export class Probe {
   /** Holds the next commit at the writer until the returned `release` is done. */
   hold(): Effect.Effect<Held> {
     return Effect.map(Effect.zip(Deferred.make<void>(), Deferred.make<void>()), ([arrived, release]) => (this.held = { arrived, release }))
+  }
+
+  /**
+   * Forks `effect` with the next commit held, and returns once that commit has arrived at the
+   * writer: the fiber, and `release`, which lets the commit go on.
+   */
+  forkHeld<A, E, R>(
+    effect: Effect.Effect<A, E, R>
+  ): Effect.Effect<{ readonly fiber: Fiber.RuntimeFiber<A, E>; readonly release: Effect.Effect<void> }, never, R> {
+    return Effect.gen(this, function*() {
+      const held = yield* this.hold()
+      const fiber = yield* Effect.fork(effect)
+      yield* Deferred.await(held.arrived)
+      return { fiber, release: Effect.asVoid(Deferred.succeed(held.release, undefined)) }
+    })
   }
 
   failNext(error: SessionError): void {
