@@ -134,6 +134,8 @@ const sync = <A>(op: string, path: string, run: () => A): Effect.Effect<A, FsErr
 
 const COPY_FLAGS = NFS.constants.COPYFILE_EXCL | NFS.constants.COPYFILE_FICLONE
 
+const closeInPool = (h: Handle) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb))
+
 /**
  * The real filesystem, every step waited for synchronously: the default. The caller waits for
  * each step anyway, and a round trip through the thread pool costs more than most steps take;
@@ -148,7 +150,7 @@ export const node: FsService = {
     sync("write", h.path, () => NFS.writeSync(h.fd, buffer, offset, length, position)),
   fsync: (h) => sync("fsync", h.path, () => NFS.fsyncSync(h.fd)),
   close: (h) => sync("close", h.path, () => NFS.closeSync(h.fd)),
-  closeDetached: (h) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb)),
+  closeDetached: closeInPool,
   link: (existing, newPath) => sync("link", newPath, () => NFS.linkSync(existing, newPath)),
   rename: (from, to) => sync("rename", to, () => NFS.renameSync(from, to)),
   unlink: (path) => sync("unlink", path, () => NFS.unlinkSync(path)),
@@ -156,8 +158,6 @@ export const node: FsService = {
   realpath: (path) => sync("realpath", path, () => NFS.realpathSync.native(path)),
   copyFile: (from, to) => sync("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS))
 }
-
-const closeInPool = (h: Handle) => call<void>("close", h.path, (cb) => NFS.close(h.fd, cb))
 
 /** Every step in the thread pool: the event loop is never held by a filesystem call. */
 export const threadPool: FsService = {

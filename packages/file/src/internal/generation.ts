@@ -35,6 +35,15 @@ export interface OpenGeneration {
   readonly mtimeNs: bigint
 }
 
+/** The generation a handle holds whole, as its own stat shows it. */
+const held = (handle: Handle, stat: Stat, size: number): OpenGeneration => ({
+  handle,
+  id: stat,
+  size,
+  mode: stat.mode,
+  mtimeNs: stat.mtimeNs
+})
+
 export interface Opened {
   readonly bytes: Uint8Array
   readonly generation: OpenGeneration
@@ -59,7 +68,7 @@ export const open = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Op
   Effect.flatMap(statDirectory(fs, paths), (dir) =>
     Effect.map(readWhole(fs, paths.path, MAX_FILE_BYTES, "session file"), ({ bytes, handle, stat }) => ({
       bytes,
-      generation: { handle, id: stat, size: bytes.length, mode: stat.mode, mtimeNs: stat.mtimeNs },
+      generation: held(handle, stat, bytes.length),
       dir
     })))
 
@@ -127,7 +136,7 @@ export const create = (
       )
       // The file is durable from here on; a temp name that cannot be removed now is retried by the store.
       const gone = yield* removeOwn(fs, tmp)
-      return { generation: { handle, id: stat, size: bytes.length, mode: stat.mode, mtimeNs: stat.mtimeNs }, leftover: gone ? [] : [tmp] }
+      return { generation: held(handle, stat, bytes.length), leftover: gone ? [] : [tmp] }
     }).pipe(Effect.onError(() => Effect.zipRight(removeOwn(fs, tmp), closeQuietly(fs, handle))))
   })
 

@@ -132,10 +132,8 @@ const readAll = (fs: FsService, { handle, stat }: Checked, maxBytes: number): Ef
   })
 
 /** A regular file read whole, with the descriptor it was read through. */
-export interface Whole {
+export interface Whole extends Checked {
   readonly bytes: Uint8Array
-  readonly handle: Handle
-  readonly stat: Stat
 }
 
 /**
