@@ -26,6 +26,12 @@ export const summaries: Lister = { listing: (location, records) => encodeSummary
 
 export const none: Lister = { listing: undefined }
 
+/** What a backend asks for the listing of `records` (read when it asks), or undefined when none is kept. */
+export const listingOf = (lister: Lister, records: Described): ((location: string) => string) | undefined => {
+  const describe = lister.listing
+  return describe === undefined ? undefined : (location) => describe(location, records)
+}
+
 export class SessionListing extends Context.Reference<SessionListing>()("@session-tree/SessionListing", {
   defaultValue: (): Lister => summaries
 }) {}

@@ -8,12 +8,12 @@ import { Ids } from "../Ids.js"
 import { currentClock } from "../Options.js"
 import type { SessionEntry, SessionHeader } from "../Record.js"
 import { asInput, isSessionError, type SessionError, sessionError } from "../SessionError.js"
-import { type Lines, type Listing, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
+import { type Lines, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
 import type { Loaded, SessionStore } from "../SessionStore.js"
 import { CommittedHistory } from "./committed.js"
 import { type Append, BatchBuilder, catchDefects, encodeAll, prepare, timestampNow, validId } from "./entries.js"
 import * as GroupCommit from "./groupCommit.js"
-import { type Described, type Lister, SessionListing } from "./listing.js"
+import { listingOf, SessionListing } from "./listing.js"
 import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
 
 /** The history and header of decoded lines, or the first reason they are not a valid session at `location`. */
@@ -162,12 +162,6 @@ const assemble = (
     return store
   })
 
-/** The listing of a session created whole, for a backend that keeps listings. */
-const listingOf = (lister: Lister, records: Described): Listing | undefined => {
-  const describe = lister.listing
-  return describe === undefined ? undefined : (at) => describe(at, records)
-}
-
 /** Runs `use` with a scope of its own inside the caller's, closed at once if `use` fails. */
 const withChildScope = <A, R>(
   use: (scope: Scope.Scope) => Effect.Effect<A, SessionError, R>
@@ -194,11 +188,16 @@ export const newSessionId = (
       : required !== undefined
       ? Effect.succeed(required)
       : Effect.flatMap(Ids, (ids) => catchDefects("the ID factory", Effect.flatMap(ids.sessionId, (id) => validId("session", id)))))
-    if (required !== undefined && id !== required) {
-      return yield* sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`)
-    }
+    const wrong = wrongId(location, required, id)
+    if (wrong !== undefined) return yield* wrong
     return id
   })
+
+/** Why `id` cannot name a session at `location`, where the backend requires `required`. */
+const wrongId = (location: string, required: string | undefined, id: string): SessionError | undefined =>
+  required !== undefined && id !== required
+    ? sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`)
+    : undefined
 
 /** A new header with this ID, stamped now. */
 export const newHeader = (id: string): Effect.Effect<SessionHeader, SessionError> =>
@@ -247,10 +246,8 @@ export const createWhole = (
     const lines = encodeAll([header, ...entries])
     const decoded = decodeLines({ ...lines, tail: "none" })
     if (isSessionError(decoded)) return Effect.fail(decoded)
-    const required = journal.sessionIdAt(location)
-    if (required !== undefined && header.id !== required) {
-      return Effect.fail(sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`))
-    }
+    const wrong = wrongId(location, journal.sessionIdAt(location), header.id)
+    if (wrong !== undefined) return Effect.fail(wrong)
     return Effect.scoped(Effect.map(
       journal.create(location, {
         lines: lines.lines,

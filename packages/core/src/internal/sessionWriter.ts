@@ -10,7 +10,7 @@ import type { SessionError } from "../SessionError.js"
 import type { Batch, Lines, Writer } from "../SessionJournal.js"
 import type { CommittedHistory } from "./committed.js"
 import { encodeAll, totalBytes } from "./entries.js"
-import type { Lister } from "./listing.js"
+import { type Lister, listingOf } from "./listing.js"
 
 /** New lines for the backend, with the entry ID of each. */
 export type NewLines = Lines & { readonly ids: ReadonlyArray<string> }
@@ -39,9 +39,13 @@ export class SessionWriter {
     this.bytes = start.bytes
     this.canonical = start.canonical
     this.tailNow = start.tail
-    const describe = lister.listing
     // Asked during a commit, when the history holds the batch's entries too.
-    this.listing = describe === undefined ? undefined : (at) => describe(at, { header, entries: history.history.entries })
+    this.listing = listingOf(lister, {
+      header,
+      get entries() {
+        return history.history.entries
+      }
+    })
   }
 
   get locked(): SessionError | undefined {
