@@ -186,7 +186,6 @@ export const PiToolCallPart = Schema.Struct({
 
 const decodeHeader = Schema.decodeUnknownEither(PiHeader)
 const decodeEntry = Schema.decodeUnknownEither(PiEntry)
-const decodeMessageEntry = Schema.decodeUnknownEither(PiMessageEntry)
 const decodeUser = Schema.decodeUnknownEither(PiUserMessage)
 const decodeToolResult = Schema.decodeUnknownEither(PiToolResultMessage)
 const decodeAssistant = Schema.decodeUnknownEither(PiAssistantMessage)
@@ -445,8 +444,8 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
           { line }
         ))
       }
-      const message = decodeMessageEntry(record)
-      outcome = convertMessage(run, Either.isRight(message) ? message.right.message : undefined, id, line)
+      // The envelope is decoded above; the message itself is read by the message Schemas.
+      outcome = convertMessage(run, own(record, "message"), id, line)
     } else if (hasOwn.call(SKIPPED, type)) {
       skipped[SKIPPED[type]!]++
       outcome = undefined
