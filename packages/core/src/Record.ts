@@ -15,6 +15,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Direct from "./internal/decode.js"
 import { isCanonicalTimestamp as checkTimestamp } from "./internal/timestamp.js"
+import type * as V2 from "./RecordV2.js"
 import { type SessionError, sessionError } from "./SessionError.js"
 
 /** True for exactly the strings `Date.prototype.toISOString()` writes (four-digit years). */
@@ -251,3 +252,10 @@ export const decodeParsedEntry = (
  * @internal
  */
 export const decodeCanonicalLine: (value: unknown, text: string) => Direct.CanonicalLine | undefined = direct.line
+
+/** A session's header in either version: `version` tells which. */
+export type Header = SessionHeader | V2.SessionHeader
+/** An entry in either version (a session holds entries of its header's version only). */
+export type Entry = SessionEntry | V2.SessionEntry
+/** A message in either version's Message IR. */
+export type AnyMessage = Message | V2.Message
