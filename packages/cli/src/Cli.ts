@@ -17,7 +17,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
-import { Message } from "@session-tree/core/Record"
+import { Message, type SessionEntry, type SessionHeader } from "@session-tree/core/Record"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as Sessions from "@session-tree/core/Sessions"
@@ -161,20 +161,35 @@ const db = Options.all({
   )
 )
 
+/** The views read version-1 sessions only, for now: a version-2 session is refused, typed. */
+const viewable = (loaded: SessionStore.Loaded): Effect.Effect<{ readonly header: SessionHeader; readonly entries: ReadonlyArray<SessionEntry> }, SessionError> =>
+  loaded.header.version === 1
+    ? Effect.succeed(loaded as { readonly header: SessionHeader; readonly entries: ReadonlyArray<SessionEntry> })
+    : Effect.fail(sessionError("SESSION_UNSUPPORTED_VERSION", "this view does not show version-2 sessions yet", { path: loaded.location }))
+
 // --- create -------------------------------------------------------------------------------
+
+/** `--version 1|2`: a format version. */
+const formatVersion = (description: string) =>
+  Options.choice("version", ["1", "2"]).pipe(
+    Options.map((v) => (v === "1" ? 1 : 2) as 1 | 2),
+    Options.optional,
+    Options.withDescription(description)
+  )
 
 const create = Command.make(
   "create",
   {
     path,
     id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the session ID (default: a random UUID; with --db: PATH)")),
+    version: formatVersion("the format: 2, the agent format (default), or 1, the course format"),
     db
   },
-  ({ db, id, path }) =>
+  ({ db, id, path, version }) =>
     Effect.zipRight(
       Backend.checkPaths(db, [path]),
       Backend.run(db, Effect.scoped(Effect.gen(function*() {
-        const store = yield* SessionStore.create(path, Option.isSome(id) ? { id: id.value } : undefined)
+        const store = yield* SessionStore.create(path, { id: Option.getOrUndefined(id), version: Option.getOrUndefined(version) })
         yield* Console.log(printable(store.header.id))
       })), path)
     )
@@ -247,7 +262,8 @@ const append = Command.make(
           // The tree's leaf after a load is the newest entry: the documented default parent.
           const leaf = (yield* SessionTree.make(store)).activeLeafId
           return yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body).pipe(
-            Effect.mapError((error) => (Either.isRight(message) ? explainMessage(error, parsed) : error))
+            // Version 2's errors already name the first wrong field; version 1's union needs the explanation.
+            Effect.mapError((error) => (Either.isRight(message) && store.header.version === 1 ? explainMessage(error, parsed) : error))
           )
         })), path),
         db,
@@ -342,7 +358,7 @@ const log = Command.make(
   ({ db, json, leaf, path }) =>
     Effect.gen(function*() {
       yield* Backend.checkPaths(db, [path])
-      const loaded = yield* Backend.run(db, retryRace(SessionStore.read(path)), path)
+      const loaded = yield* Effect.flatMap(Backend.run(db, retryRace(SessionStore.read(path)), path), viewable)
       const options = { leaf: Option.getOrUndefined(leaf) }
       if (json) return yield* Console.log(jsonLine(yield* logJson(loaded.entries, options)))
       for (const line of yield* renderLog(loaded.entries, options)) yield* Console.log(line)
@@ -355,7 +371,7 @@ const tree = Command.make(
   ({ db, json, path }) =>
     Effect.gen(function*() {
       yield* Backend.checkPaths(db, [path])
-      const loaded = yield* Backend.run(db, retryRace(SessionStore.read(path)), path)
+      const loaded = yield* Effect.flatMap(Backend.run(db, retryRace(SessionStore.read(path)), path), viewable)
       if (json) return yield* Console.log(jsonLine(yield* treeJson(loaded.header, loaded.entries)))
       for (const line of yield* renderTree(loaded.header, loaded.entries)) yield* Console.log(line)
     })
@@ -406,14 +422,15 @@ const fork = Command.make(
     leaf: Options.text("leaf").pipe(Options.withPseudoName("ENTRY"), Options.withDescription("the last entry of the path to copy")),
     to: Options.text("to").pipe(Options.withPseudoName("DST"), Options.withDescription("the new session")),
     id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the new session's ID (default: a random UUID; with --db: DST)")),
+    version: formatVersion("the new session's format (default: SRC's); 2 converts a version-1 SRC"),
     db
   },
-  ({ db, id, leaf, source, to }) =>
+  ({ db, id, leaf, source, to, version }) =>
     Effect.zipRight(
       Backend.checkPaths(db, [source, to]),
       Backend.run(db, Effect.gen(function*() {
         const sessions = yield* Sessions.Sessions
-        const forked = yield* sessions.fork(source, leaf, to, Option.isSome(id) ? { id: id.value } : undefined)
+        const forked = yield* sessions.fork(source, leaf, to, { id: Option.getOrUndefined(id), version: Option.getOrUndefined(version) })
         yield* Console.log(printable(forked.id))
       }), source)
     )
@@ -531,7 +548,7 @@ const exportCommand = Command.make(
         if (format === "jsonl") {
           text = yield* retryRace(sessions.exportJsonl(source))
         } else {
-          const loaded = yield* retryRace(sessions.read(source))
+          const loaded = yield* Effect.flatMap(retryRace(sessions.read(source)), viewable)
           const View = yield* Effect.promise(() => import("@session-tree/view"))
           const options = { leaf: Option.getOrUndefined(leaf) }
           text = format === "markdown"
