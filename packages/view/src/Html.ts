@@ -27,7 +27,7 @@ import type * as V2 from "@session-tree/core/RecordV2"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH, STYLE_V2, STYLE_V2_HASH } from "./internal/page.js"
-import { childrenOf, countsOf, isNewest, type LeafOption, plural, resolve, summaryOf, truncate, updatedOf } from "./internal/session.js"
+import { childrenOf, countsOf, isNewest, type LeafOption, plural, resolve, settled, summaryOf, truncate, updatedOf } from "./internal/session.js"
 import { inlineImage, isWebUrl, labelsOf, optionKeys, sizeOf, textOf } from "./internal/v2.js"
 
 /** `leaf`: the leaf of the active path; default the newest entry, `null` marks no path. */
@@ -49,7 +49,10 @@ export const render = (
   entries: ReadonlyArray<Entry>,
   options?: Options
 ): Effect.Effect<string, SessionError> =>
-  Effect.map(resolve(entries, options?.leaf), (shown) => page(header, entries, shown.leaf, shown.isDefault, shown.path, options?.title))
+  Effect.suspend(() => {
+    const list = settled(entries)
+    return Effect.map(resolve(list, options?.leaf), (shown) => page(header, list, shown.leaf, shown.isDefault, shown.path, options?.title))
+  })
 
 /** The Content-Security-Policy of every page: only its own style sheet and script, by hash. */
 const policy = (styleHash: string, images: string) =>

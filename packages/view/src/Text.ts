@@ -14,7 +14,7 @@ import type * as V2 from "@session-tree/core/RecordV2"
 import type { SessionError } from "@session-tree/core/SessionError"
 import { isUnreadable, type Listed } from "@session-tree/core/Sessions"
 import * as Effect from "effect/Effect"
-import { childrenOf, json, type LeafOption, printable, quote, resolve, truncate, visible } from "./internal/session.js"
+import { childrenOf, json, type LeafOption, printable, quote, resolve, settled, truncate, visible } from "./internal/session.js"
 import { labelsOf, textOf, titleOf } from "./internal/v2.js"
 
 // For the single values, JSON objects and messages the CLI prints beside these views, escaped the same way.
@@ -155,6 +155,9 @@ export const renderTree = (
   entries: ReadonlyArray<Entry>,
   options?: Options
 ): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+  Effect.suspend(() => renderTreeOf(header, settled(entries), options))
+
+const renderTreeOf = (header: Header, entries: ReadonlyArray<Entry>, options?: Options) =>
   Effect.map(resolve(entries, options?.leaf), ({ leaf, path }) => {
     const active = new Set(path.map((entry) => entry.id))
     const labels = labelsOf(entries)
@@ -215,6 +218,9 @@ export type TreeNode =
 
 /** `tree --json`: every entry with its children and whether it is on the active path; a version-2 session also its title (or null). */
 export const treeJson = (header: Header, entries: ReadonlyArray<Entry>, options?: Options) =>
+  Effect.suspend(() => treeJsonOf(header, settled(entries), options))
+
+const treeJsonOf = (header: Header, entries: ReadonlyArray<Entry>, options?: Options) =>
   Effect.map(resolve(entries, options?.leaf), ({ leaf, path }) => {
     const active = new Set(path.map((entry) => entry.id))
     const labels = labelsOf(entries)

@@ -11,8 +11,8 @@ import { createHash } from "node:crypto"
 import * as Html from "../src/Html.js"
 import { SCRIPT, SCRIPT_HASH, STYLE, STYLE_V2, STYLE_V2_HASH } from "../src/internal/page.js"
 import { inlineImage, isWebUrl } from "../src/internal/v2.js"
-import { HOSTILE } from "./support/sessions.js"
-import { agent, BLOB, build2, harmlessAgent, hostileAgent, PIXEL, type Session2 } from "./support/v2.js"
+import { big, demo, HOSTILE } from "./support/sessions.js"
+import { agent, BLOB, build2, harmlessAgent, hostileAgent, PIXEL, type Session2, upgrade } from "./support/v2.js"
 
 const render = (session: Session2, options?: Html.Options) => Effect.runPromise(Html.render(session.header, session.entries, options))
 
@@ -197,5 +197,33 @@ describe("Html.render on version 2", () => {
     // The hostile values are there, as text.
     for (const k of [6, 7, 8, 40, 41, 42]) expect(page).toContain(Html.escapeHtml(HOSTILE[k % HOSTILE.length]!))
     expect(page).toContain(`<title>Picture questions ${Html.escapeHtml(HOSTILE[41 % HOSTILE.length]!)}</title>`)
+    expect(page).toContain(`<dt>Forked from</dt><dd><span class="id">source ${Html.escapeHtml(HOSTILE[3]!)}</span> at <span class="id">entry ${Html.escapeHtml(HOSTILE[12]!)}</span>`)
+  })
+
+  it("shows an upgraded version-1 session as version 1 shows it, in the same tree, with the same links", async () => {
+    const v1 = await demo()
+    const v2 = upgrade(v1)
+    const [one, two] = [await Effect.runPromise(Html.render(v1.header, v1.entries)), await render(v2)]
+    const rows = (page: string) => [...page.matchAll(/<button type="button" class="(row [^"]*)" id="(r\d+)" data-p="(-?\d+)"/g)].map((m) => m.slice(1).join(" "))
+    expect(rows(two)).toEqual(rows(one))
+    const go = (page: string) => [...page.matchAll(/data-(?:go|to)="([^"]*)"/g)].map((m) => m[1])
+    // The call is the first part of the assistant's content after its text: position 1, where version 1 counts calls from 0.
+    expect(go(two)).toEqual(go(one).map((to) => to!.replace(/^c1-0$/, "c1-1")))
+    expect(two).toContain("<div class=\"tx\">README.md\nsrc/</div>")
+  })
+
+  it("renders a 4,096-entry version-2 session quickly and folds it, naming the kinds of each folded run", async () => {
+    const session = upgrade(await big())
+    const started = performance.now()
+    const page = await render(session)
+    const ms = performance.now() - started
+    console.log(`Html.render of ${session.entries.length} version-2 entries: ${ms.toFixed(0)} ms, ${(page.length / 1e6).toFixed(2)} MB`)
+    // The bound catches navigation that grows with the square of the session (a list the core
+    // keeps no index of), not a busy machine.
+    expect(ms).toBeLessThan(5_000)
+    expect(page.match(/<button type="button" class="row /g)).toHaveLength(4_096)
+    const runs = [...page.matchAll(/<details class="run[^"]*"><summary>[^<]* · ([^<]*)<\/summary>/g)].map((m) => m[1]!)
+    expect(runs.length).toBeGreaterThan(10)
+    for (const run of runs) expect(run).toMatch(/^\d+ user(, \d+ assistant)?(, \d+ tool)?$|^\d+ assistant(, \d+ tool)?$|^\d+ tool$/)
   })
 })

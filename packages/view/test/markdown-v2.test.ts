@@ -158,6 +158,8 @@ describe("Markdown.render on version 2", () => {
     expect(spans).toContain(`my-extension ${HOSTILE[42 % HOSTILE.length]}`)
     expect(spans).toContain(`text/html${HOSTILE[7 % HOSTILE.length]}`)
     expect(spans).toContain(`javascript:alert(1)${HOSTILE[13 % HOSTILE.length]}`)
+    expect(spans).toContain(`source ${HOSTILE[3]}`)
+    expect(spans).toContain(`entry ${HOSTILE[12]}`)
     const fences = blocks(md).flatMap((b) => (b.kind === "fence" ? [b.text] : []))
     expect(fences).toContain(escapeTerminal(`Thinking about the picture. ${HOSTILE[15 % HOSTILE.length]}`))
     expect(md).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/)

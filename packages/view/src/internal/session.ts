@@ -23,6 +23,14 @@ export const childrenOf = <E extends Entry>(entries: ReadonlyArray<E>, id: strin
 export const pathTo = <E extends Entry>(entries: ReadonlyArray<E>, id: string): ReadonlyArray<E> =>
   SessionTree.pathTo(v1(entries), id) as unknown as ReadonlyArray<E>
 
+/**
+ * `entries` as a frozen list, which the core indexes once for all the navigation
+ * of a view (it keeps the index of frozen lists only); a caller's own array is
+ * copied, never frozen in place.
+ */
+export const settled = <E extends Entry>(entries: ReadonlyArray<E>): ReadonlyArray<E> =>
+  Object.isFrozen(entries) ? entries : Object.freeze([...entries])
+
 /** The entries nobody names as parent, as the core's `leavesOf`. */
 export const leavesOf = <E extends Entry>(entries: ReadonlyArray<E>): ReadonlyArray<E> =>
   SessionTree.leavesOf(v1(entries)) as unknown as ReadonlyArray<E>

@@ -5,6 +5,7 @@
  * ancestor rules the Schemas cannot see (tool links, a compaction's kept entry,
  * a label's target) are kept by the sessions written here.
  */
+import type * as V1 from "@session-tree/core/Record"
 import type * as V2 from "@session-tree/core/RecordV2"
 import * as RecordV2 from "@session-tree/core/RecordV2"
 import * as Schema from "effect/Schema"
@@ -75,7 +76,7 @@ export const BLOB = `sha256:${"ab".repeat(32)}`
  * the image's media type and data and the link's URL stay fixed, so a hostile
  * session and its harmless twin show the same elements.
  */
-export const agent = (t: (k: number) => string = (k) => `text ${k}`, id = "agent-session"): Session2 =>
+export const agent = (t: (k: number) => string = (k) => `text ${k}`, id = "agent-session", forkedFrom?: V2.ForkedFrom): Session2 =>
   build2(id, (s) => {
     s.add({ kind: "message", message: { role: "system", id: `${t(0)}#sys`, content: `You are careful. ${t(1)}`, options: { [t(2)]: t(3) } } })
     const user = s.add({
@@ -137,13 +138,48 @@ export const agent = (t: (k: number) => string = (k) => `text ${k}`, id = "agent
     // A branch from the compaction: another answer, the newest entry, so the active path.
     s.moveTo(compaction)
     s.add({ kind: "message", message: { role: "user", id: `${t(47)}#again`, content: [{ type: "text", text: `And now? ${t(48)}` }] } })
-  }, { entryId: (n) => `${t(49 + n)}#e${n}` })
+  }, { entryId: (n) => `${t(49 + n)}#e${n}`, ...(forkedFrom === undefined ? {} : { forkedFrom }) })
 
 /** The agent session with hostile caller text everywhere (see `HOSTILE`). */
-export const hostileAgent = (): Session2 => agent((k) => HOSTILE[k % HOSTILE.length]!, `session ${HOSTILE.join(" ")}`)
+export const hostileAgent = (): Session2 =>
+  agent((k) => HOSTILE[k % HOSTILE.length]!, `session ${HOSTILE.join(" ")}`, { session: `source ${HOSTILE[3]}`, entry: `entry ${HOSTILE[12]}` })
 
 /** Its harmless twin: every character of the same texts but line breaks as `a`. */
 export const harmlessAgent = (): Session2 => {
   const plain = (text: string) => text.replace(/[^\n]/g, "a")
-  return agent((k) => plain(HOSTILE[k % HOSTILE.length]!), plain(`session ${HOSTILE.join(" ")}`))
+  return agent((k) => plain(HOSTILE[k % HOSTILE.length]!), plain(`session ${HOSTILE.join(" ")}`), {
+    session: plain(`source ${HOSTILE[3]}`),
+    entry: plain(`entry ${HOSTILE[12]}`)
+  })
+}
+
+/**
+ * A version-1 session in its version-2 form, as an upgrade stores it: a user's
+ * or a tool's text as one text part, an assistant's text (when not empty) then
+ * a `tool-call` part per call. The entries keep their IDs, parents and times.
+ */
+export const upgrade = (session: { readonly header: V1.SessionHeader; readonly entries: ReadonlyArray<V1.SessionEntry> }): Session2 => {
+  const message = (m: V1.Message): V2.Message => {
+    switch (m.role) {
+      case "user":
+        return { role: "user", id: m.id, content: [{ type: "text", text: m.content }] }
+      case "tool":
+        return { role: "tool", id: m.id, toolCallId: m.toolCallId, toolName: m.toolName, isError: m.isError, content: [{ type: "text", text: m.content }] }
+      case "assistant":
+        return {
+          role: "assistant",
+          id: m.id,
+          content: [
+            ...(m.content === "" ? [] : [{ type: "text" as const, text: m.content }]),
+            ...m.toolCalls.map((call) => ({ type: "tool-call" as const, id: call.id, name: call.name, arguments: call.arguments }))
+          ]
+        }
+    }
+  }
+  return {
+    header: decodeHeader({ ...session.header, version: 2 }),
+    entries: session.entries.map((entry) =>
+      decodeEntry({ type: "entry", version: 2, id: entry.id, parentId: entry.parentId, timestamp: entry.timestamp, kind: "message", message: message(entry.message) })
+    )
+  }
 }
