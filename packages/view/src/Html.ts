@@ -15,7 +15,7 @@
  * message's parts in order (reasoning collapsed, images inline only from
  * `data:` URLs of base64 raster data, files at http or https URLs as links,
  * never loaded), labels on the entries they label, and its title. Its policy
- * allows `data:` images and nothing else more.
+ * allows `data:` images, and nothing else more than a version-1 page's does.
  *
  * Readable at 4,096 entries: a chain of only children stays in one column and
  * every child of a fork is indented one level under it, so the picture widens
@@ -233,11 +233,18 @@ const previewOf = (entry: V2.SessionEntry): string => {
 /** The order in which a folded run counts the kinds of version 2 it holds. */
 const RUN_NAMES = ["system", "user", "assistant", "tool", "compaction", "label", "title", "model", "custom"] as const
 
-const LEGEND_V2 = [["s", "system"], ["u", "user"], ["a", "assistant"], ["t", "tool"], ["t e", "tool error"], ["cp", "compaction"], ["lb", "label"], [
-  "ti",
-  "title"
-], ["md", "model"], ["cu", "custom"]]
-  .map(([cls, name]) => `<span><span class="k ${cls}">${name}</span></span>`).join("")
+const LEGEND_V2 = [
+  ["s", "system"],
+  ["u", "user"],
+  ["a", "assistant"],
+  ["t", "tool"],
+  ["t e", "tool error"],
+  ["cp", "compaction"],
+  ["lb", "label"],
+  ["ti", "title"],
+  ["md", "model"],
+  ["cu", "custom"]
+].map(([cls, name]) => `<span><span class="k ${cls}">${name}</span></span>`).join("")
 
 const LEGEND = `<span><span class="k u">user</span></span><span><span class="k a">assistant</span></span><span><span class="k t">tool</span></span><span><span class="k t e">tool error</span></span>`
 
@@ -289,7 +296,7 @@ const page = (
       `<span class="pv">${e(rowPreview(m.content))}</span>${fork}<span class="id">${e(entry.id)}</span></button>`
   }
 
-  /** A version-2 row: its kind or role, its chips (calls, results, files, reasoning, its label), a preview. */
+  /** A version-2 row: its kind or role, its chips (its label, the tool it answers, reasoning, files, calls), a preview. */
   const rowV2 = (entry: V2.SessionEntry, level: number, extra: string, forks: number): string => {
     const i = indexOf.get(entry)!
     const cls = `row ${entryClass(entry)} l${Math.min(level, MAX_LEVEL)}${onPath.has(i) ? " act sel" : ""}${i === leafIndex ? " cur" : ""}${extra}`
