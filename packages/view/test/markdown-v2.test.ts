@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Markdown from "../src/Markdown.js"
 import { escapeTerminal } from "../src/internal/session.js"
-import { blocks, codeSpans, spanValue, withoutSpans } from "./support/commonmark.js"
+import { blocks, codeSpans, normalize, spanValue, withoutSpans } from "./support/commonmark.js"
 import { HOSTILE } from "./support/sessions.js"
 import { agent, BLOB, build2, harmlessAgent, hostileAgent, PIXEL, type Session2 } from "./support/v2.js"
 
@@ -163,5 +163,36 @@ describe("Markdown.render on version 2", () => {
     const fences = blocks(md).flatMap((b) => (b.kind === "fence" ? [b.text] : []))
     expect(fences).toContain(escapeTerminal(`Thinking about the picture. ${HOSTILE[15 % HOSTILE.length]}`))
     expect(md).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/)
+  })
+
+  it("keeps every text in its own fence whatever it holds: backtick runs, headings, HTML, fences of every kind", async () => {
+    const nasty = [
+      "```\n# not a heading\n```",
+      "````````````````````` a run of 21",
+      "~~~\n<details open>\n~~~",
+      "</details>\n\n<script>alert(1)</script>\n",
+      "# H1\n## H2\n===\n---\n> quote\n- item\n1. item",
+      "text with\r\n# heading after CRLF\r## and after CR",
+      "ends with backticks ```"
+    ]
+    const session = build2("nasty", (s) => {
+      for (const [k, text] of nasty.entries()) {
+        s.add({ kind: "message", message: { role: "user", id: `u${k}`, content: [{ type: "text", text }] } })
+        s.add({ kind: "message", message: { role: "assistant", id: `a${k}`, content: [{ type: "reasoning", text }, { type: "text", text }] } })
+        s.add({ kind: "compaction", summary: text, firstKeptEntryId: null })
+        s.add({ kind: "custom", customType: text, data: { [text]: text } })
+      }
+    })
+    const md = await render(session)
+    const parsed = blocks(md)
+    const fenced = parsed.flatMap((b) => (b.kind === "fence" ? [b.text] : []))
+    const expected = nasty.flatMap((text) => {
+      const shown = escapeTerminal(normalize(text))
+      return [shown, shown, shown, shown, escapeTerminal(JSON.stringify({ [text]: text }))]
+    })
+    expect(fenced).toEqual(expected)
+    // The only headings are the renderer's: the title and one per entry.
+    const headings = parsed.filter((b) => b.kind === "line" && /^ {0,3}#{1,6}(\s|$)/.test(b.text))
+    expect(headings).toHaveLength(1 + session.entries.length)
   })
 })
