@@ -17,7 +17,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
-import { Message, type SessionEntry, type SessionHeader } from "@session-tree/core/Record"
+import { Message } from "@session-tree/core/Record"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as Sessions from "@session-tree/core/Sessions"
@@ -160,12 +160,6 @@ const db = Options.all({
     (reason) => HelpDoc.p(String(reason))
   )
 )
-
-/** The views read version-1 sessions only, for now: a version-2 session is refused, typed. */
-const viewable = (loaded: SessionStore.Loaded): Effect.Effect<{ readonly header: SessionHeader; readonly entries: ReadonlyArray<SessionEntry> }, SessionError> =>
-  loaded.header.version === 1
-    ? Effect.succeed(loaded as { readonly header: SessionHeader; readonly entries: ReadonlyArray<SessionEntry> })
-    : Effect.fail(sessionError("SESSION_UNSUPPORTED_VERSION", "this view does not show version-2 sessions yet", { path: loaded.location }))
 
 // --- create -------------------------------------------------------------------------------
 
@@ -358,7 +352,7 @@ const log = Command.make(
   ({ db, json, leaf, path }) =>
     Effect.gen(function*() {
       yield* Backend.checkPaths(db, [path])
-      const loaded = yield* Effect.flatMap(Backend.run(db, retryRace(SessionStore.read(path)), path), viewable)
+      const loaded = yield* Backend.run(db, retryRace(SessionStore.read(path)), path)
       const options = { leaf: Option.getOrUndefined(leaf) }
       if (json) return yield* Console.log(jsonLine(yield* logJson(loaded.entries, options)))
       for (const line of yield* renderLog(loaded.entries, options)) yield* Console.log(line)
@@ -371,7 +365,7 @@ const tree = Command.make(
   ({ db, json, path }) =>
     Effect.gen(function*() {
       yield* Backend.checkPaths(db, [path])
-      const loaded = yield* Effect.flatMap(Backend.run(db, retryRace(SessionStore.read(path)), path), viewable)
+      const loaded = yield* Backend.run(db, retryRace(SessionStore.read(path)), path)
       if (json) return yield* Console.log(jsonLine(yield* treeJson(loaded.header, loaded.entries)))
       for (const line of yield* renderTree(loaded.header, loaded.entries)) yield* Console.log(line)
     })
@@ -548,7 +542,7 @@ const exportCommand = Command.make(
         if (format === "jsonl") {
           text = yield* retryRace(sessions.exportJsonl(source))
         } else {
-          const loaded = yield* Effect.flatMap(retryRace(sessions.read(source)), viewable)
+          const loaded = yield* retryRace(sessions.read(source))
           const View = yield* Effect.promise(() => import("@session-tree/view"))
           const options = { leaf: Option.getOrUndefined(leaf) }
           text = format === "markdown"

@@ -4,24 +4,19 @@
  * to show an untrusted value, and a few counts. Navigation is the core's
  * (`Sessions.pathTo`, `leavesOf`), so a view shows exactly the tree the library sees.
  */
-import type { Entry, Header, SessionEntry } from "@session-tree/core/Record"
+import type { Entry, Header } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionTree from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
-import { firstUserText, titleOf } from "./v2.js"
-
-// The core's navigation reads only `id` and `parentId`, which entries of both versions have
-// alike; these give it entries of either version and hand back the caller's own type.
-const v1 = <E extends Entry>(entries: ReadonlyArray<E>) => entries as unknown as ReadonlyArray<SessionEntry>
 
 /** The children of `id` in commit order (null: the roots), as the core's `childrenOf`. */
 export const childrenOf = <E extends Entry>(entries: ReadonlyArray<E>, id: string | null): ReadonlyArray<E> =>
-  SessionTree.childrenOf(v1(entries), id) as unknown as ReadonlyArray<E>
+  SessionTree.childrenOf(entries, id)
 
 /** The root-to-`id` path, as the core's `pathTo`. */
 export const pathTo = <E extends Entry>(entries: ReadonlyArray<E>, id: string): ReadonlyArray<E> =>
-  SessionTree.pathTo(v1(entries), id) as unknown as ReadonlyArray<E>
+  SessionTree.pathTo(entries, id)
 
 /**
  * `entries` as a frozen list, which the core indexes once for all the navigation
@@ -33,7 +28,7 @@ export const settled = <E extends Entry>(entries: ReadonlyArray<E>): ReadonlyArr
 
 /** The entries nobody names as parent, as the core's `leavesOf`. */
 export const leavesOf = <E extends Entry>(entries: ReadonlyArray<E>): ReadonlyArray<E> =>
-  SessionTree.leavesOf(v1(entries)) as unknown as ReadonlyArray<E>
+  SessionTree.leavesOf(entries)
 
 /** Which leaf a view shows: by default the newest entry; `null` the empty path; an ID must name an entry. */
 export interface LeafOption {
@@ -64,7 +59,7 @@ export const resolve = <E extends Entry>(entries: ReadonlyArray<E>, leaf: string
       const newest = entries.length === 0 ? null : entries[entries.length - 1]!.id
       return Effect.succeed({ leaf: newest, isDefault: true, path: newest === null ? [] : pathTo(entries, newest) })
     }
-    return Effect.map(Sessions.pathTo(v1(entries), leaf), (path) => ({ leaf, isDefault: false, path: path as unknown as ReadonlyArray<E> }))
+    return Effect.map(Sessions.pathTo(entries, leaf), (path) => ({ leaf, isDefault: false, path }))
   })
 
 /** Whether `leaf` is the newest entry (the last in commit order), however it was asked for. */
@@ -132,11 +127,7 @@ export interface Summary {
  * differently; no location is shown. A version-2 session's title is its newest `title`
  * entry, else, as in version 1, the start of its first user message's text.
  */
-export const summaryOf = (header: Header, entries: ReadonlyArray<Entry>): Summary => {
-  if (header.version === 1) return Sessions.summarize("", { header, entries: entries as ReadonlyArray<SessionEntry> })
-  const newest = entries.at(-1)
-  return { updated: newest?.timestamp ?? header.timestamp, title: titleOf(entries) ?? firstCharacters(firstUserText(entries), TITLE_CHARACTERS) }
-}
+export const summaryOf = (header: Header, entries: ReadonlyArray<Entry>): Summary => Sessions.summarize("", { header, entries })
 
 // Characters that would break a line, or act on a terminal and hide themselves:
 // C0 controls (ESC starts an escape sequence), DEL, C1 controls (0x9b is a
@@ -191,11 +182,6 @@ export const longestRun = (text: string, char: string): number => {
   }
   return longest
 }
-
-const TITLE_CHARACTERS = 80
-
-/** The first `n` code points of `text`, as a listing cuts a title (no ellipsis). */
-const firstCharacters = (text: string, n: number): string => text.slice(0, codePointsEnd(text, n))
 
 /** Where the first `n` code points of `text` end (a surrogate pair is never split). */
 const codePointsEnd = (text: string, n: number): number => {

@@ -4,6 +4,7 @@
  * as an image or a link. Every value here is still untrusted text; each view
  * escapes it its own way.
  */
+import * as Record from "@session-tree/core/Record"
 import type { Entry } from "@session-tree/core/Record"
 import type * as V2 from "@session-tree/core/RecordV2"
 
@@ -31,23 +32,8 @@ export const titleOf = (entries: ReadonlyArray<Entry>): string | undefined => {
   return undefined
 }
 
-/** The text parts of a message, one after another (a line break between two). */
-export const textOf = (message: V2.Message): string =>
-  typeof message.content === "string"
-    ? message.content
-    : message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
-
-/** The text of the first user message ("" when there is none), in either version. */
-export const firstUserText = (entries: ReadonlyArray<Entry>): string => {
-  for (const entry of entries) {
-    if (entry.version === 1) {
-      if (entry.message.role === "user") return entry.message.content
-    } else if (entry.kind === "message" && entry.message.role === "user") {
-      return textOf(entry.message)
-    }
-  }
-  return ""
-}
+/** The text parts of a message, one after another (a line break between two): the core's reading. */
+export const textOf: (message: V2.Message) => string = Record.textOf
 
 // Raster formats a browser draws without running anything; SVG is left out, as it can hold script.
 const IMAGE = /^image\/(?:png|jpeg|gif|webp|avif|bmp)$/
