@@ -22,9 +22,10 @@
  *
  * **Responses.** `fromResponse` keeps each content part with its provider
  * `metadata` as the part's `options` (reasoning signatures, encrypted
- * reasoning), so that the next prompt sends them back; a tool is named as
- * the provider knows it (its `providerName` when it has one), as `@effect/ai`
- * itself names it in a prompt. The finish part gives `stopReason` and `usage`
+ * reasoning), so that the next prompt sends them back. A tool keeps its
+ * toolkit name, which provider adapters expect in a prompt (a provider-defined
+ * tool's own name, when it differs, is kept under `"session-tree"` as
+ * `providerName`). The finish part gives `stopReason` and `usage`
  * (when both counts are known), the response-metadata part `model` and
  * `responseId`, an error part `error`. Source (citation) parts and streaming
  * deltas have no place in a message and are not kept, nor is the metadata of

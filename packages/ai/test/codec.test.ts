@@ -237,8 +237,22 @@ describe("Codec.fromResponse", () => {
           { type: "text", text: "Two things." },
           { type: "text", text: "First:" },
           { type: "file", mediaType: "image/png", data: { base64: "AQID" } },
-          { type: "tool-call", id: "c1", name: "web_search", arguments: { q: "x" }, providerExecuted: true },
-          { type: "tool-result", toolCallId: "c1", toolName: "web_search", isError: false, result: { hits: 1 } },
+          {
+            type: "tool-call",
+            id: "c1",
+            name: "Search",
+            arguments: { q: "x" },
+            providerExecuted: true,
+            options: { [Codec.NAMESPACE]: { providerName: "web_search" } }
+          },
+          {
+            type: "tool-result",
+            toolCallId: "c1",
+            toolName: "Search",
+            isError: false,
+            result: { hits: 1 },
+            options: { [Codec.NAMESPACE]: { providerName: "web_search" } }
+          },
           { type: "tool-call", id: "c2", name: "read", arguments: { path: "/a" }, options: { openai: { itemId: "fc_1" } } }
         ],
         meta: {

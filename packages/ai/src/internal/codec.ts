@@ -324,6 +324,17 @@ const metadataOptions = (metadata: Response.ProviderMetadata): Opaque | undefine
   return any ? out : undefined
 }
 
+/** A part's metadata as options, with the provider's own name of a tool when it differs from the toolkit's. */
+const partOptions = (part: Response.AnyPart): Opaque | undefined => {
+  const options = metadataOptions(part.metadata)
+  if ((part.type !== "tool-call" && part.type !== "tool-result") || part.providerName === undefined || part.providerName === part.name) {
+    return options
+  }
+  const out: { [key: string]: unknown } = { ...options }
+  put(out, NAMESPACE, { providerName: part.providerName })
+  return out
+}
+
 const isCount = (n: number | undefined): n is number => n !== undefined && Number.isSafeInteger(n) && n >= 0
 
 export const fromResponse = (
@@ -337,37 +348,37 @@ export const fromResponse = (
     let responseId: string | undefined
     let error: string | undefined
     for (const part of response.content) {
-      const partOptions = metadataOptions(part.metadata)
+      const options = partOptions(part)
       switch (part.type) {
         case "text":
         case "reasoning":
-          content.push(withOptions({ type: part.type, text: part.text }, partOptions))
+          content.push(withOptions({ type: part.type, text: part.text }, options))
           break
         case "file":
           content.push(withOptions({
             type: "file",
             mediaType: part.mediaType,
             data: { base64: Encoding.encodeBase64(part.data) }
-          }, partOptions))
+          }, options))
           break
         case "tool-call":
           content.push(withOptions({
             type: "tool-call",
             id: part.id,
-            name: part.providerName ?? part.name,
+            name: part.name,
             arguments: part.params as RecordV2.ToolCallPart["arguments"],
             ...(part.providerExecuted ? { providerExecuted: true as const } : {})
-          }, partOptions))
+          }, options))
           break
         case "tool-result":
           if (part.providerExecuted) {
             content.push(withOptions({
               type: "tool-result",
               toolCallId: part.id,
-              toolName: part.providerName ?? part.name,
+              toolName: part.name,
               isError: part.isFailure,
               result: part.encodedResult
-            }, partOptions))
+            }, options))
           }
           break
         case "response-metadata":
@@ -424,11 +435,11 @@ export const toolMessages = (
         role: "tool",
         id: options.newId(),
         toolCallId: part.id,
-        toolName: part.providerName ?? part.name,
+        toolName: part.name,
         isError: part.isFailure,
         content: [],
         result: part.encodedResult
-      }, metadataOptions(part.metadata))
+      }, partOptions(part))
       const decoded = decodeMessage(candidate)
       if (Either.isLeft(decoded)) return Effect.fail(invalid(`a tool result is not a valid message: ${decoded.left.message}`))
       out.push(decoded.right as RecordV2.ToolMessage)
