@@ -30,12 +30,6 @@ export interface CompactionPoint {
   readonly kept: ReadonlyArray<Message>
 }
 
-/** A group with where it lies in the branch: `start` and `end` are positions in the entries, both inclusive. */
-interface Span extends Group {
-  readonly start: number
-  readonly end: number
-}
-
 export const SUMMARY_PREFIX = "The conversation before this point was compacted into the following summary:\n\n<summary>\n"
 export const SUMMARY_SUFFIX = "\n</summary>"
 
@@ -64,35 +58,65 @@ const closings = (entries: ReadonlyArray<Entry>): Int32Array => {
   return close
 }
 
-const spansOf = (entries: ReadonlyArray<Entry>): Array<Span> => {
+/**
+ * Where each group lies in the branch, as positions in the entries: group `g` opens at `starts[g]`
+ * and ends at `ends[g]`, both inclusive. Kept as numbers, so that building a context allocates
+ * nothing per group.
+ */
+interface Bounds {
+  readonly starts: Int32Array
+  readonly ends: Int32Array
+  readonly count: number
+}
+
+const boundsOf = (entries: ReadonlyArray<Entry>): Bounds => {
   const close = closings(entries)
-  const spans: Array<Span> = []
+  const starts = new Int32Array(entries.length)
+  const ends = new Int32Array(entries.length)
+  let count = 0
   let i = 0
   while (i < entries.length) {
-    const first = messageOf(entries[i]!)
-    if (first === undefined) {
+    if (entries[i]!.kind !== "message") {
       i++
       continue
     }
     let end = close[i]!
     for (let j = i + 1; j <= end; j++) if (close[j]! > end) end = close[j]!
+    starts[count] = i
+    ends[count] = end
+    count++
+    i = end + 1
+  }
+  return { starts, ends, count }
+}
+
+/** The messages of the entries from `from` (inclusive) to `to` (exclusive), after `head`. */
+const messagesBetween = (head: ReadonlyArray<Message>, entries: ReadonlyArray<Entry>, from: number, to: number): Array<Message> => {
+  const out = head.slice()
+  for (let i = from; i < to; i++) {
+    const entry = entries[i]!
+    if (entry.kind === "message") out.push(entry.message)
+  }
+  return out
+}
+
+export const groups = (entries: ReadonlyArray<Entry>): ReadonlyArray<Group> => {
+  const { count, ends, starts } = boundsOf(entries)
+  const out: Array<Group> = []
+  for (let g = 0; g < count; g++) {
     const groupEntries: Array<MessageEntry> = []
     const messages: Array<Message> = []
-    for (let j = i; j <= end; j++) {
-      const entry = entries[j]!
+    for (let i = starts[g]!; i <= ends[g]!; i++) {
+      const entry = entries[i]!
       if (entry.kind === "message") {
         groupEntries.push(entry)
         messages.push(entry.message)
       }
     }
-    spans.push({ role: first.role, entries: groupEntries, messages, start: i, end })
-    i = end + 1
+    out.push({ role: messages[0]!.role, entries: groupEntries, messages })
   }
-  return spans
+  return out
 }
-
-export const groups = (entries: ReadonlyArray<Entry>): ReadonlyArray<Group> =>
-  spansOf(entries).map(({ entries, messages, role }) => ({ role, entries, messages }))
 
 const textTokens = (characters: number): number => Math.ceil(characters / 4)
 
@@ -152,21 +176,26 @@ export const summaryMessage = (compaction: RecordV2.CompactionEntry): RecordV2.U
   content: [{ type: "text", text: SUMMARY_PREFIX + compaction.summary + SUMMARY_SUFFIX }]
 })
 
-/** The branch seen through its newest compaction: what is pinned, the summary, and the groups kept after the cut. */
+/** The branch seen through its newest compaction: the opening system messages, the summary, and the groups kept. */
 interface View {
-  readonly pinned: ReadonlyArray<Message>
+  readonly bounds: Bounds
+  /** The opening system messages, then the summary if there is a compaction. */
+  readonly head: ReadonlyArray<Message>
   readonly summary: RecordV2.UserMessage | undefined
-  readonly kept: ReadonlyArray<Span>
-  /** The first kept group's position in `spans`. */
+  /** The first group kept after the head. */
   readonly keptFrom: number
-  readonly spans: ReadonlyArray<Span>
 }
 
 const view = (entries: ReadonlyArray<Entry>): View => {
-  const spans = spansOf(entries)
+  const bounds = boundsOf(entries)
+  const { count, ends, starts } = bounds
+  const pinned: Array<Message> = []
   let leading = 0
-  while (leading < spans.length && spans[leading]!.role === "system") leading++
-  const pinned = spans.slice(0, leading).map((span) => span.messages[0]!)
+  for (; leading < count; leading++) {
+    const entry = entries[starts[leading]!]!
+    if (entry.kind !== "message" || entry.message.role !== "system") break
+    pinned.push(entry.message)
+  }
 
   let compaction: RecordV2.CompactionEntry | undefined
   let at = -1
@@ -186,52 +215,42 @@ const view = (entries: ReadonlyArray<Entry>): View => {
       if (kept !== -1 && kept < at) cut = kept
     }
     // The first group that ends at or after the cut: a cut inside a group moves back to its start.
-    let g = leading
-    while (g < spans.length && spans[g]!.end < cut) g++
-    keptFrom = g
+    while (keptFrom < count && ends[keptFrom]! < cut) keptFrom++
   }
-  return {
-    pinned,
-    summary: compaction === undefined ? undefined : summaryMessage(compaction),
-    kept: spans.slice(keptFrom),
-    keptFrom,
-    spans
-  }
+  const summary = compaction === undefined ? undefined : summaryMessage(compaction)
+  return { bounds, head: summary === undefined ? pinned : [...pinned, summary], summary, keptFrom }
 }
 
-const flatten = (head: ReadonlyArray<Message>, spans: ReadonlyArray<Group>, from: number): Array<Message> => {
-  const out = head.slice()
-  for (let i = from; i < spans.length; i++) for (const message of spans[i]!.messages) out.push(message)
-  return out
-}
+/** Where group `g` opens, or the end of the entries for the position after the last group. */
+const startOf = (bounds: Bounds, g: number, entries: ReadonlyArray<Entry>): number =>
+  g < bounds.count ? bounds.starts[g]! : entries.length
 
 export const build = (entries: ReadonlyArray<Entry>, options?: BuildOptions): ReadonlyArray<Message> => {
-  const { kept, pinned, summary } = view(entries)
-  const head = summary === undefined ? pinned : [...pinned, summary]
+  const { bounds, head, keptFrom } = view(entries)
+  const from = (g: number) => messagesBetween(head, entries, startOf(bounds, g, entries), entries.length)
   const budget = options?.budget
-  if (budget === undefined || kept.length <= 1) return flatten(head, kept, 0)
+  const last = bounds.count - 1
+  if (budget === undefined || keptFrom >= last) return from(keptFrom)
   const custom = options?.estimate
-  let drop = 0
+  let first = keptFrom
   if (custom === undefined) {
     // A response's usage counts the whole context it answered, so it cannot be re-read for a shorter one:
     // the rest costs the whole's estimate less the approximate cost of the groups dropped.
-    let total = estimate(flatten(head, kept, 0))
-    while (total > budget && drop < kept.length - 1) {
-      total -= sumApproximate(kept[drop]!.messages)
-      drop++
+    let total = estimate(from(keptFrom))
+    while (total > budget && first < last) {
+      total -= sumApproximate(messagesBetween([], entries, bounds.starts[first]!, bounds.ends[first]! + 1))
+      first++
     }
   } else {
     // Fewer messages never cost more, so the fewest groups to drop are found by bisection.
-    let low = 0
-    let high = kept.length - 1
-    while (low < high) {
-      const middle = (low + high) >>> 1
-      if (custom(flatten(head, kept, middle)) <= budget) high = middle
-      else low = middle + 1
+    let high = last
+    while (first < high) {
+      const middle = (first + high) >>> 1
+      if (custom(from(middle)) <= budget) high = middle
+      else first = middle + 1
     }
-    drop = low
   }
-  return flatten(head, kept, drop)
+  return from(first)
 }
 
 export const model = (entries: ReadonlyArray<Entry>): Option.Option<Model> => {
@@ -263,22 +282,23 @@ export const compactionPoint = (
   keep: number,
   options?: { readonly estimate?: Estimate | undefined }
 ): Option.Option<CompactionPoint> => {
-  const { kept, summary } = view(entries)
+  const { bounds, keptFrom, summary } = view(entries)
   const cost = options?.estimate ?? sumApproximate
+  const rest = (g: number) => messagesBetween([], entries, startOf(bounds, g, entries), entries.length)
   // The oldest group from which the rest fits in `keep`, measured whole as it will be sent; fewer messages
   // never cost more, so it is found by bisection.
-  let from = 0
-  let high = kept.length
+  let from = keptFrom
+  let high = bounds.count
   while (from < high) {
     const middle = (from + high) >>> 1
-    if (cost(flatten([], kept, middle)) <= keep) high = middle
+    if (cost(rest(middle)) <= keep) high = middle
     else from = middle + 1
   }
-  if (from === 0) return Option.none()
-  const summarised = flatten(summary === undefined ? [] : [summary], kept.slice(0, from), 0)
+  if (from === keptFrom) return Option.none()
+  const cut = startOf(bounds, from, entries)
   return Option.some({
-    firstKeptEntryId: from < kept.length ? kept[from]!.entries[0]!.id : null,
-    summarised,
-    kept: flatten([], kept, from)
+    firstKeptEntryId: from < bounds.count ? entries[cut]!.id : null,
+    summarised: messagesBetween(summary === undefined ? [] : [summary], entries, bounds.starts[keptFrom]!, cut),
+    kept: rest(from)
   })
 }
