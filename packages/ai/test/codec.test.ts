@@ -192,6 +192,36 @@ describe("Codec.fromPrompt", () => {
     }))
 })
 
+describe("Codec.fromPrompt, a prompt built elsewhere", () => {
+  it.effect("gives a tool message for each result of a tool message, with its result", () =>
+    Effect.gen(function*() {
+      const prompt = Prompt.fromMessages([
+        Prompt.makeMessage("tool", {
+          content: [
+            Prompt.makePart("tool-result", { id: "c1", name: "read", isFailure: false, result: "a", providerExecuted: false }),
+            Prompt.makePart("tool-result", { id: "c2", name: "list", isFailure: true, result: { code: 2 }, providerExecuted: false })
+          ]
+        })
+      ])
+      let n = 0
+      expect(yield* Codec.fromPrompt(prompt, { newId: () => `t${++n}` })).toEqual([
+        { role: "tool", id: "t1", toolCallId: "c1", toolName: "read", isError: false, content: [], result: "a" },
+        { role: "tool", id: "t2", toolCallId: "c2", toolName: "list", isError: true, content: [], result: { code: 2 } }
+      ])
+    }))
+
+  it.effect("refuses what Message IR v2 cannot hold", () =>
+    Effect.gen(function*() {
+      const prompt = Prompt.fromMessages([
+        Prompt.makeMessage("assistant", {
+          content: [Prompt.makePart("tool-call", { id: "c1", name: "read", params: "not an object", providerExecuted: false })]
+        })
+      ])
+      const error = yield* Effect.flip(Codec.fromPrompt(prompt, { newId: () => "a1" }))
+      expect(error).toMatchObject({ _tag: "InputError", code: "SESSION_INVALID_MESSAGE" })
+    }))
+})
+
 describe("Codec.fromResponse", () => {
   const response = {
     content: [
