@@ -335,6 +335,10 @@ const partOptions = (part: Response.AnyPart): Opaque | undefined => {
   return out
 }
 
+/** An error part's error as text: an `Error`'s message, a string as it is, anything else as JSON. */
+const describeError = (error: unknown): string =>
+  error instanceof Error ? error.message : typeof error === "string" ? error : String(JSON.stringify(error))
+
 const isCount = (n: number | undefined): n is number => n !== undefined && Number.isSafeInteger(n) && n >= 0
 
 export const fromResponse = (
@@ -399,7 +403,7 @@ export const fromResponse = (
           break
         }
         case "error":
-          error = String(part.error instanceof Error ? part.error.message : typeof part.error === "string" ? part.error : JSON.stringify(part.error))
+          error = describeError(part.error)
           break
       }
     }
