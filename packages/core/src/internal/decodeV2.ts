@@ -20,7 +20,7 @@
  */
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
-import { hasKeyTokens, MAX_DEPTH } from "../Json.js"
+import { hasKeyTokens, isExactNumber, MAX_DEPTH } from "../Json.js"
 import type * as RecordV2 from "../RecordV2.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
 
@@ -46,10 +46,11 @@ export interface Schemas {
 export interface CanonicalLine {
   readonly entry: RecordV2.SessionEntry
   /**
-   * Whether the entry holds a number besides its version (a count, or a number anywhere in a JSON
-   * value, a zero too: `2e-324` reads as 0). Only then can the line hold a literal that no number
-   * holds exactly, which must be checked in the text; the version is checked by the caller, as in
-   * version 1 (a line that starts as a canonical one spells it `2`).
+   * Whether the line may still hold a number literal that no number holds exactly (`2e-324` reads
+   * as 0, `12345678901234567891` as 12345678901234567000), which the caller must then look for in
+   * the text. False when every number literal of the line was seen and is exact: the decoder checks
+   * each one that is the value of a key (the version, a count, a member of a JSON value); a number
+   * inside an array of a JSON value, or a line spelled with whitespace, is left to the caller.
    */
   readonly numbers: boolean
 }
@@ -69,14 +70,14 @@ export interface Decoder {
   readonly message: (message: unknown) => RecordV2.Message | undefined
 }
 
-/** What copying a record has counted so far: its own keys, and whether it held a number. */
+/** What copying a record has counted so far: its own keys, and where its numbers are. */
 interface Tally {
   keys: number
-  numbers: boolean
+  /** Whether a number sits in an array, where the line's check of number literals does not look. */
+  listed: boolean
 }
 
 type Obj = { readonly [key: string]: unknown }
-type JsonContainer = { [key: string]: unknown } | Array<unknown>
 
 /** A struct's keys in canonical order, and which of them may be absent. */
 interface Shape {
@@ -88,7 +89,6 @@ const hasOwn = Object.prototype.hasOwnProperty
 const isId = (v: unknown): v is string => typeof v === "string" && v.length > 0
 const isPlainObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v)
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0 && !Object.is(v, -0)
-const freshContainer = (source: object): JsonContainer => Array.isArray(source) ? [] : {}
 
 /** The TypeLiteral under a struct Schema (through its filters, as `Meta`'s "at least one key"). */
 const typeLiteral = (schema: Schema.Schema.Any): AST.TypeLiteral => {
@@ -139,64 +139,47 @@ const matchKeys = (o: object, shape: Shape): number => {
  * A fresh, deeply frozen copy of the JSON value `value` whose root sits at nesting depth `depth`
  * of its record, `-0` written as `0` as a commit writes it; undefined when the Schema path must
  * decide: a `__proto__` key, nesting beyond MAX_DEPTH, a non-finite number, anything that is not
- * JSON. Without recursion, so no nesting can overflow the stack.
+ * JSON. It recurses only below a container within the cap, so no nesting, however deep, can
+ * overflow the stack.
  */
 const copyJson = (value: unknown, depth: number, tally: Tally): unknown => {
-  if (typeof value !== "object" || value === null) return copyScalar(value, tally)
+  if (typeof value !== "object" || value === null) return copyScalar(value)
   if (depth > MAX_DEPTH) return undefined
-  const root = freshContainer(value)
-  const sources: Array<object> = [value]
-  const copies: Array<JsonContainer> = [root]
-  const depths: Array<number> = [depth]
-  while (sources.length > 0) {
-    const source = sources.pop()!
-    const target = copies.pop()!
-    const childDepth = depths.pop()! + 1
-    if (Array.isArray(source)) {
-      for (let i = 0; i < source.length; i++) {
-        let child: unknown = source[i]
-        if (typeof child === "object" && child !== null) {
-          if (childDepth > MAX_DEPTH) return undefined
-          const copy = freshContainer(child)
-          sources.push(child)
-          copies.push(copy)
-          depths.push(childDepth)
-          child = copy
-        } else if ((child = copyScalar(child, tally)) === undefined) return undefined
-        ;(target as Array<unknown>).push(child)
+  if (Array.isArray(value)) {
+    const copy: Array<unknown> = []
+    for (let i = 0; i < value.length; i++) {
+      let child: unknown = value[i]
+      if (typeof child === "object" && child !== null) child = copyJson(child, depth + 1, tally)
+      else {
+        if (typeof child === "number") tally.listed = true
+        child = copyScalar(child)
       }
-    } else {
-      for (const key in source) {
-        // for-in lists inherited enumerable keys too: only own ones are JSON.
-        if (!hasOwn.call(source, key) || key === "__proto__") return undefined
-        tally.keys++
-        let child: unknown = (source as Obj)[key]
-        if (typeof child === "object" && child !== null) {
-          if (childDepth > MAX_DEPTH) return undefined
-          const copy = freshContainer(child)
-          sources.push(child)
-          copies.push(copy)
-          depths.push(childDepth)
-          child = copy
-        } else if ((child = copyScalar(child, tally)) === undefined) return undefined
-        ;(target as { [key: string]: unknown })[key] = child
-      }
+      if (child === undefined) return undefined
+      copy.push(child)
     }
-    // Its children are filled later, each frozen in turn: freezing a container does not touch them.
-    Object.freeze(target)
+    return Object.freeze(copy)
   }
-  return root
+  const copy: { [key: string]: unknown } = {}
+  for (const key in value) {
+    // for-in lists inherited enumerable keys too: only own ones are JSON.
+    if (!hasOwn.call(value, key) || key === "__proto__") return undefined
+    tally.keys++
+    let child: unknown = (value as Obj)[key]
+    child = typeof child === "object" && child !== null ? copyJson(child, depth + 1, tally) : copyScalar(child)
+    if (child === undefined) return undefined
+    copy[key] = child
+  }
+  return Object.freeze(copy)
 }
 
 /** A JSON scalar as a commit writes it, or undefined for what is not one. */
-const copyScalar = (value: unknown, tally: Tally): unknown => {
+const copyScalar = (value: unknown): unknown => {
   switch (typeof value) {
     case "string":
     case "boolean":
       return value
     case "number":
       if (!Number.isFinite(value)) return undefined
-      tally.numbers = true
       return value === 0 ? 0 : value
     case "object":
       return value === null ? null : undefined
@@ -208,6 +191,54 @@ const copyScalar = (value: unknown, tally: Tally): unknown => {
 /** The copy of a JSON object (tool-call arguments, a provider's options), or undefined. */
 const copyObject = (value: unknown, depth: number, tally: Tally): Obj | undefined =>
   isPlainObject(value) ? copyJson(value, depth, tally) as Obj | undefined : undefined
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+
+/**
+ * One pass over the colons of `text` (a line JSON.parse accepted), as `hasKeyTokens` makes its
+ * quick count: the colons directly preceded by an unescaped quote, times two, plus one when the
+ * value after such a colon may be a number literal that no number holds exactly (one that is not,
+ * or whitespace before it); -1 when some colon follows whitespace. When the count equals the own
+ * keys of the parsed value, the colons counted are exactly those that end a key (see
+ * `hasKeyTokens`), so every number that is the value of a key was seen.
+ */
+const keyColons = (text: string): number => {
+  let keys = 0
+  let unsure = 0
+  let colon = text.indexOf(":")
+  while (colon !== -1) {
+    const before = text.charCodeAt(colon - 1)
+    if (before === QUOTE) {
+      let j = colon - 2
+      while (text.charCodeAt(j) === BACKSLASH) j--
+      if (((colon - 2 - j) & 1) === 0) {
+        keys++
+        const c = text.charCodeAt(colon + 1)
+        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+          // The number token; an integer of at most 15 characters is exact.
+          let end = colon + 2
+          let plain = true
+          for (;; end++) {
+            const d = text.charCodeAt(end)
+            if (d >= 0x30 && d <= 0x39) continue
+            if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) {
+              plain = false
+              continue
+            }
+            break
+          }
+          if ((!plain || end - colon - 1 > 15) && !isExactNumber(text.slice(colon + 1, end))) unsure = 1
+        } else if (isWs(c)) unsure = 1
+      }
+    } else if (isWs(before)) {
+      return -1
+    }
+    colon = text.indexOf(":", colon + 1)
+  }
+  return keys * 2 + unsure
+}
 
 // Nesting depths (the record is 1): the message 2, its options, result and meta 3, its content's
 // parts 4, a part's options, arguments and result 5. A custom entry's data is at 2.
@@ -295,7 +326,6 @@ export const make = (schemas: Schemas): Decoder => {
       const size = d["size"]
       if (typeof blob !== "string" || !isBlobRef(blob) || !isCount(size)) return undefined
       tally.keys += n
-      tally.numbers = true
       return Object.freeze({ blob, size })
     }
     return undefined
@@ -418,19 +448,32 @@ export const make = (schemas: Schemas): Decoder => {
     return Object.freeze(parts)
   }
 
+  // Usage and meta are written key by key in their Schemas' order (the shapes checked it), each
+  // key by name: a fresh object then takes the same few shapes every time.
   const usage = (u: unknown, tally: Tally): RecordV2.Usage | undefined => {
     if (!isPlainObject(u)) return undefined
     const n = matchKeys(u, USAGE_SHAPE)
-    if (n < 0) return undefined
-    const copy: { [key: string]: unknown } = {}
-    for (const key in u) {
-      const count = u[key]
+    const inputTokens = u["inputTokens"]
+    const outputTokens = u["outputTokens"]
+    if (n < 0 || !isCount(inputTokens) || !isCount(outputTokens)) return undefined
+    const copy: { -readonly [K in keyof RecordV2.Usage]: RecordV2.Usage[K] } = { inputTokens, outputTokens }
+    if (hasOwn.call(u, "reasoningTokens")) {
+      const count = u["reasoningTokens"]
       if (!isCount(count)) return undefined
-      copy[key] = count
+      copy.reasoningTokens = count
+    }
+    if (hasOwn.call(u, "cachedInputTokens")) {
+      const count = u["cachedInputTokens"]
+      if (!isCount(count)) return undefined
+      copy.cachedInputTokens = count
+    }
+    if (hasOwn.call(u, "cacheWriteTokens")) {
+      const count = u["cacheWriteTokens"]
+      if (!isCount(count)) return undefined
+      copy.cacheWriteTokens = count
     }
     tally.keys += n
-    tally.numbers = true
-    return Object.freeze(copy) as unknown as RecordV2.Usage
+    return Object.freeze(copy)
   }
 
   const meta = (m: unknown, tally: Tally): RecordV2.Meta | undefined => {
@@ -438,18 +481,35 @@ export const make = (schemas: Schemas): Decoder => {
     const n = matchKeys(m, META_SHAPE)
     // Meta holds at least one key.
     if (n < 1) return undefined
-    const copy: { [key: string]: unknown } = {}
-    for (const key in m) {
-      const value = m[key]
-      if (key === "usage") {
-        const copied = usage(value, tally)
-        if (copied === undefined) return undefined
-        copy[key] = copied
-      } else if (typeof value === "string") copy[key] = value
-      else return undefined
+    const copy: { -readonly [K in keyof RecordV2.Meta]: RecordV2.Meta[K] } = {}
+    let v: unknown
+    if (hasOwn.call(m, "provider")) {
+      if (typeof (v = m["provider"]) !== "string") return undefined
+      copy.provider = v
+    }
+    if (hasOwn.call(m, "model")) {
+      if (typeof (v = m["model"]) !== "string") return undefined
+      copy.model = v
+    }
+    if (hasOwn.call(m, "responseId")) {
+      if (typeof (v = m["responseId"]) !== "string") return undefined
+      copy.responseId = v
+    }
+    if (hasOwn.call(m, "usage")) {
+      const copied = usage(m["usage"], tally)
+      if (copied === undefined) return undefined
+      copy.usage = copied
+    }
+    if (hasOwn.call(m, "stopReason")) {
+      if (typeof (v = m["stopReason"]) !== "string") return undefined
+      copy.stopReason = v
+    }
+    if (hasOwn.call(m, "error")) {
+      if (typeof (v = m["error"]) !== "string") return undefined
+      copy.error = v
     }
     tally.keys += n
-    return Object.freeze(copy) as RecordV2.Meta
+    return Object.freeze(copy)
   }
 
   /** The fresh, frozen copy of the canonical message `m`, or undefined when it is not canonical. */
@@ -556,7 +616,6 @@ export const make = (schemas: Schemas): Decoder => {
       }
       const tokensBefore = v["tokensBefore"]
       if (!isCount(tokensBefore)) return undefined
-      tally.numbers = true
       return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, summary, firstKeptEntryId, tokensBefore }) as RecordV2.CompactionEntry
     }
     if (kind === KIND.label) {
@@ -590,11 +649,15 @@ export const make = (schemas: Schemas): Decoder => {
 
   return {
     line: (value, text) => {
-      const tally: Tally = { keys: 0, numbers: false }
+      const tally: Tally = { keys: 0, listed: false }
       const decoded = entry(value, tally)
-      return decoded === undefined || !hasKeyTokens(text, tally.keys) ? undefined : { entry: decoded, numbers: tally.numbers }
+      if (decoded === undefined) return undefined
+      const colons = keyColons(text)
+      if (colons >> 1 === tally.keys) return { entry: decoded, numbers: tally.listed || (colons & 1) === 1 }
+      // Whitespace, or a string that starts with a colon: the exact count decides, and the caller checks the numbers.
+      return hasKeyTokens(text, tally.keys) ? { entry: decoded, numbers: true } : undefined
     },
-    entry: (record) => entry(record, { keys: 0, numbers: false }),
-    message: (value) => message(value, { keys: 0, numbers: false })
+    entry: (record) => entry(record, { keys: 0, listed: false }),
+    message: (value) => message(value, { keys: 0, listed: false })
   }
 }
