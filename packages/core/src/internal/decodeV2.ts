@@ -49,16 +49,22 @@ export interface CanonicalLine {
    * Whether the line may still hold a number literal that no number holds exactly (`2e-324` reads
    * as 0, `12345678901234567891` as 12345678901234567000), which the caller must then look for in
    * the text. False when every number literal of the line was seen and is exact: the decoder checks
-   * each one that is the value of a key (the version, a count, a member of a JSON value); a number
-   * inside an array of a JSON value, or a line spelled with whitespace, is left to the caller.
+   * each one that is the value of a key (the version, a count, a member of a JSON value). A number
+   * inside an array of a JSON value is left to the caller, and so is every number of a line whose
+   * keys the quick count cannot settle (whitespace before a colon or after one, a string that starts
+   * with a colon).
    */
   readonly numbers: boolean
 }
 
+/**
+ * A loader takes a line as `line` answers: an entry, then, only when `numbers` is set, the search
+ * of the text for an inexact number literal; undefined, the Schema path with every line check.
+ */
 export interface Decoder {
   /**
    * The entry of one line when `value` (what `JSON.parse(text)` returned) is a canonical, valid
-   * version-2 entry record and `text` repeats no key; otherwise undefined. Reads `value` only.
+   * version-2 entry record and `text` repeats no key; otherwise undefined. Never changes `value`.
    */
   readonly line: (value: unknown, text: string) => CanonicalLine | undefined
   /** The entry of a canonical, valid version-2 entry record (no text to check: the caller checked its keys). */
