@@ -84,6 +84,7 @@ interface Tally {
 }
 
 type Obj = { readonly [key: string]: unknown }
+type Container = { [key: string]: unknown } | Array<unknown>
 
 /** A struct's keys in canonical order, and which of them may be absent. */
 interface Shape {
@@ -145,37 +146,51 @@ const matchKeys = (o: object, shape: Shape): number => {
  * A fresh, deeply frozen copy of the JSON value `value` whose root sits at nesting depth `depth`
  * of its record, `-0` written as `0` as a commit writes it; undefined when the Schema path must
  * decide: a `__proto__` key, nesting beyond MAX_DEPTH, a non-finite number, anything that is not
- * JSON. It recurses only below a container within the cap, so no nesting, however deep, can
- * overflow the stack.
+ * JSON. Without recursion, so no nesting can overflow the stack: one array holds, for each
+ * container still to fill, its source, its copy and its depth.
  */
 const copyJson = (value: unknown, depth: number, tally: Tally): unknown => {
   if (typeof value !== "object" || value === null) return copyScalar(value)
   if (depth > MAX_DEPTH) return undefined
-  if (Array.isArray(value)) {
-    const copy: Array<unknown> = []
-    for (let i = 0; i < value.length; i++) {
-      let child: unknown = value[i]
-      if (typeof child === "object" && child !== null) child = copyJson(child, depth + 1, tally)
-      else {
-        if (typeof child === "number") tally.listed = true
-        child = copyScalar(child)
+  const root: Container = Array.isArray(value) ? [] : {}
+  const pending: Array<unknown> = [value, root, depth]
+  while (pending.length > 0) {
+    const childDepth = (pending.pop() as number) + 1
+    const target = pending.pop() as Container
+    const source = pending.pop() as object
+    if (Array.isArray(source)) {
+      for (let i = 0; i < source.length; i++) {
+        let child: unknown = source[i]
+        if (typeof child === "object" && child !== null) {
+          if (childDepth > MAX_DEPTH) return undefined
+          const copy: Container = Array.isArray(child) ? [] : {}
+          pending.push(child, copy, childDepth)
+          child = copy
+        } else {
+          if (typeof child === "number") tally.listed = true
+          if ((child = copyScalar(child)) === undefined) return undefined
+        }
+        ;(target as Array<unknown>).push(child)
       }
-      if (child === undefined) return undefined
-      copy.push(child)
+    } else {
+      for (const key in source) {
+        // for-in lists inherited enumerable keys too: only own ones are JSON.
+        if (!hasOwn.call(source, key) || key === "__proto__") return undefined
+        tally.keys++
+        let child: unknown = (source as Obj)[key]
+        if (typeof child === "object" && child !== null) {
+          if (childDepth > MAX_DEPTH) return undefined
+          const copy: Container = Array.isArray(child) ? [] : {}
+          pending.push(child, copy, childDepth)
+          child = copy
+        } else if ((child = copyScalar(child)) === undefined) return undefined
+        ;(target as { [key: string]: unknown })[key] = child
+      }
     }
-    return Object.freeze(copy)
+    // Its children are filled later, each frozen in turn: freezing a container does not touch them.
+    Object.freeze(target)
   }
-  const copy: { [key: string]: unknown } = {}
-  for (const key in value) {
-    // for-in lists inherited enumerable keys too: only own ones are JSON.
-    if (!hasOwn.call(value, key) || key === "__proto__") return undefined
-    tally.keys++
-    let child: unknown = (value as Obj)[key]
-    child = typeof child === "object" && child !== null ? copyJson(child, depth + 1, tally) : copyScalar(child)
-    if (child === undefined) return undefined
-    copy[key] = child
-  }
-  return Object.freeze(copy)
+  return root
 }
 
 /** A JSON scalar as a commit writes it, or undefined for what is not one. */
