@@ -48,7 +48,10 @@ if (wanted("load-v2")) {
   show("1b. Version 2 load: a ~4 MB agent session and the version-1 session of the same conversation, each against its floor", rows)
   if (storeSkipped !== undefined) console.log(`No SessionStore.read rows: ${storeSkipped}.\n`)
   for (const r of relative) {
-    summary.push(`version-2 load (${r.what}), ${r.group}: (v2 / its floor) / (v1 / its floor) = ${r.relative.toFixed(2)}× (goal ≤ 1.25×: ${r.relative <= 1.25 ? "met" : "missed"}); v2 / v1 = ${r.v2OverV1.toFixed(2)}×`)
+    summary.push(
+      `version-2 load (${r.what}), ${r.group}: (v2 / its floor) / (v1 / its floor) = ${r.relative.toFixed(2)}× ` +
+        `(goal ≤ 1.25×: ${r.relative <= 1.25 ? "met" : "missed"}), ${r.perRound.toFixed(2)}× round by round; v2 / v1 = ${r.v2OverV1.toFixed(2)}×`
+    )
   }
 }
 if (wanted("append")) {
