@@ -345,7 +345,7 @@ const convertHeader = (text: string | undefined): Candidate | SessionError => {
   if (typeof own(header, "cwd") !== "string") {
     return sessionError(
       "SESSION_INVALID_HEADER",
-      version === 1 && !hasOwn.call(header, "cwd")
+      (version === 1 || version === 2) && !hasOwn.call(header, "cwd")
         ? "not a Pi session header (no cwd): this looks like a session-tree file, which is imported as session-tree"
         : "not a Pi session header (no cwd)",
       { line: 1 }
@@ -467,9 +467,10 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
 
   const decoded = decodeLines({ lines: records, sizes: records.map(utf8Length), tail: "none" })
   if (isSessionError(decoded)) return Either.left(atPiLine(decoded, origins))
+  // The records above are version 1 throughout, so the loader gave version-1 values back.
   return Either.right(Object.freeze({
-    header: decoded.header,
-    entries: Object.freeze(decoded.history.entries.slice()),
+    header: decoded.header as SessionHeader,
+    entries: Object.freeze(decoded.history.entries.slice()) as ReadonlyArray<SessionEntry>,
     dropped: Object.freeze({ ...run.dropped }),
     skipped: Object.freeze({ ...skipped })
   }))

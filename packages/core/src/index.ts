@@ -1,4 +1,5 @@
 export * as Codec from "./Codec.js"
+export * as Conversation from "./Conversation.js"
 export * as History from "./History.js"
 export * as Json from "./Json.js"
 export * as Ids from "./Ids.js"
