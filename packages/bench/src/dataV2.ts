@@ -1,8 +1,8 @@
 /**
  * The benchmark conversation (`data.ts`) as an agent writes it in version 2
  * (`docs/format.md`, "Version 2"): every message upgraded as an append of it
- * would be (a string becomes one text part, each tool call a `tool-call` part
- * after the text), then what a real agent adds around the same turns: each
+ * is (`RecordV2.upgradeMessage`: a string becomes one text part, each tool call
+ * a `tool-call` part after the text), then what a real agent adds around the same turns: each
  * assistant message opens with its reasoning, whose provider signature sits in
  * `options`, and carries `meta` (provider, model, response ID, usage, stop
  * reason); the session starts with a model entry and holds a title, a few model
@@ -10,6 +10,8 @@
  * `ourFile` of the same entries.
  */
 import { Buffer } from "node:buffer"
+import type * as Record1 from "@session-tree/core/Record"
+import * as RecordV2 from "@session-tree/core/RecordV2"
 import type { Conversation, Entry, Message } from "./data.js"
 
 export interface HeaderV2 {
@@ -40,35 +42,8 @@ interface ToolCall {
   readonly arguments: { readonly [key: string]: unknown }
 }
 
-/** A Message IR v1 value in its version-2 form: the upgrade an append to a version-2 session makes. */
-export const upgrade = (m: Message): Record<string, unknown> => {
-  switch (m.role) {
-    case "user":
-      return { role: "user", id: m["id"], content: [{ type: "text", text: m["content"] }] }
-    case "assistant": {
-      const text = m["content"] as string
-      const calls = m["toolCalls"] as ReadonlyArray<ToolCall>
-      return {
-        role: "assistant",
-        id: m["id"],
-        content: [
-          // An assistant's empty string gives no text part.
-          ...(text === "" ? [] : [{ type: "text", text }]),
-          ...calls.map((c) => ({ type: "tool-call", id: c.id, name: c.name, arguments: c.arguments }))
-        ]
-      }
-    }
-    case "tool":
-      return {
-        role: "tool",
-        id: m["id"],
-        toolCallId: m["toolCallId"],
-        toolName: m["toolName"],
-        isError: m["isError"],
-        content: [{ type: "text", text: m["content"] }]
-      }
-  }
-}
+/** A Message IR v1 value in its version-2 form: the core's upgrade, as an append to a version-2 session stores it. */
+export const upgrade = (m: Message): Record<string, unknown> => ({ ...RecordV2.upgradeMessage(m as unknown as Record1.Message) })
 
 /** mulberry32, as in `data.ts`: the same extras on every machine. */
 const prng = (seed: number) => {
