@@ -118,6 +118,12 @@ const decodeEntryLineV2 = (text: string, line: number): Entry | SessionError => 
   } catch (e) {
     return sessionError("SESSION_INVALID_JSON", syntaxReason(e), { line })
   }
+  const canonical = V2.decodeCanonicalLine(value, text)
+  if (canonical !== undefined) {
+    const blob = blobOf(canonical.entry, line)
+    if (blob !== undefined) return blob
+    return canonical.numbers ? exactNumbers(canonical.entry, text, line) : canonical.entry
+  }
   const parsed = checkParsedLine(value, text)
   if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
   const record = parsed.value
@@ -129,11 +135,14 @@ const decodeEntryLineV2 = (text: string, line: number): Entry | SessionError => 
   }
   const entry = V2.decodeEntry(record, line)
   if (isSessionError(entry)) return entry
-  if (entry.kind === "message") {
-    const blob = V2.firstBlob(entry.message)
-    if (blob !== undefined) return sessionError("SESSION_BLOB_MISSING", `blob "${blob.blob}" is not in the store`, { line })
-  }
-  return exactNumbers(entry, text, line)
+  return blobOf(entry, line) ?? exactNumbers(entry, text, line)
+}
+
+/** A blob an entry refers to: until the store holds blobs, every one of them is missing. */
+const blobOf = (entry: V2.SessionEntry, line: number): SessionError | undefined => {
+  if (entry.kind !== "message") return undefined
+  const blob = V2.firstBlob(entry.message)
+  return blob === undefined ? undefined : sessionError("SESSION_BLOB_MISSING", `blob "${blob.blob}" is not in the store`, { line })
 }
 
 /**

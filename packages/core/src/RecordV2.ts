@@ -13,6 +13,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Direct from "./internal/decodeV2.js"
 import { copyJson, deepFreeze, hasText, own } from "./internal/values.js"
 import type * as V1 from "./Record.js"
 import { Id, JsonObject, Timestamp } from "./internal/primitives.js"
@@ -401,3 +402,25 @@ export const upgradeEntry = (entry: V1.SessionEntry): MessageEntry => ({
   kind: "message",
   message: upgradeMessage(entry.message)
 })
+
+const direct = Direct.make({
+  entry: SessionEntry,
+  message: Message,
+  assistantPart: AssistantPart,
+  userPart: UserPart,
+  toolPart: ToolPart,
+  fileData: FileData,
+  meta: Meta,
+  usage: Usage
+})
+
+/**
+ * The loader's one pass over a version-2 entry line: its fresh, deeply frozen entry when `value`
+ * (what `JSON.parse(text)` returned) is a canonical, valid record and `text` repeats no key, with
+ * whether number literals are left to check in the text; otherwise undefined (the Schemas decide).
+ * @internal
+ */
+export const decodeCanonicalLine: (value: unknown, text: string) => Direct.CanonicalLine | undefined = direct.line
+
+/** The frozen Message IR v2 value of a canonical message (an append's snapshot), or undefined: `decodeMessage` then decides. */
+export const decodeCanonicalMessage: (message: unknown) => Message | undefined = direct.message

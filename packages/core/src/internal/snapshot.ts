@@ -133,7 +133,8 @@ export const snapshotMessageFor = (message: unknown, version: 1 | 2): AnyMessage
     if (isSessionError(v1)) return v1
     return V2.decodeMessage(V2.upgradeMessage(v1))
   }
-  return V2.decodeMessage(snapshot.value)
+  // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
+  return V2.decodeCanonicalMessage(snapshot.value) ?? V2.decodeMessage(snapshot.value)
 }
 
 /** Copies and decodes the body of a version-2 entry of any kind (the keys after `kind`, `kind` first). */
