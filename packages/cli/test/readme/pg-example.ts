@@ -8,7 +8,8 @@ const url = process.env.SESSION_TREE_DB!
 const program = Effect.gen(function*() {
   // Creates or upgrades the schema; safe when several nodes start at once.
   yield* Migrations.migrate
-  // In a database a session's location is its ID.
+  // In a database a session's location is its ID. Version-1 messages (one string each) are
+  // stored in their version-2 form.
   const tree = yield* SessionTree.make(yield* SessionStore.create("chat-1"))
   const root = yield* tree.append({ role: "user", id: "m1", content: "What is in /project?" })
   yield* tree.append({ role: "assistant", id: "m2", content: "Let me look.", toolCalls: [] })
