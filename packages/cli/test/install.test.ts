@@ -261,6 +261,7 @@ import { FileJournal } from "@session-tree/file"
 import { SessionStore as PromiseStore, SessionTree as PromiseTree, SessionError, Sessions as PromiseSessions } from "@session-tree/file/Promise"
 import { PgJournal, Migrations } from "@session-tree/pg"
 import { Html, Markdown } from "@session-tree/view"
+import { Record } from "@session-tree/core"
 import { Effect, Layer } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -283,7 +284,7 @@ console.log(JSON.stringify(shown))
 const store = await PromiseStore.create(join(dir, "b.jsonl"), { id: "b" })
 const tree = new PromiseTree(store)
 await tree.append({ role: "user", id: "m1", content: "promise" })
-console.log(tree.activeMessages.map((m) => m.content).join(","), store.entries.length)
+console.log(tree.activeMessages.map(Record.textOf).join(","), store.entries.length)
 await store.close()
 const listing = await new PromiseSessions().list({ scope: dir })
 console.log(listing.sessions.map((s) => s.id).sort().join(","))
@@ -311,7 +312,7 @@ console.log(internal)
     }))
     NFS.writeFileSync(Path.join(app, "app.ts"), `
 import { Ids, SessionStore, SessionTree, type SessionError } from "@session-tree/core"
-import type { SessionEntry } from "@session-tree/core/Record"
+import type { Entry } from "@session-tree/core/Record"
 import { FileJournal } from "@session-tree/file"
 import { SessionStore as PromiseStore, Sessions as PromiseSessions, type Listing } from "@session-tree/file/Promise"
 import { PgJournal } from "@session-tree/pg"
@@ -320,7 +321,7 @@ import { Codec } from "@session-tree/ai"
 import type * as Prompt from "@effect/ai/Prompt"
 import { Effect, Layer } from "effect"
 
-const program: Effect.Effect<SessionEntry, SessionError, never> = Effect.scoped(Effect.gen(function*() {
+const program: Effect.Effect<Entry, SessionError, never> = Effect.scoped(Effect.gen(function*() {
   const tree = yield* SessionTree.make(yield* SessionStore.create("a.jsonl"))
   return yield* tree.append({ role: "user", id: "m1", content: "hello" })
 })).pipe(Effect.provide(Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)))
