@@ -17,7 +17,7 @@ import * as Direct from "./internal/decodeV2.js"
 import { copyJson, deepFreeze, hasText, own } from "./internal/values.js"
 import type * as V1 from "./Record.js"
 import { Id, JsonObject, Timestamp } from "./internal/primitives.js"
-import { type SessionError, sessionError } from "./SessionError.js"
+import { isSessionError, type SessionError, sessionError } from "./SessionError.js"
 
 /** The format's number: `"version":2` in the header and in every entry. */
 export const VERSION = 2 as const
@@ -338,7 +338,7 @@ export const decodeEntry = (record: { readonly [key: string]: unknown }, line?: 
   const entry = decoded.right
   if (entry.kind === "message") {
     const message = decodeMessage(entry.message, line)
-    if (message instanceof Error) return message
+    if (isSessionError(message)) return message
     const { id, parentId, timestamp } = entry
     return deepFreeze({ type: "entry", version: VERSION, id, parentId, timestamp, kind: "message", message })
   }
