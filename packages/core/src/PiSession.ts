@@ -64,9 +64,10 @@ import { decodeLines, utf8Length } from "./Codec.js"
 import { firstInexactNumber, parseObjectLine } from "./Json.js"
 import { Id, type SessionEntry, type SessionHeader, Timestamp } from "./Record.js"
 import { SessionError, sessionError, isSessionError } from "./SessionError.js"
+import * as File from "./internal/piFile.js"
 
 /** The only Pi session format this module reads. Pi migrates older files when it opens them. */
-export const PI_VERSION = 3
+export const PI_VERSION = File.PI_VERSION
 
 export interface FromPiOptions {
   /** Drop content Message IR cannot hold instead of refusing the file; `dropped` says how much. */
@@ -140,14 +141,7 @@ const UNREPRESENTABLE_ROLES: Readonly<Record<string, readonly [keyof Dropped, st
 // decoder checks them on the converted record, so its explanation names them.
 
 /** The first line of a Pi session file. */
-export const PiHeader = Schema.Struct({
-  type: Schema.Literal("session"),
-  version: Schema.Literal(PI_VERSION),
-  id: Schema.Unknown,
-  timestamp: Schema.Unknown,
-  // Every Pi header names its working directory; this project's own header has none.
-  cwd: Schema.String
-})
+export const PiHeader = File.PiHeader
 
 /** What every Pi entry after the header has: a type, an ID, a parent and an ISO timestamp. */
 export const PiEntry = Schema.Struct({
@@ -184,7 +178,6 @@ export const PiToolCallPart = Schema.Struct({
   arguments: Schema.Unknown
 })
 
-const decodeHeader = Schema.decodeUnknownEither(PiHeader)
 const decodeEntry = Schema.decodeUnknownEither(PiEntry)
 const decodeUser = Schema.decodeUnknownEither(PiUserMessage)
 const decodeToolResult = Schema.decodeUnknownEither(PiToolResultMessage)
@@ -330,32 +323,9 @@ const convertMessage = (run: Run, message: unknown, id: string, line: number): O
 
 /** The Pi header (line 1) → this project's header, or why the file is not a Pi v3 session. */
 const convertHeader = (text: string | undefined): Candidate | SessionError => {
-  if (text === undefined || text === "") return sessionError("SESSION_INVALID_HEADER", "the first line is empty: there is no Pi session header", { line: 1 })
-  const parsed = parseObjectLine(text)
-  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line: 1 })
-  const decoded = decodeHeader(parsed.value)
+  const header = File.readHeader(text)
   // ID and timestamp are checked by the loader's header decoder.
-  if (Either.isRight(decoded)) return { type: "session", version: 1, id: decoded.right.id, timestamp: decoded.right.timestamp }
-  // Which rule failed, in an order that tells a session-tree file from a Pi one.
-  const header = parsed.value
-  if (own(header, "type") !== "session") {
-    return sessionError("SESSION_INVALID_HEADER", "the first line is not a Pi session header", { line: 1 })
-  }
-  const version = own(header, "version")
-  if (typeof own(header, "cwd") !== "string") {
-    return sessionError(
-      "SESSION_INVALID_HEADER",
-      version === 1 && !hasOwn.call(header, "cwd")
-        ? "not a Pi session header (no cwd): this looks like a session-tree file, which is imported as session-tree"
-        : "not a Pi session header (no cwd)",
-      { line: 1 }
-    )
-  }
-  return sessionError(
-    "SESSION_UNSUPPORTED_VERSION",
-    `Pi session format ${version === undefined ? "1 (no version)" : JSON.stringify(version)} is not supported, only ${PI_VERSION} (Pi migrates a file when it opens it)`,
-    { line: 1 }
-  )
+  return isSessionError(header) ? header : { type: "session", version: 1, id: own(header, "id"), timestamp: own(header, "timestamp") }
 }
 
 /**
@@ -385,17 +355,9 @@ const convertHeader = (text: string | undefined): Candidate | SessionError => {
  *   lines and generation), not on the Pi file, which may be larger.
  */
 export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Either<Converted, SessionError> => {
-  let text: string
-  try {
-    // ignoreBOM keeps a byte order mark in the text, where it makes the header invalid JSON, as it does for Pi.
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes)
-  } catch (cause) {
-    return Either.left(sessionError("SESSION_INVALID_UTF8", "the file is not valid UTF-8", { cause }))
-  }
-  // A final newline ends the last line; bytes after the last newline are a last line without one.
-  // A CR before a newline needs no handling: JSON allows it as whitespace after the object.
-  const lines = text.split("\n")
-  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
+  const text = File.decodeUtf8(bytes)
+  if (isSessionError(text)) return Either.left(text)
+  const lines = File.splitLines(text)
 
   const header = convertHeader(lines[0])
   if (isSessionError(header)) return Either.left(header)
