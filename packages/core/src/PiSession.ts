@@ -1,7 +1,12 @@
 /**
  * Pi coding-agent session files (format v3, `@mariozechner/pi-coding-agent`)
- * → this project's records (`import --from pi`; `docs/format.md`, "Importing Pi
- * sessions"). Pure: bytes in, records out, no I/O and no platform module.
+ * → this project's records (`import --from pi`). Pure: bytes in, records out,
+ * no I/O and no platform module.
+ *
+ * Two conversions: `fromPiV2` to version 2, which keeps every field Pi wrote
+ * (`docs/import.md` gives its mapping), and `fromPi` to version 1, which keeps
+ * what Message IR v1 holds and refuses or (lossy) drops the rest; the rest of
+ * this comment documents `fromPi` (`docs/format.md`, "Importing Pi sessions").
  *
  * The conversion is one pass over Pi's lines in file order. Pi's own entries
  * are read through the Schemas below, which check them only as far as the
@@ -65,6 +70,7 @@ import { firstInexactNumber, parseObjectLine } from "./Json.js"
 import { Id, type SessionEntry, type SessionHeader, Timestamp } from "./Record.js"
 import { SessionError, sessionError, isSessionError } from "./SessionError.js"
 import * as File from "./internal/piFile.js"
+import * as V2 from "./internal/piV2.js"
 
 /** The only Pi session format this module reads. Pi migrates older files when it opens them. */
 export const PI_VERSION = File.PI_VERSION
@@ -445,3 +451,40 @@ const atPiLine = (error: SessionError, origins: ReadonlyArray<{ readonly line: n
   if (origin === undefined) return sessionError(error.code, `the converted header: ${error.reason}`, { line: 1 })
   return sessionError(error.code, `Pi entry "${origin.id}", converted: ${error.reason}`, { line: origin.line })
 }
+
+/** A Pi session converted to version 2; every part of it is frozen. */
+export type ConvertedV2 = V2.ConvertedV2
+
+/** The ID and custom type of the root entry holding the Pi header's fields that the header has no key for (`cwd`, `parentSession`). */
+export const SESSION_ENTRY: typeof V2.SESSION_ENTRY = V2.SESSION_ENTRY
+/** The custom type of the entry right after a compaction that holds its fields without a key (`details`, `fromHook`). */
+export const COMPACTION_FIELDS: typeof V2.COMPACTION_FIELDS = V2.COMPACTION_FIELDS
+/** The prefix of the custom type of a Pi entry kept whole (`pi:branch_summary`, `pi:message`, …). */
+export const WHOLE_PREFIX: typeof V2.WHOLE_PREFIX = V2.WHOLE_PREFIX
+/** `options.pi.content` of a message whose content Pi wrote as one string instead of parts. */
+export const STRING_CONTENT: typeof V2.STRING_CONTENT = V2.STRING_CONTENT
+
+/**
+ * Converts the bytes of a Pi session file (format v3) to a version-2 header
+ * and entries, losing nothing (`docs/import.md`): every field of every Pi
+ * object is either mapped to its version-2 key or kept verbatim under
+ * `options.pi` of its part or message; entries with no version-2 kind of their
+ * own (or not fitting it) are kept whole as `custom` entries `pi:<type>`.
+ *
+ * The header keeps the Pi session's ID and timestamp; the first entry is a
+ * `custom` entry `pi:session` holding the rest of Pi's header, and Pi's roots
+ * hang from it. Entries keep their IDs, parents and timestamps, in file order.
+ *
+ * Returns an `Either` (also an Effect): Right with the session, or Left with
+ * the first problem, whose `line` is the 1-based line of the Pi file:
+ * SESSION_INVALID_UTF8, SESSION_INVALID_JSON, SESSION_INVALID_HEADER and
+ * SESSION_UNSUPPORTED_VERSION as `fromPi`; SESSION_INVALID_RECORD for an entry
+ * without a valid envelope, of an unknown type, with a field a message entry
+ * has no place for, or holding a number that cannot be held exactly;
+ * SESSION_DUPLICATE_ID, SESSION_UNKNOWN_PARENT; SESSION_INVALID_MESSAGE for an
+ * unknown role or part, or a message that is not valid Message IR v2 once
+ * mapped (an empty tool-call ID, an image that is not canonical base64, …).
+ * Every entry is decoded by the `RecordV2` Schemas; the rules between entries
+ * (tool links) are the loader's, checked when the session is stored.
+ */
+export const fromPiV2: (bytes: Uint8Array) => Either.Either<ConvertedV2, SessionError> = V2.fromPiV2
