@@ -195,6 +195,24 @@ describe("a transcript in Claude Code's format", () => {
     expect(converted.entries.some((e) => e.kind === "message" && e.message.role === "tool" && "result" in e.message)).toBe(false)
   })
 
+  it("keeps files by URL and documents, and the fields of a block in options", () => {
+    const converted = ok(jsonl(userLine("u1", null, 1, [
+      { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
+      { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERg==" }, title: "spec", cache_control: { type: "ephemeral" } },
+      { type: "text", text: "compare", cache_control: { type: "ephemeral" } }
+    ])))
+    expectValid(converted)
+    expect(converted.entries[0]).toMatchObject({
+      message: {
+        content: [
+          { type: "file", mediaType: "image/*", data: { url: "https://example.com/a.png" } },
+          { type: "file", mediaType: "application/pdf", data: { base64: "JVBERg==" }, options: { anthropic: { title: "spec", cache_control: { type: "ephemeral" } } } },
+          { type: "text", text: "compare", options: { anthropic: { cache_control: { type: "ephemeral" } } } }
+        ]
+      }
+    })
+  })
+
   it("refuses what is not a Claude Code transcript, naming the line", () => {
     expectError(jsonl({ type: "session", version: 3, id: "x", timestamp: ts(1), cwd: "/" }), "SESSION_INVALID_HEADER", 1, /not a Claude Code transcript/)
     expectError(jsonl({ type: "session", version: 2, id: "x", timestamp: ts(1) }), "SESSION_INVALID_HEADER", 1)

@@ -71,10 +71,13 @@ const filePart = (block: JsonRecord): Mutable | string => {
   const source = own(block, "source")
   const data = fileData(source)
   if (typeof data === "string") return data
-  const part: Mutable = { type: "file", mediaType: isObject(source) ? own(source, "media_type") : undefined, data }
-  const extra = isObject(source) ? restOf(source, ["type", "media_type", "data", "url"]) : undefined
-  const withRest = withApi(part, block, ["source"])
-  return extra === undefined ? withRest : { ...withRest, options: { anthropic: { ...(withRest.options as Mutable | undefined)?.anthropic as Mutable, source: extra } } }
+  // A URL source names no media type; the block's type still says what it is.
+  const mediaType = isObject(source) && hasOwn.call(source, "media_type") ? source.media_type : own(block, "type") === "image" ? "image/*" : "application/pdf"
+  const part: Mutable = { type: "file", mediaType, data }
+  // The block's other fields, and the source's beyond its type, media type and data, stay with the part.
+  const sourceRest = isObject(source) ? restOf(source, ["type", "media_type", "data", "url"]) : undefined
+  const api = { ...restOf(block, ["type", "source"]), ...(sourceRest === undefined ? {} : { source: sourceRest }) }
+  return Object.keys(api).length === 0 ? part : { ...part, options: { anthropic: api } }
 }
 
 /** Content of a user message or a tool result: text, images and documents. */
