@@ -472,8 +472,9 @@ export const STRING_CONTENT: typeof V2.STRING_CONTENT = V2.STRING_CONTENT
  * own (or not fitting it) are kept whole as `custom` entries `pi:<type>`.
  *
  * The header keeps the Pi session's ID and timestamp; the first entry is a
- * `custom` entry `pi:session` holding the rest of Pi's header, and Pi's roots
- * hang from it. Entries keep their IDs, parents and timestamps, in file order.
+ * root `custom` entry `pi:session` holding the rest of Pi's header. Pi's
+ * entries keep their IDs, parents and timestamps, in file order (a
+ * compaction's children hang from the entry holding its other fields).
  *
  * Returns an `Either` (also an Effect): Right with the session, or Left with
  * the first problem, whose `line` is the 1-based line of the Pi file:

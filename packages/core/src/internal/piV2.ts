@@ -236,7 +236,7 @@ interface Run {
   readonly models: Map<string, Model | undefined>
 }
 
-const isStrictAncestor = (run: Run, ancestor: unknown, parent: string): boolean => {
+const isStrictAncestor = (run: Run, ancestor: unknown, parent: string | null): boolean => {
   for (let at: string | null | undefined = parent; at != null; at = run.parents.get(at)) {
     if (at === ancestor) return true
   }
@@ -244,14 +244,14 @@ const isStrictAncestor = (run: Run, ancestor: unknown, parent: string): boolean 
 }
 
 /** A non-message Pi entry → the body of its kind, or undefined when it does not fit that kind exactly. */
-const convertOther = (run: Run, type: string, entry: JsonRecord, parent: string): Mutable | undefined => {
+const convertOther = (run: Run, type: string, entry: JsonRecord, parent: string | null): Mutable | undefined => {
   const extra = (keys: ReadonlyArray<string>) => restOf(entry, [...ENVELOPE, ...keys]) !== undefined
   switch (type) {
     case "model_change":
       return extra(["provider", "modelId"]) ? undefined : { kind: "model", provider: own(entry, "provider"), model: own(entry, "modelId") }
     case "thinking_level_change": {
       // A model entry names a model: the one in effect on this branch, when one is known.
-      const model = run.models.get(parent)
+      const model = parent === null ? undefined : run.models.get(parent)
       return extra(["thinkingLevel"]) || model === undefined
         ? undefined
         : { kind: "model", provider: model.provider, model: model.model, thinking: own(entry, "thinkingLevel") }
@@ -308,7 +308,7 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionE
     run.models.set(entry.id, model)
   }
 
-  // The header's fields this project's header has no key for, kept in a root entry above Pi's roots.
+  // The header's fields this project's header has no key for, kept in a root entry of their own.
   const root = decode(
     { id: SESSION_ENTRY, parentId: null, timestamp: header.right.timestamp },
     { kind: "custom", customType: SESSION_ENTRY, data: restOf(piHeader, ["type", "version", "id", "timestamp"]) ?? {} }
@@ -333,7 +333,7 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionE
     const { id, parentId, timestamp, type } = envelope.right
     if (!KNOWN.has(type)) return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has an unknown type ${JSON.stringify(type)}`, { line }))
     if (run.parents.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `Pi entry ID "${id}" is already used`, { line }))
-    const parent = parentId === null ? SESSION_ENTRY : run.attach.get(parentId)
+    const parent = parentId === null ? null : run.attach.get(parentId)
     if (parent === undefined) {
       return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `Pi entry "${id}": parent "${parentId}" is not an earlier entry`, { line }))
     }
@@ -342,7 +342,7 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionE
     if (inexactNumber !== undefined) return Either.left(inexact(inexactNumber.literal, `Pi entry "${id}"`, line))
 
     const at = { id, parentId: parent, timestamp }
-    const inherited = run.models.get(parent)
+    const inherited = parent === null ? undefined : run.models.get(parent)
     let entry: RecordV2.SessionEntry | string
     let model = inherited
     let key = type

@@ -90,7 +90,7 @@ export const toPi = (
   let piHeader: Obj | undefined
   // The entry whose ID Pi's children name in place of an entry added by the conversion.
   const piParent = (id: string | null): string | null => {
-    if (id === null || id === SESSION_ENTRY) return null
+    if (id === null) return null
     const entry = byId.get(id)!
     return entry.kind === "custom" && entry.customType === COMPACTION_FIELDS ? entry.parentId : id
   }
