@@ -46,6 +46,14 @@ export default defineWorkspace([
   {
     ...sources,
     test: {
+      name: "ai",
+      include: ["packages/ai/test/**/*.test.ts"],
+      testTimeout: 60_000
+    }
+  },
+  {
+    ...sources,
+    test: {
       name: "conformance",
       include: ["packages/conformance/test/**/*.test.ts"],
       globalSetup: ["packages/pg/test/support/global-setup.ts"],

@@ -163,18 +163,27 @@ const db = Options.all({
 
 // --- create -------------------------------------------------------------------------------
 
+/** `--version 1|2`: a format version. */
+const formatVersion = (description: string) =>
+  Options.choice("version", ["1", "2"]).pipe(
+    Options.map((v) => (v === "1" ? 1 : 2) as 1 | 2),
+    Options.optional,
+    Options.withDescription(description)
+  )
+
 const create = Command.make(
   "create",
   {
     path,
     id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the session ID (default: a random UUID; with --db: PATH)")),
+    version: formatVersion("the format: 2, the agent format (default), or 1, the course format"),
     db
   },
-  ({ db, id, path }) =>
+  ({ db, id, path, version }) =>
     Effect.zipRight(
       Backend.checkPaths(db, [path]),
       Backend.run(db, Effect.scoped(Effect.gen(function*() {
-        const store = yield* SessionStore.create(path, Option.isSome(id) ? { id: id.value } : undefined)
+        const store = yield* SessionStore.create(path, { id: Option.getOrUndefined(id), version: Option.getOrUndefined(version) })
         yield* Console.log(printable(store.header.id))
       })), path)
     )
@@ -247,7 +256,8 @@ const append = Command.make(
           // The tree's leaf after a load is the newest entry: the documented default parent.
           const leaf = (yield* SessionTree.make(store)).activeLeafId
           return yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body).pipe(
-            Effect.mapError((error) => (Either.isRight(message) ? explainMessage(error, parsed) : error))
+            // Version 2's errors already name the first wrong field; version 1's union needs the explanation.
+            Effect.mapError((error) => (Either.isRight(message) && store.header.version === 1 ? explainMessage(error, parsed) : error))
           )
         })), path),
         db,
@@ -406,14 +416,15 @@ const fork = Command.make(
     leaf: Options.text("leaf").pipe(Options.withPseudoName("ENTRY"), Options.withDescription("the last entry of the path to copy")),
     to: Options.text("to").pipe(Options.withPseudoName("DST"), Options.withDescription("the new session")),
     id: Options.text("id").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the new session's ID (default: a random UUID; with --db: DST)")),
+    version: formatVersion("the new session's format (default: SRC's); 2 converts a version-1 SRC"),
     db
   },
-  ({ db, id, leaf, source, to }) =>
+  ({ db, id, leaf, source, to, version }) =>
     Effect.zipRight(
       Backend.checkPaths(db, [source, to]),
       Backend.run(db, Effect.gen(function*() {
         const sessions = yield* Sessions.Sessions
-        const forked = yield* sessions.fork(source, leaf, to, Option.isSome(id) ? { id: id.value } : undefined)
+        const forked = yield* sessions.fork(source, leaf, to, { id: Option.getOrUndefined(id), version: Option.getOrUndefined(version) })
         yield* Console.log(printable(forked.id))
       }), source)
     )

@@ -12,7 +12,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { encodeLine } from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
-import type { SessionEntry } from "@session-tree/core/Record"
+import type { Entry, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
@@ -33,7 +33,7 @@ const check = (holds: boolean, claim: string): Effect.Effect<void> =>
 
 const heading = (text: string) => Console.log(`\n== ${text}`)
 const say = (text: string) => Console.log(`   ${text}`)
-const added = (entry: SessionEntry) => say(`+ ${entry.id}  ${describeMessage(entry.message)}`)
+const added = (entry: Entry) => say(`+ ${entry.id}  ${describeMessage((entry as SessionEntry).message)}`)
 
 /** The failure of `effect`, which must fail with a SessionError. */
 const refusal = <A, R>(effect: Effect.Effect<A, SessionError, R>, claim: string): Effect.Effect<SessionError, never, R> =>
@@ -49,6 +49,9 @@ const indent = (lines: ReadonlyArray<string>) => Effect.forEach(lines, (line) =>
 const conversation = Effect.gen(function*() {
   const tree = yield* SessionTree.SessionTree
   const store = tree.store
+  // The demo's session is created in version 1 (see `main`), so its records are version-1 values.
+  const header = store.header as SessionHeader
+  const entries = () => tree.entries as ReadonlyArray<SessionEntry>
 
   yield* heading(`A new session: ${store.header.id}`)
   yield* say(`file ${store.location}`)
@@ -92,13 +95,13 @@ const conversation = Effect.gen(function*() {
   yield* say("the file and the tree are unchanged")
 
   yield* heading("The tree (● active path, ○ kept branches)")
-  yield* indent(yield* renderTree(store.header, tree.entries, { leaf: tree.activeLeafId }))
+  yield* indent(yield* renderTree(header, entries(), { leaf: tree.activeLeafId }))
 
   yield* heading("The active path, root → leaf (what the model is shown)")
-  yield* indent(yield* renderLog(tree.entries, { leaf: tree.activeLeafId }))
+  yield* indent(yield* renderLog(entries(), { leaf: tree.activeLeafId }))
 
   yield* heading("A picture of the conversation")
-  const page = yield* Html.render(store.header, tree.entries, { leaf: tree.activeLeafId })
+  const page = yield* Html.render(header, entries(), { leaf: tree.activeLeafId })
   yield* Files.writeFile(PAGE, page)
   yield* check(NFS.readFileSync(PAGE, "utf8") === page, "the page was written whole")
   yield* say(`every branch, the active path marked, any entry selectable; one file, no network request:`)
@@ -152,7 +155,7 @@ const program = Effect.gen(function*() {
   const path = Path.join(dir, "session.jsonl")
 
   // The Layers: a store created at `path`, the tree over it, the real filesystem and readable IDs.
-  const StoreLive = SessionStore.layerCreate(path, { id: "demo-session" })
+  const StoreLive = SessionStore.layerCreate(path, { id: "demo-session", version: 1 })
   const TreeLive = SessionTree.layer.pipe(Layer.provideMerge(StoreLive))
   yield* conversation.pipe(Effect.provide(TreeLive))
 

@@ -5,6 +5,7 @@
  */
 import * as Ids from "@session-tree/core/Ids"
 import * as SessionStore from "@session-tree/core/SessionStore"
+import * as V1 from "@session-tree/testing/Version1"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -88,7 +89,7 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     const added = loaded.entries[5]!
     expect(run.stdout).toBe(`${added.id}\n`)
     expect(added.parentId).toBe("entry-005")
-    expect(added.message).toEqual({ role: "user", id: expect.any(String), content: "And the tests?" })
+    expect(V1.entry(added).message).toEqual({ role: "user", id: expect.any(String), content: "And the tests?" })
   })
 
   it("append --message with --parent attaches Message IR JSON where asked; --root starts a new root", async ({ expect }) => {
@@ -105,13 +106,13 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     const lastA = (await readOnly(a)).entries.at(-1)!
     expect(parented.stdout).toBe(`${lastA.id}\n`)
     expect(lastA.parentId).toBe("entry-003")
-    expect(lastA.message).toEqual(message)
+    expect(V1.entry(lastA).message).toEqual(message)
 
     expect(rooted.code).toBe(0)
     const lastB = (await readOnly(b)).entries.at(-1)!
     expect(rooted.stdout).toBe(`${lastB.id}\n`)
     expect(lastB.parentId).toBeNull()
-    expect(lastB.message).toMatchObject({ role: "user", content: "A new topic" })
+    expect(V1.entry(lastB).message).toMatchObject({ role: "user", content: "A new topic" })
   })
 
   it("append failures print the code first, exit 1 and leave the file as it was", async ({ expect }) => {
@@ -476,13 +477,13 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     ])
     expect(converted.stdout).toBe(`${sm.getHeader()!.id}\n`)
     const loaded = await readOnly(Path.join(dir, "plain.jsonl"))
-    expect(loaded.entries.map((e) => [e.message.role, e.parentId === null])).toEqual([["user", true], ["assistant", false], ["tool", false], ["assistant", false]])
+    expect(V1.entries(loaded.entries).map((e) => [e.message.role, e.parentId === null])).toEqual([["user", true], ["assistant", false], ["tool", false], ["assistant", false]])
     expect(loaded.entries[3]!.parentId).toBe(loaded.entries[0]!.id)
     expectFailure(expect, refused, "SESSION_INVALID_MESSAGE")
     expect(refused.stderr).toMatch(/image/)
     expect(NFS.existsSync(Path.join(dir, "refused.jsonl"))).toBe(false)
     expect([lossy.code, lossy.stderr]).toEqual([0, "dropped 1 images\n"])
-    expect((await readOnly(Path.join(dir, "lossy.jsonl"))).entries.map((e) => e.message.role === "user" && e.message.content)).toEqual(["What is this?", false])
+    expect(V1.entries((await readOnly(Path.join(dir, "lossy.jsonl"))).entries).map((e) => e.message.role === "user" && e.message.content)).toEqual(["What is this?", false])
     const notPi = await runCli("import", Path.join(dir, "plain.jsonl"), "--from", "pi", "--to", Path.join(dir, "never.jsonl"))
     expectFailure(expect, notPi, "SESSION_INVALID_HEADER")
   })

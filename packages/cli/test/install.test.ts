@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../../pg/test/support/database.js"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
-const PACKAGES = ["core", "file", "pg", "view", "cli"] as const
+const PACKAGES = ["core", "file", "pg", "view", "ai", "cli"] as const
 
 interface Run {
   readonly code: number
@@ -316,6 +316,8 @@ import { FileJournal } from "@session-tree/file"
 import { SessionStore as PromiseStore, Sessions as PromiseSessions, type Listing } from "@session-tree/file/Promise"
 import { PgJournal } from "@session-tree/pg"
 import { Markdown } from "@session-tree/view"
+import { Codec } from "@session-tree/ai"
+import type * as Prompt from "@effect/ai/Prompt"
 import { Effect, Layer } from "effect"
 
 const program: Effect.Effect<SessionEntry, SessionError, never> = Effect.scoped(Effect.gen(function*() {
@@ -326,7 +328,8 @@ const db = PgJournal.layerUrl("postgres://localhost/db")
 const store: Promise<PromiseStore> = PromiseStore.open("a.jsonl")
 const listing: Promise<Listing> = new PromiseSessions().list({ scope: "." })
 const text: Effect.Effect<string, SessionError> = Markdown.render({ type: "session", version: 1, id: "s", timestamp: "2026-01-02T03:04:05.006Z" }, [])
-export { db, listing, program, store, text }
+const prompt: Effect.Effect<Prompt.Prompt, SessionError | Codec.BlobMissingError> = Codec.toPrompt([{ role: "system", id: "s", content: "Be brief." }])
+export { db, listing, program, prompt, store, text }
 `)
     NFS.writeFileSync(Path.join(app, "internal.ts"), `
 // @ts-expect-error internal modules are not exported
@@ -338,7 +341,7 @@ export { Hidden }
     expect(tsc.code).toBe(0)
   })
 
-  for (const name of ["core", "file", "pg", "view"] as const) {
+  for (const name of ["core", "file", "pg", "view", "ai"] as const) {
     it(`@session-tree/${name}'s README example runs as installed and prints what its comments say`, async ({ expect }) => {
       const page = NFS.readFileSync(Path.join(app, "node_modules", "@session-tree", name, "README.md"), "utf8")
       const example = blockAfter(page, "example")

@@ -3,6 +3,7 @@ import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Ids from "@session-tree/core/Ids"
 import type { SessionEntry } from "@session-tree/core/Record"
 import * as SessionStore from "@session-tree/core/SessionStore"
+import * as V1 from "@session-tree/testing/Version1"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { execFile } from "node:child_process"
@@ -87,7 +88,7 @@ const assistantCall = {
  */
 export const writeConversation = (path: string): Promise<ReadonlyArray<SessionEntry>> =>
   Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const store = yield* SessionStore.create(path, { id: "s-1" })
+    const store = yield* SessionStore.create(path, { id: "s-1", version: 1 })
     const root = yield* store.append(null, { role: "user", id: "m-1", content: "What is in /project?" })
     const call = yield* store.append(root.id, assistantCall)
     yield* store.append(call.id, {
@@ -100,7 +101,7 @@ export const writeConversation = (path: string): Promise<ReadonlyArray<SessionEn
     })
     const other = yield* store.append(root.id, { role: "assistant", id: "m-4", content: "Shall I list it recursively?", toolCalls: [] })
     yield* store.append(other.id, { role: "user", id: "m-5", content: "Yes, please." })
-    return store.entries
+    return V1.entries(store.entries)
   })).pipe(Effect.provide(Live)))
 
 /** Every record of a file, parsed line by line (for files the tests wrote as canonical). */

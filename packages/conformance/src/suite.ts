@@ -13,7 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES } from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
-import type { Message, SessionEntry } from "@session-tree/core/Record"
+import { type Entry, type Message, messageOf, textOf } from "@session-tree/core/Record"
 import { type SessionError, type SessionErrorCode, sessionError } from "@session-tree/core/SessionError"
 import { SessionJournal, type SessionJournalService, type Writer } from "@session-tree/core/SessionJournal"
 import { SessionCatalog, type SessionCatalogService } from "@session-tree/core/SessionCatalog"
@@ -22,6 +22,9 @@ import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
 import type * as Scope from "effect/Scope"
 import { type Backend, Kit } from "./Kit.js"
+
+/** The cases of this suite are version 1 (the course format); version 2 has its own suite. */
+const V1 = { version: 1 } as const
 
 const T = "1970-01-01T00:00:00.000Z"
 const user = (id: string, content: string): Message => ({ role: "user", id, content })
@@ -82,7 +85,13 @@ const refused: ReadonlyArray<{ readonly name: string; readonly lines: () => Read
   { name: "an entry where the header belongs", lines: () => [entryLine("e1", null, userMessage("m1"))], code: "SESSION_INVALID_HEADER", line: 1 },
   { name: "a second header", lines: () => [headerLine(), headerLine()], code: "SESSION_INVALID_HEADER", line: 2 },
   { name: "a header with an extra field", lines: () => [headerLine().replace("}", `,"x":1}`)], code: "SESSION_INVALID_HEADER", line: 1 },
-  { name: "a header of version 2", lines: () => [headerLine().replace(`"version":1`, `"version":2`)], code: "SESSION_UNSUPPORTED_VERSION", line: 1 },
+  { name: "a header of version 3", lines: () => [headerLine().replace(`"version":1`, `"version":3`)], code: "SESSION_UNSUPPORTED_VERSION", line: 1 },
+  {
+    name: "a header of version 2 over an entry of version 1",
+    lines: () => [headerLine().replace(`"version":1`, `"version":2`), entryLine("e1", null, userMessage("m1"))],
+    code: "SESSION_UNSUPPORTED_VERSION",
+    line: 2
+  },
   {
     name: "an entry of version 2",
     lines: () => [headerLine(), entryLine("e1", null, userMessage("m1")).replace(`"version":1`, `"version":2`)],
@@ -200,11 +209,11 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const journal = yield* SessionJournal
         const location = kit.location("create")
         const id = journal.sessionIdAt(location) ?? "chat-1"
-        const store = yield* SessionStore.create(location, { id })
+        const store = yield* SessionStore.create(location, { id, version: 1 })
         expect(store.header).toEqual({ type: "session", version: 1, id, timestamp: T })
         expect(Object.isFrozen(store.header)).toBe(true)
         expect(yield* kit.raw(location)).toEqual([headerLine(id)])
-        expect(codeOf(yield* Effect.either(SessionStore.create(location, { id: journal.sessionIdAt(location) ?? "chat-2" })))).toBe("SESSION_EXISTS")
+        expect(codeOf(yield* Effect.either(SessionStore.create(location, { id: journal.sessionIdAt(location) ?? "chat-2", version: 1 })))).toBe("SESSION_EXISTS")
         expect(yield* kit.raw(location)).toEqual([headerLine(id)])
       }))
 
@@ -215,7 +224,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         expect(codeOf(yield* Effect.either(SessionStore.read(location)))).toBe("SESSION_NOT_FOUND")
         expect(codeOf(yield* Effect.either(SessionStore.load(location)))).toBe("SESSION_NOT_FOUND")
         expect(yield* kit.raw(location)).toBeUndefined()
-        const opened = yield* SessionStore.open(location)
+        const opened = yield* SessionStore.open(location, { version: 1 })
         expect(opened.entries).toEqual([])
         expect(yield* kit.raw(location)).toHaveLength(1)
       }))
@@ -225,14 +234,14 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const kit = yield* Kit
         const location = kit.location("append")
         const journal = yield* SessionJournal
-        const store = yield* SessionStore.create(location, { id: idAt(journal, location) })
+        const store = yield* SessionStore.create(location, { id: idAt(journal, location), version: 1 })
         const root = yield* store.append(null, user("m1", "root ✓"))
         const call = yield* store.append(root.id, assistant("m2", [["c1", "read"]]))
         const result = yield* store.append(call.id, tool("m3", "c1", "read"))
         expect(store.entries).toEqual([root, call, result])
         expect(store.entries[2]).toBe(result)
         expect(store.get(call.id)).toBe(call)
-        expect(Object.isFrozen(store.entries) && Object.isFrozen(result.message)).toBe(true)
+        expect(Object.isFrozen(store.entries) && Object.isFrozen(messageOf(result))).toBe(true)
         expect(yield* kit.raw(location)).toEqual([
           headerLine(idAt(journal, location)),
           entryLine("entry-001", null, userMessage("m1", "root ✓")),
@@ -250,7 +259,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
       Effect.gen(function*() {
         const kit = yield* Kit
         const location = kit.location("refused")
-        const store = yield* SessionStore.create(location)
+        const store = yield* SessionStore.create(location, V1)
         const root = yield* store.append(null, assistant("m1", [["c1", "read"]]))
         const before = yield* kit.raw(location)
         const entries = store.entries
@@ -279,7 +288,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const batches = { count: 0 }
         const location = kit.location("group")
         yield* Effect.gen(function*() {
-          const store = yield* SessionStore.create(location)
+          const store = yield* SessionStore.create(location, V1)
           const root = yield* store.append(null, user("root", "root"))
           batches.count = 0
           const results = yield* Effect.all(
@@ -295,7 +304,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
     test("a batch is checked in order against the history it grows, so later appends may depend on earlier ones", () =>
       Effect.gen(function*() {
         const kit = yield* Kit
-        const store = yield* SessionStore.create(kit.location("ordered"))
+        const store = yield* SessionStore.create(kit.location("ordered"), V1)
         const root = yield* store.append(null, user("root", "root"))
         const [call, answer, twice] = yield* Effect.all([
           store.append(root.id, assistant("m1", [["c1", "read"]])),
@@ -309,7 +318,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
     test("many fibers appending to one store lose nothing", () =>
       Effect.gen(function*() {
         const kit = yield* Kit
-        const store = yield* SessionStore.create(kit.location("concurrent"))
+        const store = yield* SessionStore.create(kit.location("concurrent"), V1)
         const root = yield* store.append(null, user("root", "root"))
         yield* Effect.all(
           Array.from({ length: 8 }, (_, w) =>
@@ -318,14 +327,14 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         )
         const loaded = yield* SessionStore.read(store.location)
         expect(loaded.entries).toHaveLength(81)
-        expect(new Set(loaded.entries.map((e) => e.message.id)).size).toBe(81)
+        expect(new Set(loaded.entries.map((e) => messageOf(e)!.id)).size).toBe(81)
       }))
 
     test("the writer that lost a race fails typed, keeps its memory, and appends again after a reload", () =>
       Effect.gen(function*() {
         const kit = yield* Kit
         const location = kit.location("race")
-        const first = yield* SessionStore.create(location)
+        const first = yield* SessionStore.create(location, V1)
         const root = yield* first.append(null, user("m1", "root"))
         const second = yield* SessionStore.load(location)
         const won = yield* second.append(root.id, user("m2", "won"))
@@ -355,7 +364,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
             }))
         }
         yield* Effect.gen(function*() {
-          const store = yield* SessionStore.create(kit.location("inflight"))
+          const store = yield* SessionStore.create(kit.location("inflight"), V1)
           const pending = yield* Effect.fork(store.append(null, user("m1", "pending")))
           yield* Deferred.await(reached)
           expect(store.entries).toEqual([])
@@ -390,7 +399,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         }
         const location = kit.location("one-at-a-time")
         yield* Effect.gen(function*() {
-          const store = yield* SessionStore.create(location)
+          const store = yield* SessionStore.create(location, V1)
           const root = yield* store.append(null, user("m0", "root"))
           yield* Effect.all(
             [store.append(root.id, user("m1", "a")), store.flush, store.append(root.id, user("m2", "b")), store.flush, store.flush],
@@ -399,7 +408,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         }).pipe(Effect.provideService(SessionJournal, slowJournal))
         expect(seen.calls).toBeGreaterThanOrEqual(3)
         expect(seen.most).toBe(1)
-        expect((yield* SessionStore.read(location)).entries.map((e) => e.message.id)).toEqual(["m0", "m1", "m2"])
+        expect((yield* SessionStore.read(location)).entries.map((e) => messageOf(e)!.id)).toEqual(["m0", "m1", "m2"])
       }))
 
     test("an append whose session would pass 4 MiB, or a 4,097th entry, stores nothing", () =>
@@ -469,7 +478,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
     test("flush on a session that holds its canonical lines stores nothing new", () =>
       Effect.gen(function*() {
         const kit = yield* Kit
-        const store = yield* SessionStore.create(kit.location("flush"))
+        const store = yield* SessionStore.create(kit.location("flush"), V1)
         yield* store.append(null, user("m1", "one"))
         const before = yield* kit.raw(store.location)
         yield* store.flush
@@ -480,7 +489,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
       Effect.gen(function*() {
         const kit = yield* Kit
         const location = kit.location("closed")
-        const store = yield* Effect.scoped(SessionStore.create(location))
+        const store = yield* Effect.scoped(SessionStore.create(location, V1))
         const before = yield* kit.raw(location)
         expect(codeOf(yield* Effect.either(store.append(null, user("late", "late"))))).toBe("SESSION_IO")
         expect(codeOf(yield* Effect.either(store.flush))).toBe("SESSION_IO")
@@ -491,7 +500,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
       Effect.gen(function*() {
         const kit = yield* Kit
         const location = kit.location("tree")
-        const store = yield* SessionStore.create(location)
+        const store = yield* SessionStore.create(location, V1)
         const tree = yield* SessionTree.make(store)
         expect(tree.activeLeafId).toBeNull()
         const root = yield* tree.append(user("m1", "root"))
@@ -519,14 +528,14 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
       Effect.gen(function*() {
         const kit = yield* Kit
         // On a backend that names sessions by ID, this is the session's ID too.
-        const store = yield* SessionStore.create(kit.location(`it's "quoted" \\ ; DROP TABLE x; --`))
+        const store = yield* SessionStore.create(kit.location(`it's "quoted" \\ ; DROP TABLE x; --`), V1)
         const texts = ["'\"\\", "a\u0000b", "\u2028\u2029", "😀 naïve", "$1 $$ %s ${x}", "x".repeat(60_000)]
-        const entries: Array<SessionEntry> = []
+        const entries: Array<Entry> = []
         for (const text of texts) entries.push(yield* store.append(null, user(text.slice(0, 10), text)))
         const loaded = yield* SessionStore.read(store.location)
         expect([loaded.location, loaded.header]).toEqual([store.location, store.header])
         expect(loaded.entries).toEqual(entries)
-        expect(loaded.entries.map((e) => e.message.role === "user" && e.message.content)).toEqual(texts)
+        expect(loaded.entries.map((e) => textOf(messageOf(e)!))).toEqual(texts)
       }))
 
     /** The listing restricted to `locations` (a database lists other tests' sessions too), in listing order. */
@@ -538,13 +547,13 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const kit = yield* Kit
         const service = yield* Sessions.make
         const [a, b, c, bad] = ["a", "b", "c", "bad"].map((n) => kit.location(`list-${n}`))
-        const first = yield* SessionStore.create(a!)
+        const first = yield* SessionStore.create(a!, V1)
         yield* first.append(null, { role: "assistant", id: "m0", content: "no user yet", toolCalls: [] })
         const title = "é".repeat(79) + "😀" + "tail that is cut"
         yield* first.append(null, user("m1", title))
-        yield* Effect.scoped(SessionStore.create(b!))
+        yield* Effect.scoped(SessionStore.create(b!, V1))
         yield* kit.put(bad!, [headerLine(), "not-json"])
-        const third = yield* SessionStore.create(c!)
+        const third = yield* SessionStore.create(c!, V1)
         const leaf = yield* third.append(null, user("m2", "hello"))
         const sessions = yield* listed(service, [a!, b!, c!, bad!], kit.scope)
         expect(sessions.map((s) => s.location).sort()).toEqual([a, b, c, bad].sort())
@@ -583,8 +592,8 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const service = yield* Effect.provideService(Sessions.make, SessionCatalog, counting)
         const location = kit.location("relist")
         const other = kit.location("relist-other")
-        const store = yield* SessionStore.create(location)
-        yield* Effect.scoped(SessionStore.create(other))
+        const store = yield* SessionStore.create(location, V1)
+        yield* Effect.scoped(SessionStore.create(other, V1))
         expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 0 }])
         expect(asked.has(location) && asked.has(other)).toBe(true)
         asked.clear()
@@ -606,7 +615,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const kit = yield* Kit
         const catalog = yield* SessionCatalog
         const location = kit.location("passing")
-        const store = yield* SessionStore.create(location)
+        const store = yield* SessionStore.create(location, V1)
         yield* store.append(null, user("m1", "still here"))
         // The backend's own catalog, whose first read of this session fails as a lost connection would
         // (without its kept listings, which would spare the read).
@@ -627,7 +636,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
       Effect.gen(function*() {
         const kit = yield* Kit
         const service = yield* Sessions.make
-        for (let i = 0; i < 5; i++) yield* Effect.scoped(SessionStore.create(kit.location(`page-${i}`)))
+        for (let i = 0; i < 5; i++) yield* Effect.scoped(SessionStore.create(kit.location(`page-${i}`), V1))
         const all = yield* service.list({ scope: kit.scope })
         expect(all.total).toBe(all.sessions.length)
         const pages = [
@@ -646,7 +655,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const kit = yield* Kit
         const service = yield* Sessions.make
         const source = kit.location("fork-source")
-        const tree = yield* SessionTree.make(yield* SessionStore.create(source))
+        const tree = yield* SessionTree.make(yield* SessionStore.create(source, V1))
         const root = yield* tree.append(user("m1", "root"))
         const call = yield* tree.append(assistant("m2", [["c1", "read"]]))
         const result = yield* tree.append(tool("m3", "c1", "read"))
@@ -670,7 +679,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         } else expect(codeOf(chosen)).toBe("SESSION_INVALID_HEADER")
         expect(yield* kit.raw(source)).toEqual(stored)
         const taken = kit.location("fork-taken")
-        yield* Effect.scoped(SessionStore.create(taken))
+        yield* Effect.scoped(SessionStore.create(taken, V1))
         const takenBefore = yield* kit.raw(taken)
         expect(codeOf(yield* Effect.either(service.fork(source, call.id, taken)))).toBe("SESSION_EXISTS")
         expect(yield* kit.raw(taken)).toEqual(takenBefore)

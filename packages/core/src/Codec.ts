@@ -7,7 +7,8 @@
  */
 import { History } from "./History.js"
 import { checkParsedLine, firstArgumentsKey, firstInexactNumber, firstInexactNumberFrom, parseObjectLine, syntaxReason } from "./Json.js"
-import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type SessionEntry, type SessionHeader } from "./Record.js"
+import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type Entry, type Header } from "./Record.js"
+import * as V2 from "./RecordV2.js"
 import { SessionError, sessionError, isSessionError } from "./SessionError.js"
 
 /** Bytes per line, terminator excluded. */
@@ -16,6 +17,39 @@ export const MAX_LINE_BYTES = 65_536
 export const MAX_FILE_BYTES = 4_194_304
 /** Entries per session. */
 export const MAX_ENTRIES = 4_096
+
+/** The caps of one format version. */
+export interface Caps {
+  /** Bytes per line, terminator excluded. */
+  readonly lineBytes: number
+  /** Bytes of a whole session, every line with its newline. */
+  readonly sessionBytes: number
+  readonly entries: number
+}
+
+export const CAPS_V1: Caps = { lineBytes: MAX_LINE_BYTES, sessionBytes: MAX_FILE_BYTES, entries: MAX_ENTRIES }
+export const CAPS_V2: Caps = { lineBytes: 1_048_576, sessionBytes: 268_435_456, entries: 1_048_576 }
+/** Bytes of one blob (version 2). */
+export const MAX_BLOB_BYTES = 67_108_864
+
+export const capsOf = (version: 1 | 2): Caps => (version === 2 ? CAPS_V2 : CAPS_V1)
+
+/**
+ * The format version a header line declares: 2 when it is a JSON object whose `version` is 2,
+ * else 1, whose rules then judge the session (and explain what is wrong with its header).
+ */
+export const versionOf = (headerLine: string | undefined): 1 | 2 => {
+  if (headerLine === undefined || headerLine.length > CAPS_V2.lineBytes || !headerLine.includes("2")) return 1
+  try {
+    const value: unknown = JSON.parse(headerLine)
+    return typeof value === "object" && value !== null && Object.prototype.hasOwnProperty.call(value, "version") &&
+        (value as { readonly version: unknown }).version === 2
+      ? 2
+      : 1
+  } catch {
+    return 1
+  }
+}
 
 /** What a backend read back: a session's lines, in order, none with its terminator. */
 export interface RecordLines {
@@ -35,7 +69,7 @@ export interface RecordLines {
 }
 
 export interface DecodedSession {
-  readonly header: SessionHeader
+  readonly header: Header
   readonly history: History
   readonly tail: "none" | "incomplete"
 }
@@ -45,7 +79,7 @@ export interface DecodedSession {
  * (`decodeCanonicalLine`); anything else, or any doubt, through the general
  * path, which finds and explains the first problem.
  */
-const decodeEntryLine = (text: string, line: number): SessionEntry | SessionError => {
+const decodeEntryLineV1 = (text: string, line: number): Entry | SessionError => {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -76,6 +110,32 @@ const decodeEntryLine = (text: string, line: number): SessionEntry | SessionErro
 
 const CANONICAL_PREFIX = `{"type":"entry","version":1,"`
 
+/** One entry line of a version-2 session → its entry, or the first problem with it. */
+const decodeEntryLineV2 = (text: string, line: number): Entry | SessionError => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    return sessionError("SESSION_INVALID_JSON", syntaxReason(e), { line })
+  }
+  const parsed = checkParsedLine(value, text)
+  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
+  const record = parsed.value
+  const type = Object.prototype.hasOwnProperty.call(record, "type") ? record["type"] : undefined
+  if (type === "session") return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
+  const version = Object.prototype.hasOwnProperty.call(record, "version") ? record["version"] : undefined
+  if (type === "entry" && typeof version === "number" && version !== V2.VERSION) {
+    return sessionError("SESSION_UNSUPPORTED_VERSION", `entry version ${version} in a version-2 session`, { line })
+  }
+  const entry = V2.decodeEntry(record, line)
+  if (isSessionError(entry)) return entry
+  if (entry.kind === "message") {
+    const blob = V2.firstBlob(entry.message)
+    if (blob !== undefined) return sessionError("SESSION_BLOB_MISSING", `blob "${blob.blob}" is not in the store`, { line })
+  }
+  return exactNumbers(entry, text, line)
+}
+
 /**
  * `record`, unless its line holds a number literal that the record cannot hold exactly, which the
  * next rewrite would change (`docs/format.md`, "Numbers"): SESSION_INVALID_MESSAGE inside the message, else `code`.
@@ -89,20 +149,20 @@ const inexactNumber = (literal: string, code: "SESSION_INVALID_MESSAGE" | "SESSI
   sessionError(code, `the number ${literal} cannot be held exactly: a rewrite would write ${JSON.stringify(Number(literal))}`, { line })
 
 /** The caps over the lines' sizes (`docs/format.md`, "Lines, caps and the tail"): a session over the file cap, or the first line over its cap. */
-const checkSizes = (input: RecordLines): SessionError | undefined => {
+const checkSizes = (input: RecordLines, caps: Caps): SessionError | undefined => {
   const sizes = input.sizes
   let total = input.size
   if (total === undefined) {
     total = 0
     for (let i = 0; i < sizes.length; i++) total += sizes[i]! + 1
   }
-  if (total > MAX_FILE_BYTES) {
-    return sessionError("SESSION_FILE_TOO_LARGE", `the session holds ${total} bytes, more than ${MAX_FILE_BYTES}`)
+  if (total > caps.sessionBytes) {
+    return sessionError("SESSION_FILE_TOO_LARGE", `the session holds ${total} bytes, more than ${caps.sessionBytes}`)
   }
   for (let i = 0; i < sizes.length; i++) {
     const size = sizes[i]!
-    if (size > MAX_LINE_BYTES) {
-      return sessionError("SESSION_LINE_TOO_LONG", `line has ${size} bytes, at most ${MAX_LINE_BYTES} are allowed`, { line: i + 1 })
+    if (size > caps.lineBytes) {
+      return sessionError("SESSION_LINE_TOO_LONG", `line has ${size} bytes, at most ${caps.lineBytes} are allowed`, { line: i + 1 })
     }
   }
   return undefined
@@ -114,15 +174,17 @@ const checkSizes = (input: RecordLines): SessionError | undefined => {
  */
 export const decodeLines = (input: RecordLines): DecodedSession | SessionError => {
   const { ids, lines, tail } = input
-  const oversize = checkSizes(input)
+  const version = versionOf(lines[0])
+  const caps = capsOf(version)
+  const oversize = checkSizes(input, caps)
   if (oversize !== undefined) return oversize
   if (lines.length === 0) {
     return sessionError("SESSION_INVALID_HEADER", tail === "incomplete" ? "the header is incomplete" : "the header is missing", {
       line: 1
     })
   }
-  if (lines.length - 1 > MAX_ENTRIES) {
-    return sessionError("SESSION_TOO_MANY_ENTRIES", `more than ${MAX_ENTRIES} entries`, { line: MAX_ENTRIES + 2 })
+  if (lines.length - 1 > caps.entries) {
+    return sessionError("SESSION_TOO_MANY_ENTRIES", `more than ${caps.entries} entries`, { line: caps.entries + 2 })
   }
   const first = parseObjectLine(lines[0]!)
   if (!first.ok) return sessionError("SESSION_INVALID_JSON", first.reason, { line: 1 })
@@ -131,6 +193,7 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
   const header = exactNumbers(decodedHeader, lines[0]!, 1, "SESSION_INVALID_HEADER")
   if (isSessionError(header)) return header
   const history = new History()
+  const decodeEntryLine = header.version === 1 ? decodeEntryLineV1 : decodeEntryLineV2
   for (let i = 1; i < lines.length; i++) {
     const entry = decodeEntryLine(lines[i]!, i + 1)
     if (isSessionError(entry)) return entry
@@ -146,10 +209,10 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
 }
 
 /** The canonical text of a record: `JSON.stringify` in schema key order, without the newline. */
-export const encodeRecord = (record: SessionHeader | SessionEntry): string => JSON.stringify(record)
+export const encodeRecord = (record: Header | Entry): string => JSON.stringify(record)
 
 /** The canonical line of a record: its text and `\n` (`docs/format.md`, "Canonical bytes"). */
-export const encodeLine = (record: SessionHeader | SessionEntry): string => encodeRecord(record) + "\n"
+export const encodeLine = (record: Header | Entry): string => encodeRecord(record) + "\n"
 
 /**
  * The UTF-8 size of a string in bytes, without encoding it. For what

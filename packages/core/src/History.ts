@@ -5,13 +5,14 @@
  * and by appends, which check a candidate, commit, then `add` it; `truncate`
  * undoes tentative additions exactly because history only grows.
  */
-import type { SessionEntry, ToolCall } from "./Record.js"
+import type { Entry, ToolCall } from "./Record.js"
+import type * as V2 from "./RecordV2.js"
 import { type SessionError, sessionError } from "./SessionError.js"
 
 const NONE = -1
 
 export class History {
-  readonly entries: Array<SessionEntry> = []
+  readonly entries: Array<Entry> = []
   private readonly indexById = new Map<string, number>()
   private readonly parents: Array<number> = []
   private readonly depths: Array<number> = []
@@ -32,7 +33,7 @@ export class History {
   }
 
   /** The entry with this ID among the first `within` entries (all of them by default). */
-  get(id: string, within: number = this.entries.length): SessionEntry | undefined {
+  get(id: string, within: number = this.entries.length): Entry | undefined {
     const i = this.indexById.get(id)
     return i === undefined || i >= within ? undefined : this.entries[i]
   }
@@ -54,18 +55,18 @@ export class History {
   }
 
   /** Checks that `entry` may follow the current history; returns the error, or undefined. */
-  check(entry: SessionEntry, line?: number): SessionError | undefined {
+  check(entry: Entry, line?: number): SessionError | undefined {
     const parent = this.parentOf(entry, line)
     return typeof parent === "number" ? this.checkLinks(entry, parent, line) : parent
   }
 
   /** Adds an entry that `check` accepted. */
-  add(entry: SessionEntry): void {
+  add(entry: Entry): void {
     this.insert(entry, entry.parentId === null ? NONE : this.indexById.get(entry.parentId)!)
   }
 
   /** `check`, then `add` when it passes (the loader's step): the parent is looked up once. */
-  checkAndAdd(entry: SessionEntry, line?: number): SessionError | undefined {
+  checkAndAdd(entry: Entry, line?: number): SessionError | undefined {
     const parent = this.parentOf(entry, line)
     if (typeof parent !== "number") return parent
     const problem = this.checkLinks(entry, parent, line)
@@ -74,7 +75,7 @@ export class History {
   }
 
   /** The index of the entry's parent (NONE for a root), or the error of a repeated ID or unknown parent. */
-  private parentOf(entry: SessionEntry, line: number | undefined): number | SessionError {
+  private parentOf(entry: Entry, line: number | undefined): number | SessionError {
     if (this.indexById.has(entry.id)) {
       return sessionError("SESSION_DUPLICATE_ID", `entry ID "${entry.id}" is already used`, { line })
     }
@@ -89,7 +90,8 @@ export class History {
   }
 
   /** The tool-link rules for `entry` as a child of `parent`: a result answers an ancestor's call of the same name, once per branch; a call ID is made once per branch. */
-  private checkLinks(entry: SessionEntry, parent: number, line: number | undefined): SessionError | undefined {
+  private checkLinks(entry: Entry, parent: number, line: number | undefined): SessionError | undefined {
+    if (entry.version === 2) return this.checkV2(entry, parent, line)
     const message = entry.message
     if (message.role === "assistant") {
       for (const call of message.toolCalls) {
@@ -98,50 +100,70 @@ export class History {
         }
       }
     } else if (message.role === "tool") {
-      const callIndex = this.onBranch(this.calls.get(message.toolCallId), parent)
-      if (callIndex === NONE) {
-        return sessionError(
-          "SESSION_TOOL_LINK",
-          `tool result answers call "${message.toolCallId}", which no ancestor makes`,
-          { line }
-        )
-      }
-      const caller = this.entries[callIndex]!.message
-      let call: ToolCall | undefined
-      if (caller.role === "assistant") {
-        for (const c of caller.toolCalls) {
-          if (c.id === message.toolCallId) {
-            call = c
-            break
-          }
-        }
-      }
-      if (call === undefined || call.name !== message.toolName) {
-        return sessionError(
-          "SESSION_TOOL_LINK",
-          `tool result names "${message.toolName}" but call "${message.toolCallId}" is to "${call?.name}"`,
-          { line }
-        )
-      }
-      if (this.onBranch(this.answers.get(message.toolCallId), parent) !== NONE) {
-        return sessionError("SESSION_TOOL_LINK", `call "${message.toolCallId}" is already answered on this branch`, { line })
-      }
+      return this.checkAnswer(message.toolCallId, message.toolName, parent, line)
     }
     return undefined
   }
 
-  private insert(entry: SessionEntry, parent: number): void {
+  /** The rules of a version-2 entry that need the history: tool links over parts, a compaction's kept entry, a label's target. */
+  private checkV2(entry: V2.SessionEntry, parent: number, line: number | undefined): SessionError | undefined {
+    switch (entry.kind) {
+      case "message": {
+        const message = entry.message
+        if (message.role === "assistant") {
+          for (const part of message.content) {
+            if (part.type === "tool-call" && this.onBranch(this.calls.get(part.id), parent) !== NONE) {
+              return sessionError("SESSION_TOOL_LINK", `tool call ID "${part.id}" is already used on this branch`, { line })
+            }
+          }
+        } else if (message.role === "tool") {
+          return this.checkAnswer(message.toolCallId, message.toolName, parent, line)
+        }
+        return undefined
+      }
+      case "compaction": {
+        const kept = entry.firstKeptEntryId
+        if (kept === null) return undefined
+        const index = this.indexById.get(kept)
+        return index !== undefined && parent !== NONE && this.isAncestorOrSelf(index, parent)
+          ? undefined
+          : sessionError("SESSION_INVALID_RECORD", `the compaction keeps from "${kept}", which is not an ancestor of it`, { line })
+      }
+      case "label":
+        return this.indexById.has(entry.targetId)
+          ? undefined
+          : sessionError("SESSION_INVALID_RECORD", `the label's target "${entry.targetId}" is not an earlier entry`, { line })
+      default:
+        return undefined
+    }
+  }
+
+  /** A tool message's link: it answers a call of an ancestor, by name, not provider-executed, once per branch. */
+  private checkAnswer(callId: string, name: string, parent: number, line: number | undefined): SessionError | undefined {
+    const callIndex = this.onBranch(this.calls.get(callId), parent)
+    if (callIndex === NONE) {
+      return sessionError("SESSION_TOOL_LINK", `tool result answers call "${callId}", which no ancestor makes`, { line })
+    }
+    const call = callIn(this.entries[callIndex]!, callId)
+    if (call !== undefined && "providerExecuted" in call) {
+      return sessionError("SESSION_TOOL_LINK", `call "${callId}" is executed by the provider and answered in its own message`, { line })
+    }
+    if (call === undefined || call.name !== name) {
+      return sessionError("SESSION_TOOL_LINK", `tool result names "${name}" but call "${callId}" is to "${call?.name}"`, { line })
+    }
+    if (this.onBranch(this.answers.get(callId), parent) !== NONE) {
+      return sessionError("SESSION_TOOL_LINK", `call "${callId}" is already answered on this branch`, { line })
+    }
+    return undefined
+  }
+
+  private insert(entry: Entry, parent: number): void {
     const index = this.entries.length
     this.entries.push(entry)
     this.indexById.set(entry.id, index)
     this.parents.push(parent)
     this.depths.push(parent === NONE ? 0 : this.depths[parent]! + 1)
-    const message = entry.message
-    if (message.role === "assistant") {
-      for (const call of message.toolCalls) push(this.calls, call.id, index)
-    } else if (message.role === "tool") {
-      push(this.answers, message.toolCallId, index)
-    }
+    links(entry, (id) => push(this.calls, id, index), (id) => push(this.answers, id, index))
   }
 
   /** Removes every entry from index `size` on: the exact undo of the `add`s since then. */
@@ -152,17 +174,37 @@ export class History {
       this.indexById.delete(entry.id)
       this.parents.pop()
       this.depths.pop()
-      const message = entry.message
-      if (message.role === "assistant") {
-        for (const call of message.toolCalls) pop(this.calls, call.id, index)
-      } else if (message.role === "tool") {
-        pop(this.answers, message.toolCallId, index)
-      }
+      links(entry, (id) => pop(this.calls, id, index), (id) => pop(this.answers, id, index))
     }
   }
 }
 
 type Indexes = number | Array<number>
+
+/** The tool call with this ID that the entry makes, in either version's form. */
+const callIn = (entry: Entry, id: string): ToolCall | V2.ToolCallPart | undefined => {
+  if (entry.version === 1) {
+    return entry.message.role === "assistant" ? entry.message.toolCalls.find((c) => c.id === id) : undefined
+  }
+  if (entry.kind !== "message" || entry.message.role !== "assistant") return undefined
+  for (const part of entry.message.content) if (part.type === "tool-call" && part.id === id) return part
+  return undefined
+}
+
+/** Calls `call` with each tool-call ID the entry makes, `answer` with the call a tool message answers. */
+const links = (entry: Entry, call: (id: string) => void, answer: (id: string) => void): void => {
+  if (entry.version === 1) {
+    const message = entry.message
+    if (message.role === "assistant") for (const c of message.toolCalls) call(c.id)
+    else if (message.role === "tool") answer(message.toolCallId)
+    return
+  }
+  if (entry.kind !== "message") return
+  const message = entry.message
+  if (message.role === "assistant") {
+    for (const part of message.content) if (part.type === "tool-call") call(part.id)
+  } else if (message.role === "tool") answer(message.toolCallId)
+}
 
 const push = (map: Map<string, Indexes>, key: string, index: number): void => {
   const held = map.get(key)

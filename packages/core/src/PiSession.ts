@@ -435,9 +435,10 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
 
   const decoded = decodeLines({ lines: records, sizes: records.map(utf8Length), tail: "none" })
   if (isSessionError(decoded)) return Either.left(atPiLine(decoded, origins))
+  // The records above are version 1 throughout, so the loader gave version-1 values back.
   return Either.right(Object.freeze({
-    header: decoded.header,
-    entries: Object.freeze(decoded.history.entries.slice()),
+    header: decoded.header as SessionHeader,
+    entries: Object.freeze(decoded.history.entries.slice()) as ReadonlyArray<SessionEntry>,
     dropped: Object.freeze({ ...run.dropped }),
     skipped: Object.freeze({ ...skipped })
   }))

@@ -15,18 +15,15 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Direct from "./internal/decode.js"
 import { isCanonicalTimestamp as checkTimestamp } from "./internal/timestamp.js"
+import { copyJson, deepFreeze as freeze, hasText, own } from "./internal/values.js"
+import * as V2 from "./RecordV2.js"
 import { type SessionError, sessionError } from "./SessionError.js"
 
 /** True for exactly the strings `Date.prototype.toISOString()` writes (four-digit years). */
 export const isCanonicalTimestamp: (s: string) => boolean = checkTimestamp
 
-export const Id = Schema.String.pipe(Schema.minLength(1))
-export const Timestamp = Schema.String.pipe(
-  Schema.filter(isCanonicalTimestamp, { message: () => "expected a canonical ISO-8601 UTC timestamp" })
-)
-
-/** A JSON object; its values are checked to be JSON by the line parser (load) or the snapshot (append). */
-export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export { Id, JsonObject, Timestamp } from "./internal/primitives.js"
+import { Id, JsonObject, Timestamp } from "./internal/primitives.js"
 
 export const ToolCall = Schema.Struct({
   id: Id,
@@ -97,31 +94,19 @@ const decodeHeaderEither = Schema.decodeUnknownEither(SessionHeader, strict)
 const decodeEnvelopeEither = Schema.decodeUnknownEither(EntryEnvelope, strict)
 const decodeMessageEither = Schema.decodeUnknownEither(Message, strict)
 
+/** Deep-freezes a value built by the decoders (plain objects and arrays only), without recursion. */
+export const deepFreeze: <A>(value: A) => A = freeze
+
 const explain = (error: ParseResult.ParseError): string =>
   ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
 
-/** An own property only: a key missing from parsed JSON must not be looked up on the prototype chain. */
-const own = (record: { readonly [key: string]: unknown }, key: string): unknown =>
-  Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined
-
-/** Deep-freezes a value built by the decoders (plain objects and arrays only), without recursion. */
-export const deepFreeze = <A>(value: A): A => {
-  const stack: Array<unknown> = [value]
-  while (stack.length > 0) {
-    const v = stack.pop()
-    if (typeof v === "object" && v !== null && !Object.isFrozen(v)) {
-      Object.freeze(v)
-      for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key])
-    }
-  }
-  return value
-}
-
+/** Decodes a header record of either version. */
 export const decodeHeader = (
   record: { readonly [key: string]: unknown },
   line: number
-): SessionHeader | SessionError => {
+): Header | SessionError => {
   const version = own(record, "version")
+  if (own(record, "type") === "session" && version === 2) return V2.decodeHeader(record, line)
   if (own(record, "type") === "session" && typeof version === "number" && version !== 1) {
     return sessionError("SESSION_UNSUPPORTED_VERSION", `header version ${version} is not supported`, { line })
   }
@@ -129,50 +114,6 @@ export const decodeHeader = (
   return Either.isRight(decoded)
     ? Object.freeze(decoded.right)
     : sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line })
-}
-
-/**
- * A fresh copy of JSON data (plain objects and arrays), without recursion, or
- * undefined when it holds a number JSON cannot write back (`1e400` parses to
- * Infinity, which `JSON.stringify` would turn into `null` on the next commit).
- * Tool-call arguments decode as `Unknown` values, which the schema passes
- * through by reference; copying them means no record shares an object with the
- * parsed line (or with an append's input). `-0` becomes `0`, as the append
- * snapshot does, since that is what a commit writes. A `__proto__` key (refused
- * earlier, on both paths) would be defined, never assigned, so it stays a key.
- */
-const copyJson = (value: object): object | undefined => {
-  const fresh = (source: object): Record<string, unknown> | Array<unknown> =>
-    Array.isArray(source) ? new Array<unknown>(source.length) : {}
-  const root = fresh(value)
-  const stack: Array<readonly [object, Record<string, unknown> | Array<unknown>]> = [[value, root]]
-  while (stack.length > 0) {
-    const [source, target] = stack.pop()!
-    for (const key of Object.keys(source)) {
-      let child: unknown = (source as Record<string, unknown>)[key]
-      if (typeof child === "object" && child !== null) {
-        const copy = fresh(child)
-        stack.push([child, copy])
-        child = copy
-      } else if (typeof child === "number") {
-        if (!Number.isFinite(child)) return undefined
-        if (child === 0) child = 0
-      }
-      if (key === "__proto__") Object.defineProperty(target, key, { value: child, writable: true, enumerable: true, configurable: true })
-      else (target as Record<string, unknown>)[key] = child
-    }
-  }
-  return root
-}
-
-/** Whether `String(value)` gives a text; it throws for JSON data that holds a key `toString` or `valueOf`. */
-const hasText = (value: object): boolean => {
-  try {
-    String(value)
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** Decodes one message (Message IR v1); tool-call IDs must be unique within it. */
@@ -251,3 +192,24 @@ export const decodeParsedEntry = (
  * @internal
  */
 export const decodeCanonicalLine: (value: unknown, text: string) => Direct.CanonicalLine | undefined = direct.line
+
+/** A session's header in either version: `version` tells which. */
+export type Header = SessionHeader | V2.SessionHeader
+/** An entry in either version (a session holds entries of its header's version only). */
+export type Entry = SessionEntry | V2.SessionEntry
+/** A message in either version's Message IR. */
+export type AnyMessage = Message | V2.Message
+
+/** The message an entry holds: every version-1 entry holds one, a version-2 entry of kind `message` does. */
+export const messageOf = (entry: Entry): AnyMessage | undefined =>
+  entry.version === 1 ? entry.message : entry.kind === "message" ? entry.message : undefined
+
+/** A message's text: version 1's `content`, version 2's system `content` or its text parts joined by a newline. */
+export const textOf = (message: AnyMessage): string => {
+  if (typeof message.content === "string") return message.content
+  let text: string | undefined
+  for (const part of message.content) {
+    if (part.type === "text") text = text === undefined ? part.text : `${text}\n${part.text}`
+  }
+  return text ?? ""
+}

@@ -10,8 +10,13 @@
  * message (a call ID once per message, a `tool-result` part answering a
  * provider-executed call before it) to `decodeMessage` in `Codec.ts`.
  */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { Id, JsonObject, Timestamp } from "./Record.js"
+import { copyJson, deepFreeze, hasText, own } from "./internal/values.js"
+import type * as V1 from "./Record.js"
+import { Id, JsonObject, Timestamp } from "./internal/primitives.js"
+import { type SessionError, sessionError } from "./SessionError.js"
 
 /** The format's number: `"version":2` in the header and in every entry. */
 export const VERSION = 2 as const
@@ -214,3 +219,185 @@ export type Body =
   | Omit<TitleEntry, keyof typeof envelope>
   | Omit<ModelEntry, keyof typeof envelope>
   | Omit<CustomEntry, keyof typeof envelope>
+
+// The Schema path: exact, and explains the first problem. `exact`: a missing key is an error even
+// where the schema accepts undefined, and nothing on Object.prototype can stand in for a key.
+const strict = { onExcessProperty: "error", errors: "first", exact: true } as const
+
+/** The first issue of a parse error, with its path: a union's full tree would list every member. */
+const explain = (error: ParseResult.ParseError): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  if (issue === undefined) return error.message
+  const path = issue.path.map((key) => `[${JSON.stringify(key)}]`).join("")
+  return (path === "" ? issue.message : `${path} ${issue.message}`).replace(/\s+/g, " ")
+}
+
+const decodeHeaderEither = Schema.decodeUnknownEither(SessionHeader, strict)
+
+/** Decodes a version-2 header record (its `version` already read as 2). */
+export const decodeHeader = (record: { readonly [key: string]: unknown }, line: number): SessionHeader | SessionError => {
+  const decoded = decodeHeaderEither(record)
+  return Either.isRight(decoded)
+    ? deepFreeze(decoded.right)
+    : sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line })
+}
+
+type Decode<A> = (u: unknown) => Either.Either<A, ParseResult.ParseError>
+
+const roles: { readonly [R in Message["role"]]: Decode<Message> } = {
+  system: Schema.decodeUnknownEither(SystemMessage, strict),
+  user: Schema.decodeUnknownEither(UserMessage, strict),
+  assistant: Schema.decodeUnknownEither(AssistantMessage, strict),
+  tool: Schema.decodeUnknownEither(ToolMessage, strict)
+}
+const ROLES = Object.keys(roles).map((role) => JSON.stringify(role)).join(" | ")
+
+/** The rules within one assistant message: a call ID once; a tool-result part answers a provider-executed call before it, once. */
+const checkParts = (message: AssistantMessage, line: number | undefined): SessionError | undefined => {
+  const calls = new Map<string, ToolCallPart>()
+  const answered = new Set<string>()
+  for (const part of message.content) {
+    if (part.type === "tool-call") {
+      if (calls.has(part.id)) {
+        return sessionError("SESSION_INVALID_MESSAGE", `tool call ID "${part.id}" repeats within one message`, { line })
+      }
+      calls.set(part.id, part)
+    } else if (part.type === "tool-result") {
+      const call = calls.get(part.toolCallId)
+      if (call === undefined || call.providerExecuted !== true) {
+        return sessionError(
+          "SESSION_TOOL_LINK",
+          `tool-result part answers "${part.toolCallId}", which no provider-executed call earlier in the message makes`,
+          { line }
+        )
+      }
+      if (call.name !== part.toolName) {
+        return sessionError("SESSION_TOOL_LINK", `tool-result part names "${part.toolName}" but call "${part.toolCallId}" is to "${call.name}"`, { line })
+      }
+      if (answered.has(part.toolCallId)) {
+        return sessionError("SESSION_TOOL_LINK", `call "${part.toolCallId}" is answered twice within the message`, { line })
+      }
+      answered.add(part.toolCallId)
+    }
+  }
+  return undefined
+}
+
+/** Decodes one message (Message IR v2) into a fresh, deeply frozen value; the rules within one message included. */
+export const decodeMessage = (message: unknown, line?: number): Message | SessionError => {
+  const role = typeof message === "object" && message !== null && !Array.isArray(message)
+    ? own(message as { readonly [key: string]: unknown }, "role")
+    : undefined
+  const decode = typeof role === "string" && Object.prototype.hasOwnProperty.call(roles, role) ? roles[role as keyof typeof roles] : undefined
+  if (decode === undefined) {
+    const actual = typeof role === "object" && role !== null && !hasText(role) ? "an object" : JSON.stringify(role) ?? String(role)
+    return sessionError("SESSION_INVALID_MESSAGE", `["role"] Expected ${ROLES}, actual ${actual}`, { line })
+  }
+  const decoded = decode(message)
+  if (Either.isLeft(decoded)) return sessionError("SESSION_INVALID_MESSAGE", explain(decoded.left), { line })
+  // Arguments, results and options decode as `Unknown`, passed by reference: the copy makes them fresh.
+  const value = copyJson(decoded.right) as Message | undefined
+  if (value === undefined) return sessionError("SESSION_INVALID_MESSAGE", "the message holds a number JSON cannot write", { line })
+  if (value.role === "assistant") {
+    const problem = checkParts(value, line)
+    if (problem !== undefined) return problem
+  }
+  return deepFreeze(value)
+}
+
+type Envelope = { readonly [K in keyof typeof envelope]: (typeof envelope)[K]["Type"] }
+type Undecoded = SessionEntry | (Envelope & { readonly kind: "message"; readonly message: unknown })
+
+const entryKinds: { readonly [K in Kind]: Decode<Undecoded> } = {
+  message: Schema.decodeUnknownEither(Schema.Struct({ ...envelope, kind: Schema.Literal("message"), message: Schema.Unknown }), strict),
+  compaction: Schema.decodeUnknownEither(CompactionEntry, strict),
+  label: Schema.decodeUnknownEither(LabelEntry, strict),
+  title: Schema.decodeUnknownEither(TitleEntry, strict),
+  model: Schema.decodeUnknownEither(ModelEntry, strict),
+  custom: Schema.decodeUnknownEither(CustomEntry, strict)
+}
+const KIND_LIST = KINDS.map((kind) => JSON.stringify(kind)).join(" | ")
+
+/**
+ * Decodes a version-2 entry record (its `version` already read as 2) into a fresh, deeply frozen
+ * entry. The rules that need the history (tool links, a compaction's kept entry, a label's target)
+ * are the history's.
+ */
+export const decodeEntry = (record: { readonly [key: string]: unknown }, line?: number): SessionEntry | SessionError => {
+  const kind = own(record, "kind")
+  const decode = typeof kind === "string" && Object.prototype.hasOwnProperty.call(entryKinds, kind)
+    ? entryKinds[kind as Kind]
+    : undefined
+  if (decode === undefined) {
+    const actual = typeof kind === "object" && kind !== null && !hasText(kind) ? "an object" : JSON.stringify(kind) ?? String(kind)
+    return sessionError("SESSION_INVALID_RECORD", `["kind"] Expected ${KIND_LIST}, actual ${actual}`, { line })
+  }
+  const decoded = decode(record)
+  if (Either.isLeft(decoded)) return sessionError("SESSION_INVALID_RECORD", explain(decoded.left), { line })
+  const entry = decoded.right
+  if (entry.kind === "message") {
+    const message = decodeMessage(entry.message, line)
+    if (message instanceof Error) return message
+    const { id, parentId, timestamp } = entry
+    return deepFreeze({ type: "entry", version: VERSION, id, parentId, timestamp, kind: "message", message })
+  }
+  const value = copyJson(entry) as SessionEntry | undefined
+  if (value === undefined) return sessionError("SESSION_INVALID_RECORD", "the entry holds a number JSON cannot write", { line })
+  return deepFreeze(value)
+}
+
+/**
+ * The version-2 form of a Message IR v1 message (`docs/format.md`, "Upgrade"): `content` becomes one
+ * text part (an assistant's empty content none), each tool call a `tool-call` part after it. The
+ * result is not checked here: a v1 value that breaks a v2 rule (an empty tool name) is refused by
+ * `decodeMessage`.
+ */
+export const upgradeMessage = (message: V1.Message): Message => {
+  switch (message.role) {
+    case "user":
+      return { role: "user", id: message.id, content: [{ type: "text", text: message.content }] }
+    case "tool":
+      return {
+        role: "tool",
+        id: message.id,
+        toolCallId: message.toolCallId,
+        toolName: message.toolName,
+        isError: message.isError,
+        content: [{ type: "text", text: message.content }]
+      }
+    case "assistant": {
+      const content: Array<AssistantPart> = message.content === "" ? [] : [{ type: "text", text: message.content }]
+      for (const call of message.toolCalls) content.push({ type: "tool-call", id: call.id, name: call.name, arguments: call.arguments })
+      return { role: "assistant", id: message.id, content }
+    }
+  }
+}
+
+/** Whether a value is shaped as Message IR v1 (a string `content` where version 2 has parts, or `toolCalls`), so an append upgrades it. */
+export const isVersion1Shaped = (message: unknown): boolean => {
+  if (typeof message !== "object" || message === null) return false
+  const role = own(message as { readonly [key: string]: unknown }, "role")
+  if (role === "assistant") return Object.prototype.hasOwnProperty.call(message, "toolCalls")
+  return (role === "user" || role === "tool") && typeof own(message as { readonly [key: string]: unknown }, "content") === "string"
+}
+
+/** The first blob a message refers to, if any. */
+export const firstBlob = (message: Message): BlobData | undefined => {
+  if (message.role === "system") return undefined
+  for (const part of message.content) {
+    if (part.type === "file" && "blob" in part.data) return part.data
+  }
+  return undefined
+}
+export type BlobData = typeof BlobData.Type
+
+/** The version-2 form of a version-1 entry: the same envelope, kind `message`, the message upgraded. */
+export const upgradeEntry = (entry: V1.SessionEntry): MessageEntry => ({
+  type: "entry",
+  version: VERSION,
+  id: entry.id,
+  parentId: entry.parentId,
+  timestamp: entry.timestamp,
+  kind: "message",
+  message: upgradeMessage(entry.message)
+})

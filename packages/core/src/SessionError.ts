@@ -37,7 +37,9 @@ export const SessionErrorCode = Schema.Literal(
   "SESSION_IO",
   "SESSION_ROLLBACK_FAILED",
   "SESSION_INVALID_OPTIONS",
-  "SESSION_UNKNOWN_ENTRY"
+  "SESSION_UNKNOWN_ENTRY",
+  "SESSION_BLOB_MISSING",
+  "SESSION_BLOB_CORRUPT"
 )
 export type SessionErrorCode = typeof SessionErrorCode.Type
 
@@ -131,7 +133,9 @@ const CLASS_OF: { readonly [C in SessionErrorCode]: SessionErrorTag } = {
   SESSION_IO: "IoError",
   SESSION_ROLLBACK_FAILED: "LockedError",
   SESSION_INVALID_OPTIONS: "InputError",
-  SESSION_UNKNOWN_ENTRY: "InputError"
+  SESSION_UNKNOWN_ENTRY: "InputError",
+  SESSION_BLOB_MISSING: "CorruptError",
+  SESSION_BLOB_CORRUPT: "CorruptError"
 }
 
 /** The class a code belongs to where nothing says otherwise. */

@@ -18,26 +18,32 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessionStore.js"
-import type { SessionEntry, SessionHeader } from "./Record.js"
+import type { Entry, Header } from "./Record.js"
 import type { SessionError } from "./SessionError.js"
 import type { SessionJournal } from "./SessionJournal.js"
 
 export interface SessionStore {
   /** Where the session is, as its backend resolved it: an absolute path, a session ID. */
   readonly location: string
-  readonly header: SessionHeader
+  readonly header: Header
   /** Every accepted entry in commit order; a frozen array, replaced (never mutated) by each commit. */
-  readonly entries: ReadonlyArray<SessionEntry>
+  readonly entries: ReadonlyArray<Entry>
   /** Whether the loaded session ended in a skipped incomplete tail that no commit has removed yet. */
   readonly tail: "none" | "incomplete"
-  readonly get: (id: string) => SessionEntry | undefined
+  readonly get: (id: string) => Entry | undefined
   /**
    * Appends one entry. The message is snapshot when `append` is called (own data
    * properties only, no caller code runs), so later changes to it never reach the
    * entry; the entry resolves once durable. Once the store's scope has closed,
    * `append` and `flush` fail with SESSION_IO, and so do those still queued then.
    */
-  readonly append: (parentId: string | null, message: unknown) => Effect.Effect<SessionEntry, SessionError>
+  readonly append: (parentId: string | null, message: unknown) => Effect.Effect<Entry, SessionError>
+  /**
+   * Appends one entry of any kind (version 2): `body` holds `kind` first, then exactly that kind's
+   * keys (`RecordV2.Body`), snapshot like a message. A version-1 session holds messages only
+   * (SESSION_UNSUPPORTED_VERSION).
+   */
+  readonly appendEntry: (parentId: string | null, body: unknown) => Effect.Effect<Entry, SessionError>
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
   readonly flush: Effect.Effect<void, SessionError>
 }
@@ -46,11 +52,27 @@ export const SessionStore: Context.Tag<SessionStore, SessionStore> = Context.Gen
   "@session-tree/SessionStore"
 )
 
+/** How a new session starts. */
+export interface CreateOptions {
+  /** The session ID; by default the backend's or a fresh one from `Ids`. */
+  readonly id?: string | undefined
+  /** The format version: 2 (the agent format) unless 1 (the course format) is asked for. */
+  readonly version?: 1 | 2 | undefined
+  /** Where a fork came from, written into a version-2 header. */
+  readonly forkedFrom?: { readonly session: string; readonly entry: string } | undefined
+}
+
+/** How a session is loaded. */
+export interface LoadOptions {
+  /** The only format version accepted: a session of another is SESSION_UNSUPPORTED_VERSION. Any by default. */
+  readonly version?: 1 | 2 | undefined
+}
+
 /** What a read-only load finds. */
 export interface Loaded {
   readonly location: string
-  readonly header: SessionHeader
-  readonly entries: ReadonlyArray<SessionEntry>
+  readonly header: Header
+  readonly entries: ReadonlyArray<Entry>
   readonly tail: "none" | "incomplete"
   /** Bytes the backend read (see `SessionJournal.Stored`). */
   readonly size: number
@@ -61,27 +83,31 @@ export const read: (location: string) => Effect.Effect<Loaded, SessionError, Ses
 
 /**
  * Creates a new session holding one header, durably: SESSION_EXISTS when the
- * location is taken. The ID comes from `options.id`, from the backend when it
- * names sessions by ID, or from `Ids`; the timestamp from the clock.
+ * location is taken. Version 2 unless `options.version` is 1. The ID comes from
+ * `options.id`, from the backend when it names sessions by ID, or from `Ids`;
+ * the timestamp from the clock.
  */
 export const create: (
   location: string,
-  options?: { readonly id?: string }
+  options?: CreateOptions
 ) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> = internal.create
 
 /** Loads a session for appending; the backend holds it until the scope closes. */
-export const load: (location: string) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
+export const load: (location: string, options?: LoadOptions) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
   internal.load
 
-/** Loads the session at `location`, creating it first when nothing is there. */
-export const open: (location: string) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
+/**
+ * Loads the session at `location`, creating it first when nothing is there (with `options`; a
+ * `version` given is then also the only one a load accepts).
+ */
+export const open: (location: string, options?: CreateOptions) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
   internal.open
 
-export const layerLoad = (location: string): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> =>
-  Layer.scoped(SessionStore, load(location))
+export const layerLoad = (location: string, options?: LoadOptions): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> =>
+  Layer.scoped(SessionStore, load(location, options))
 export const layerCreate = (
   location: string,
-  options?: { readonly id?: string }
+  options?: CreateOptions
 ): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> => Layer.scoped(SessionStore, create(location, options))
-export const layerOpen = (location: string): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> =>
-  Layer.scoped(SessionStore, open(location))
+export const layerOpen = (location: string, options?: CreateOptions): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> =>
+  Layer.scoped(SessionStore, open(location, options))

@@ -16,9 +16,9 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Message, SessionEntry } from "./Record.js"
+import { type AnyMessage, type Entry, messageOf } from "./Record.js"
 import { asInput, type InputError, inputError, isSessionError, type SessionError } from "./SessionError.js"
-import { snapshotMessage } from "./internal/snapshot.js"
+import { snapshotBody, snapshotMessageFor } from "./internal/snapshot.js"
 import { SessionStore } from "./SessionStore.js"
 
 export interface SessionTree {
@@ -26,21 +26,43 @@ export interface SessionTree {
   /** The entry the next `append` becomes a child of; null selects a new root. */
   readonly activeLeafId: string | null
   /** Every entry of every branch in commit order (the store's frozen array). */
-  readonly entries: ReadonlyArray<SessionEntry>
+  readonly entries: ReadonlyArray<Entry>
   /** The frozen root-to-leaf path. */
-  readonly activeEntries: ReadonlyArray<SessionEntry>
+  readonly activeEntries: ReadonlyArray<Entry>
   /** The messages of `activeEntries`, frozen. */
-  readonly activeMessages: ReadonlyArray<Message>
+  readonly activeMessages: ReadonlyArray<AnyMessage>
   /** Selects `id` (or the position for a new root) as the leaf; SESSION_UNKNOWN_ENTRY if it is not in the tree. */
   readonly moveTo: (id: string | null) => Effect.Effect<void, InputError>
-  /** Appends `message` as a child of the leaf; the leaf moves to the new entry once it is durable. */
-  readonly append: (message: unknown) => Effect.Effect<SessionEntry, SessionError>
+  /**
+   * Appends `message` as a child of the leaf; the leaf moves to the new entry once it is durable.
+   * Message IR of the session's version (a version-1 message to a version-2 session is stored in its version-2 form).
+   */
+  readonly append: (message: unknown) => Effect.Effect<Entry, SessionError>
+  /** Appends an entry of any kind as a child of the leaf (`RecordV2.Body`: `kind` first); version 2 only. */
+  readonly appendEntry: (body: unknown) => Effect.Effect<Entry, SessionError>
+  /** Labels `targetId` (an earlier entry, any branch); null removes its label. The newest label of a target wins. */
+  readonly label: (targetId: string, label: string | null) => Effect.Effect<Entry, SessionError>
+  /** Names the session: its title is the newest title entry in commit order. */
+  readonly setTitle: (title: string) => Effect.Effect<Entry, SessionError>
+  /** Records a change of model (and reasoning level) on this branch. */
+  readonly setModel: (model: { readonly provider: string; readonly model: string; readonly thinking?: string }) => Effect.Effect<Entry, SessionError>
+  /** Stores an extension's data on this branch; it is never sent to a model. */
+  readonly custom: (customType: string, data: unknown) => Effect.Effect<Entry, SessionError>
+  /**
+   * Records a compaction: from here on, what came before `firstKeptEntryId` (an ancestor; null for
+   * everything) is replaced by `summary` when the context is built. Nothing is deleted.
+   */
+  readonly compact: (compaction: {
+    readonly summary: string
+    readonly firstKeptEntryId: string | null
+    readonly tokensBefore?: number
+  }) => Effect.Effect<Entry, SessionError>
   /** The children of `id` in commit order; null gives the roots. */
-  readonly children: (id: string | null) => ReadonlyArray<SessionEntry>
+  readonly children: (id: string | null) => ReadonlyArray<Entry>
   /** Entries without children, in commit order. */
-  readonly leaves: ReadonlyArray<SessionEntry>
+  readonly leaves: ReadonlyArray<Entry>
   /** The root-to-`id` path, or [] when `id` is not in the tree. */
-  readonly pathTo: (id: string) => ReadonlyArray<SessionEntry>
+  readonly pathTo: (id: string) => ReadonlyArray<Entry>
 }
 
 export const SessionTree: Context.Tag<SessionTree, SessionTree> = Context.GenericTag<SessionTree>(
@@ -49,13 +71,23 @@ export const SessionTree: Context.Tag<SessionTree, SessionTree> = Context.Generi
 
 const EMPTY: ReadonlyArray<never> = Object.freeze([])
 
+/** The messages among `entries`, in order. */
+const messagesOf = (entries: ReadonlyArray<Entry>): Array<AnyMessage> => {
+  const messages: Array<AnyMessage> = []
+  for (const entry of entries) {
+    const message = messageOf(entry)
+    if (message !== undefined) messages.push(message)
+  }
+  return messages
+}
+
 /** Walks parents from `id` using `get`; returns the frozen root-to-`id` path ([] if `id` is unknown). */
-const walk = (
-  get: (id: string) => SessionEntry | undefined,
+const walk = <E extends Linked>(
+  get: (id: string) => E | undefined,
   id: string,
   limit: number
-): ReadonlyArray<SessionEntry> => {
-  const path: Array<SessionEntry> = []
+): ReadonlyArray<E> => {
+  const path: Array<E> = []
   let current = get(id)
   // `limit` guards lists that are not in commit order (a cycle would otherwise never end).
   while (current !== undefined && path.length <= limit) {
@@ -77,19 +109,19 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
     let leaf: string | null = initial.length === 0 ? null : initial[initial.length - 1]!.id
     // IDs of committed entries, extended as the store's view grows (a commit only adds at the end).
     // The tree keeps its own map so it never sees an entry whose commit is still in flight.
-    const byId = new Map<string, SessionEntry>()
+    const byId = new Map<string, Entry>()
     let indexed = 0
-    const get = (id: string): SessionEntry | undefined => {
+    const get = (id: string): Entry | undefined => {
       const entries = store.entries
       for (; indexed < entries.length; indexed++) byId.set(entries[indexed]!.id, entries[indexed]!)
       return byId.get(id)
     }
     // One cached projection for the last (entries array, leaf) pair seen; commits replace the array.
     let cache: {
-      readonly entries: ReadonlyArray<SessionEntry>
+      readonly entries: ReadonlyArray<Entry>
       readonly leaf: string | null
-      readonly path: ReadonlyArray<SessionEntry>
-      messages: ReadonlyArray<Message> | undefined
+      readonly path: ReadonlyArray<Entry>
+      messages: ReadonlyArray<AnyMessage> | undefined
     } | undefined
 
     const projection = () => {
@@ -101,6 +133,17 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       return cache
     }
 
+    /** Runs an append as a child of the leaf in the tree's order, moving the leaf to its entry. */
+    const atLeaf = (append: (parent: string | null) => Effect.Effect<Entry, SessionError>) =>
+      serialized(Effect.tap(Effect.suspend(() => append(leaf)), (entry) => {
+        leaf = entry.id
+      }))
+    const appendEntry = (body: unknown): Effect.Effect<Entry, SessionError> =>
+      Effect.suspend(() => {
+        if (store.header.version === 1) return store.appendEntry(leaf, body)
+        const snapshot = snapshotBody(body)
+        return isSessionError(snapshot) ? Effect.fail(asInput(snapshot)) : atLeaf((parent) => store.appendEntry(parent, snapshot))
+      })
     const tree: SessionTree = {
       store,
       get activeLeafId() {
@@ -114,7 +157,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       },
       get activeMessages() {
         const p = projection()
-        if (p.messages === undefined) p.messages = Object.freeze(p.path.map((entry) => entry.message))
+        if (p.messages === undefined) p.messages = Object.freeze(messagesOf(p.path))
         return p.messages
       },
       moveTo: (id) =>
@@ -130,12 +173,21 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       append: (message) =>
         Effect.suspend(() => {
           // Copied at call time, not when its turn in the tree comes.
-          const snapshot = snapshotMessage(message)
-          if (isSessionError(snapshot)) return Effect.fail(asInput(snapshot))
-          return serialized(Effect.tap(Effect.suspend(() => store.append(leaf, snapshot)), (entry) => {
-            leaf = entry.id
-          }))
+          const snapshot = snapshotMessageFor(message, store.header.version)
+          return isSessionError(snapshot) ? Effect.fail(asInput(snapshot)) : atLeaf((parent) => store.append(parent, snapshot))
         }),
+      appendEntry,
+      label: (targetId, label) => appendEntry({ kind: "label", targetId, label }),
+      setTitle: (title) => appendEntry({ kind: "title", title }),
+      setModel: ({ model, provider, thinking }) =>
+        appendEntry(thinking === undefined ? { kind: "model", provider, model } : { kind: "model", provider, model, thinking }),
+      custom: (customType, data) => appendEntry({ kind: "custom", customType, data }),
+      compact: ({ firstKeptEntryId, summary, tokensBefore }) =>
+        appendEntry(
+          tokensBefore === undefined
+            ? { kind: "compaction", summary, firstKeptEntryId }
+            : { kind: "compaction", summary, firstKeptEntryId, tokensBefore }
+        ),
       children: (id) => childrenOf(store.entries, id),
       get leaves() {
         return leavesOf(store.entries)
@@ -153,20 +205,26 @@ export const layer: Layer.Layer<SessionTree, never, SessionStore> = Layer.effect
 // ---------------------------------------------------------------------------------------------
 // Pure navigation over any entry list in commit order.
 
-interface Index {
-  readonly byId: Map<string, SessionEntry>
-  readonly children: Map<string | null, ReadonlyArray<SessionEntry>>
-  readonly leaves: ReadonlyArray<SessionEntry>
+/** What the navigation needs of an entry: its ID and its parent's. */
+export interface Linked {
+  readonly id: string
+  readonly parentId: string | null
+}
+
+interface Index<E extends Linked> {
+  readonly byId: Map<string, E>
+  readonly children: Map<string | null, ReadonlyArray<E>>
+  readonly leaves: ReadonlyArray<E>
 }
 
 /** Indexes of frozen lists (the store's views never change); other lists are indexed per call. */
-const indexes = new WeakMap<ReadonlyArray<SessionEntry>, Index>()
+const indexes = new WeakMap<ReadonlyArray<Linked>, Index<Linked>>()
 
-const indexOf = (entries: ReadonlyArray<SessionEntry>): Index => {
-  const cached = indexes.get(entries)
+const indexOf = <E extends Linked>(entries: ReadonlyArray<E>): Index<E> => {
+  const cached = indexes.get(entries) as Index<E> | undefined
   if (cached !== undefined) return cached
-  const byId = new Map<string, SessionEntry>()
-  const children = new Map<string | null, Array<SessionEntry>>()
+  const byId = new Map<string, E>()
+  const children = new Map<string | null, Array<E>>()
   const hasChild = new Set<string>()
   for (const entry of entries) {
     if (!byId.has(entry.id)) byId.set(entry.id, entry)
@@ -176,7 +234,7 @@ const indexOf = (entries: ReadonlyArray<SessionEntry>): Index => {
     if (entry.parentId !== null) hasChild.add(entry.parentId)
   }
   for (const list of children.values()) Object.freeze(list)
-  const index: Index = {
+  const index: Index<E> = {
     byId,
     children,
     leaves: Object.freeze(entries.filter((entry) => !hasChild.has(entry.id)))
@@ -186,14 +244,14 @@ const indexOf = (entries: ReadonlyArray<SessionEntry>): Index => {
 }
 
 /** The root-to-`id` path; [] when `id` is not in `entries` or its chain does not reach a root. */
-export const pathTo = (entries: ReadonlyArray<SessionEntry>, id: string): ReadonlyArray<SessionEntry> => {
+export const pathTo = <E extends Linked>(entries: ReadonlyArray<E>, id: string): ReadonlyArray<E> => {
   const { byId } = indexOf(entries)
   return walk((key) => byId.get(key), id, entries.length)
 }
 
 /** The children of `id` in commit order; null gives the roots. */
-export const childrenOf = (entries: ReadonlyArray<SessionEntry>, id: string | null): ReadonlyArray<SessionEntry> =>
+export const childrenOf = <E extends Linked>(entries: ReadonlyArray<E>, id: string | null): ReadonlyArray<E> =>
   indexOf(entries).children.get(id) ?? EMPTY
 
 /** The entries nobody names as parent, in commit order. */
-export const leavesOf = (entries: ReadonlyArray<SessionEntry>): ReadonlyArray<SessionEntry> => indexOf(entries).leaves
+export const leavesOf = <E extends Linked>(entries: ReadonlyArray<E>): ReadonlyArray<E> => indexOf(entries).leaves

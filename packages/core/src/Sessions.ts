@@ -18,11 +18,12 @@ import type * as Scope from "effect/Scope"
 import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessions.js"
 import * as summary from "./internal/summary.js"
-import type { SessionEntry, SessionHeader } from "./Record.js"
+import type { Entry, Header } from "./Record.js"
 import type { SessionCatalog } from "./SessionCatalog.js"
 import type { SessionError, SessionErrorCode } from "./SessionError.js"
 import type { SessionJournal } from "./SessionJournal.js"
-import type { Loaded, SessionStore } from "./SessionStore.js"
+import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "./SessionStore.js"
+import type { Linked } from "./SessionTree.js"
 
 /** What a listing shows of a session that loads (the fields of `session-tree list --json`). */
 export type Summary = internal.Summary
@@ -53,15 +54,15 @@ export interface ListOptions {
 
 /** A whole session's records, as an import takes them. */
 export interface Records {
-  readonly header: SessionHeader
-  readonly entries: ReadonlyArray<SessionEntry>
+  readonly header: Header
+  readonly entries: ReadonlyArray<Entry>
 }
 
 export interface SessionsService {
   /** Creates a session holding one header (see `SessionStore.create`). */
-  readonly create: (location: string, options?: { readonly id?: string }) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
+  readonly create: (location: string, options?: CreateOptions) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
   /** Loads a session for appending (see `SessionStore.load`). */
-  readonly load: (location: string) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
+  readonly load: (location: string, options?: LoadOptions) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
   /** Loads a session read-only. */
   readonly read: (location: string) => Effect.Effect<Loaded, SessionError>
   /** A page of the sessions in a scope, newest change first. */
@@ -72,21 +73,24 @@ export interface SessionsService {
    * Creates `target` holding exactly the root→`leaf` path of `source` (the same entry IDs,
    * parents, timestamps and messages) under a new header (timestamp now; ID from `options.id`,
    * the backend, or `Ids`). `source` is not changed. SESSION_UNKNOWN_ENTRY for a leaf that is not
-   * in the source; SESSION_EXISTS when `target` is taken.
+   * in the source; SESSION_EXISTS when `target` is taken. The target has the source's version
+   * unless `options.version` is 2 (a version-1 source's entries in their version-2 form); a
+   * version-2 target's header says where it came from (`forkedFrom`). Nothing converts down.
    */
   readonly fork: (
     source: string,
     leaf: string,
     target: string,
-    options?: { readonly id?: string }
+    options?: { readonly id?: string | undefined; readonly version?: 1 | 2 | undefined }
   ) => Effect.Effect<Summary, SessionError>
   /** The canonical JSONL generation of a session, byte for byte what a commit writes. */
   readonly exportJsonl: (location: string) => Effect.Effect<string, SessionError>
   /**
    * Stores `records` as a new session that keeps its header, validated as a load validates.
    * `to` is the location; a backend that names sessions by ID takes the header's ID by default.
+   * With `options.version` 2, version-1 records are stored in their version-2 form.
    */
-  readonly import: (records: Records, to?: string) => Effect.Effect<Summary, SessionError>
+  readonly import: (records: Records, to?: string, options?: { readonly version?: 1 | 2 | undefined }) => Effect.Effect<Summary, SessionError>
 }
 
 export class Sessions extends Context.Tag("@session-tree/Sessions")<Sessions, SessionsService>() {}
@@ -100,7 +104,7 @@ export const layer: Layer.Layer<Sessions, never, SessionJournal | SessionCatalog
 export const summarize: (location: string, records: Records) => Summary = summary.summarize
 
 /** The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. */
-export const pathTo: (entries: ReadonlyArray<SessionEntry>, leaf: string) => Effect.Effect<ReadonlyArray<SessionEntry>, SessionError> =
+export const pathTo: <E extends Linked>(entries: ReadonlyArray<E>, leaf: string) => Effect.Effect<ReadonlyArray<E>, SessionError> =
   internal.pathToLeaf
 
 /** The canonical JSONL generation of `records`. */

@@ -1,5 +1,6 @@
 export * as ClaudeSession from "./ClaudeSession.js"
 export * as Codec from "./Codec.js"
+export * as Conversation from "./Conversation.js"
 export * as History from "./History.js"
 export * as Json from "./Json.js"
 export * as Ids from "./Ids.js"

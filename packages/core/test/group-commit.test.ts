@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import * as GroupCommit from "../src/internal/groupCommit.js"
-import type { Message } from "../src/Record.js"
+import { type Message, messageOf } from "../src/Record.js"
 import { type SessionError, sessionError } from "../src/SessionError.js"
 import * as SessionStore from "../src/SessionStore.js"
 import { makeProbed } from "./support/journal.js"
@@ -175,7 +175,7 @@ describe("the store's group commit", () => {
         expect(probe.commits - before - 1).toBeLessThan(50)
         expect(store.entries.slice(9)).toEqual(results)
         for (const r of results) expect(store.get(r.id)).toBe(r)
-        expect(results.map((r) => r.message.id)).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`))
+        expect(results.map((r) => messageOf(r)!.id)).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`))
         expect((yield* SessionStore.read(LOCATION)).entries).toEqual(store.entries)
         expect(storage.get(LOCATION)!.length).toBe(1 + 1 + 8 + 50)
       }).pipe(Effect.provide(layer))
@@ -248,7 +248,7 @@ describe("the store's group commit", () => {
         yield* release
         expect(Exit.isInterrupted(yield* Fiber.join(interrupting))).toBe(true)
         // The handed-over append is committed; the queued one never reached the backend.
-        expect(store.entries.map((e) => e.message.id)).toEqual(["m0", "m1"])
+        expect(store.entries.map((e) => messageOf(e)!.id)).toEqual(["m0", "m1"])
         expect((yield* SessionStore.read(LOCATION)).entries).toEqual(store.entries)
         expect(probe.batches.slice(-1)).toEqual([["entry-002"]])
         const next = yield* store.append(root.id, user("m3", "next"))
@@ -273,7 +273,7 @@ describe("the store's group commit", () => {
         for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
         yield* release
         yield* Fiber.join(closing)
-        expect((yield* Fiber.join(inFlight)).message.id).toBe("m1")
+        expect(messageOf(yield* Fiber.join(inFlight))!.id).toBe("m1")
         const outcomes: ReadonlyArray<Either.Either<unknown, SessionError>> = yield* Fiber.join(queued)
         expect(outcomes.map(codeOf)).toEqual(["SESSION_IO", "SESSION_IO"])
         for (const outcome of outcomes) expect(Either.isLeft(outcome) && outcome.left.reason).toBe("the store's scope is closed")
@@ -285,7 +285,7 @@ describe("the store's group commit", () => {
         ]
         expect(late.map(codeOf)).toEqual(["SESSION_IO", "SESSION_IO", "SESSION_IO"])
         expect(probe.commits).toBe(commits)
-        expect((yield* SessionStore.read(LOCATION)).entries.map((e) => e.message.id)).toEqual(["m0", "m1"])
+        expect((yield* SessionStore.read(LOCATION)).entries.map((e) => messageOf(e)!.id)).toEqual(["m0", "m1"])
       }).pipe(Effect.provide(layer))
     }))
 

@@ -465,7 +465,7 @@ describe("hand-made files that are not valid Pi v3 sessions", () => {
       ).pipe(Effect.provide(Layer.merge(MemoryJournal.layerStorage(storage), Ids.layerDeterministic)))
     )
     const own = new TextEncoder().encode(storage.get("own")!.join("\n") + "\n")
-    expect(JSON.parse(storage.get("own")![0]!)).toMatchObject({ type: "session", version: 1 })
+    expect(JSON.parse(storage.get("own")![0]!)).toMatchObject({ type: "session", version: 2 })
     expectError(fromPi(own), "SESSION_INVALID_HEADER", 1, /session-tree/)
     // The header's ID and timestamp are checked as this project's header is.
     expectError(fromPi(file({ ...HEADER, id: "" })), "SESSION_INVALID_HEADER", 1)

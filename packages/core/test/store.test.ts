@@ -11,6 +11,7 @@ import * as Either from "effect/Either"
 import * as TestClock from "effect/TestClock"
 import type { SessionError } from "../src/SessionError.js"
 import * as SessionStore from "../src/SessionStore.js"
+import * as V1 from "@session-tree/testing/Version1"
 import { makeProbed } from "./support/journal.js"
 
 const path = "s"
@@ -24,7 +25,7 @@ describe("create", () => {
     const { layer } = makeProbed()
     return Effect.gen(function*() {
       yield* atT
-      const store = yield* SessionStore.create(path)
+      const store = yield* SessionStore.create(path, { version: 1 })
       const root = yield* store.append(null, user("m1", "root"))
       const orphan = { role: "tool", id: "m2", toolCallId: "c1", toolName: "ls", content: "", isError: false }
       expect(codeOf(yield* Effect.either(store.append(root.id, orphan)))).toBe("SESSION_TOOL_LINK")
@@ -108,7 +109,7 @@ describe("append snapshots its input before queueing, without running caller cod
       Effect.gen(function*() {
         const { layer, probe, storage } = makeProbed()
         yield* Effect.gen(function*() {
-          const store = yield* SessionStore.create(path)
+          const store = yield* SessionStore.create(path, { version: 1 })
           const first = yield* store.append(null, user("m0", "kept"))
           const before = { lines: storage.get(path), commits: probe.commits, entries: store.entries }
           const input = make()
@@ -129,7 +130,7 @@ describe("append snapshots its input before queueing, without running caller cod
   it.scoped("accepts null-prototype objects and values shared (not cyclic) between places", () => {
     const { layer: layerMemory } = makeProbed()
     return Effect.gen(function*() {
-      const store = yield* SessionStore.create(path)
+      const store = yield* SessionStore.create(path, { version: 1 })
       const shared = { k: [1, 2] }
       const bare = Object.assign(Object.create(null) as Record<string, unknown>, { role: "user", id: "m1", content: "bare" })
       yield* store.append(null, bare)
@@ -139,7 +140,7 @@ describe("append snapshots its input before queueing, without running caller cod
         content: "",
         toolCalls: [{ id: "c1", name: "t", arguments: { a: shared, b: shared } }]
       })
-      const args = (e.message as unknown as { toolCalls: Array<{ arguments: { a: unknown; b: unknown } }> }).toolCalls[0]!
+      const args = (V1.entry(e).message as unknown as { toolCalls: Array<{ arguments: { a: unknown; b: unknown } }> }).toolCalls[0]!
         .arguments
       expect(args).toEqual({ a: { k: [1, 2] }, b: { k: [1, 2] } })
       expect(args.a).not.toBe(shared)
@@ -149,7 +150,7 @@ describe("append snapshots its input before queueing, without running caller cod
   it.scoped("measures size as JSON does: a long array well under the line cap is accepted, one over it is not", () => {
     const { layer: layerMemory, storage } = makeProbed()
     return Effect.gen(function*() {
-      const store = yield* SessionStore.create(path)
+      const store = yield* SessionStore.create(path, { version: 1 })
       const withList = (list: Array<unknown>) => ({
         role: "assistant",
         id: "a1",
@@ -172,7 +173,7 @@ describe("append snapshots its input before queueing, without running caller cod
     const { layer: layerMemory, storage } = makeProbed()
     return Effect.gen(function*() {
       yield* atT
-      const store = yield* SessionStore.create(path)
+      const store = yield* SessionStore.create(path, { version: 1 })
       const input = {
         role: "assistant",
         id: "a1",
@@ -191,22 +192,22 @@ describe("append snapshots its input before queueing, without running caller cod
         content: "original",
         toolCalls: [{ id: "c1", name: "t", arguments: { list: [1, { deep: "x" }] } }]
       }
-      expect(entry.message).toEqual(expected)
+      expect(V1.entry(entry).message).toEqual(expected)
       expect(store.entries[0]).toBe(entry)
       expect(storage.get(path)).toBe(lines)
-      expect((yield* SessionStore.read(path)).entries[0]!.message).toEqual(expected)
+      expect(V1.entry((yield* SessionStore.read(path)).entries[0]!).message).toEqual(expected)
 
       const later = { role: "user", id: "m2", content: "at the call" }
       const pending = store.append(entry.id, later)
       later.content = "after the call"
-      expect((yield* pending).message).toEqual({ role: "user", id: "m2", content: "at the call" })
+      expect(V1.entry(yield* pending).message).toEqual({ role: "user", id: "m2", content: "at the call" })
     }).pipe(Effect.provide(layerMemory))
   })
 
   it.scoped("entries are deeply frozen, and the resolved entry is the one in entries and get", () => {
     const { layer: layerMemory } = makeProbed()
     return Effect.gen(function*() {
-      const store = yield* SessionStore.create(path)
+      const store = yield* SessionStore.create(path, { version: 1 })
       const entry = yield* store.append(null, {
         role: "assistant",
         id: "a1",
@@ -226,7 +227,7 @@ describe("append snapshots its input before queueing, without running caller cod
       for (const o of objects) expect(Object.isFrozen(o)).toBe(true)
       expect(Object.isFrozen(store.entries)).toBe(true)
       expect(() => {
-        ;(entry.message as { content: string }).content = "x"
+        ;(V1.entry(entry).message as { content: string }).content = "x"
       }).toThrow(TypeError)
       expect(store.entries[0]).toBe(entry)
       expect(store.get(entry.id)).toBe(entry)

@@ -10,10 +10,11 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import type { Message, SessionEntry } from "../src/Record.js"
+import type { Entry, Message, SessionEntry } from "../src/Record.js"
 import type { SessionError } from "../src/SessionError.js"
 import * as SessionStore from "../src/SessionStore.js"
 import * as SessionTree from "../src/SessionTree.js"
+import * as V1 from "@session-tree/testing/Version1"
 import { makeProbed, type Probe } from "./support/journal.js"
 
 const user = (content: string): Message => ({ role: "user", id: `m-${content}`, content })
@@ -23,7 +24,7 @@ const path = "session"
 
 /** A new session and a tree over it. */
 const fresh = Effect.gen(function*() {
-  const store = yield* SessionStore.create(path)
+  const store = yield* SessionStore.create(path, { version: 1 })
   const tree = yield* SessionTree.make(store)
   return { path, store, tree }
 })
@@ -140,7 +141,7 @@ describe("SessionTree", () => {
       yield* release
       yield* Fiber.join(first)
       const entry = yield* Fiber.join(second)
-      expect(entry.message).toEqual({ role: "user", id: "m", content: "as called" })
+      expect(V1.entry(entry).message).toEqual({ role: "user", id: "m", content: "as called" })
     })))
 })
 
@@ -193,7 +194,7 @@ const withJournalOf = <A, E, R>(test: Effect.Effect<A, E, R>) => withJournal(() 
 
 const toEffects = (tree: SessionTree.SessionTree, ops: ReadonlyArray<Op>) => {
   let appendedBefore = 0
-  return ops.map((op): Effect.Effect<Either.Either<SessionEntry | void, SessionError>> => {
+  return ops.map((op): Effect.Effect<Either.Either<Entry | void, SessionError>> => {
     if (op.kind === "append") {
       appendedBefore++
       return Effect.either(tree.append(user(op.text)))
@@ -202,7 +203,7 @@ const toEffects = (tree: SessionTree.SessionTree, ops: ReadonlyArray<Op>) => {
   })
 }
 
-const outcomeOf = (tree: SessionTree.SessionTree, results: ReadonlyArray<Either.Either<SessionEntry | void, SessionError>>): Outcome => ({
+const outcomeOf = (tree: SessionTree.SessionTree, results: ReadonlyArray<Either.Either<Entry | void, SessionError>>): Outcome => ({
   appended: results.flatMap((r) => (Either.isRight(r) && r.right !== undefined ? [[r.right.id, r.right.parentId] as const] : [])),
   refused: results.filter((r) => Either.isLeft(r) && r.left.code === "SESSION_UNKNOWN_ENTRY").length,
   leaf: tree.activeLeafId
@@ -211,7 +212,7 @@ const outcomeOf = (tree: SessionTree.SessionTree, results: ReadonlyArray<Either.
 /** The projection equals the model path computed from `entries`, and a reload reproduces `entries` exactly. */
 const checkAgainstEntries = (path: string, tree: SessionTree.SessionTree) =>
   Effect.gen(function*() {
-    const expected = modelPath(tree.entries, tree.activeLeafId)
+    const expected = modelPath(V1.entries(tree.entries), tree.activeLeafId)
     expect(tree.activeEntries).toEqual(expected)
     tree.activeEntries.forEach((e, i) => expect(e).toBe(expected[i]))
     expect(tree.activeMessages).toEqual(expected.map((e) => e.message))
@@ -231,7 +232,7 @@ describe("SessionTree against a sequential model", () => {
     ([ops]) =>
       Effect.gen(function*() {
         const { path, tree } = yield* fresh
-        const results: Array<Either.Either<SessionEntry | void, SessionError>> = []
+        const results: Array<Either.Either<Entry | void, SessionError>> = []
         for (const effect of toEffects(tree, ops)) {
           results.push(yield* effect)
           yield* TestClock.adjust("1 second")

@@ -16,6 +16,7 @@ import { count, diskTempDir, fastTempDir, LONG, removeDir, report } from "./supp
 import { contentFor } from "./support/content.js"
 import { leftoverPattern } from "./support/crash-check.js"
 import { attempt } from "./support/run.js"
+import { messageOf, textOf } from "@session-tree/core/Record"
 
 const KILLS = count(50, 1_000)
 /** A file is retired past this size: above the kernel-copy threshold, below every cap. */
@@ -149,7 +150,8 @@ it(`${KILLS} SIGKILLs of an appending process lose no acknowledged entry`, async
         problems.push(`kill ${kill}: entries seen before are no longer a prefix of the file`)
       }
       for (const e of loaded.right.entries) {
-        if (e.message.role !== "user" || e.message.content !== contentFor(e.message.id)) {
+        const m = messageOf(e)
+        if (m?.role !== "user" || textOf(m) !== contentFor(m.id)) {
           problems.push(`kill ${kill}: entry ${e.id} holds other content than was appended`)
           break
         }

@@ -14,6 +14,7 @@ import { type Child, prepareChild, spawnChild } from "./support/children.js"
 import { count, diskTempDir, removeDir, report } from "./support/config.js"
 import { contentFor } from "./support/content.js"
 import { attempt, run } from "./support/run.js"
+import { messageOf, textOf } from "@session-tree/core/Record"
 
 const PROCESSES = count(4, 8)
 const APPENDS = count(25, 150)
@@ -42,7 +43,7 @@ it(`${PROCESSES} processes × ${APPENDS} appends on one file lose no acknowledge
   const entries = loaded._tag === "Right" ? loaded.right.entries : []
   const ids = new Set(entries.map((e) => e.id))
   const lost = acked.filter((id) => !ids.has(id))
-  const messageIds = entries.map((e) => e.message.id)
+  const messageIds = entries.map((e) => messageOf(e)!.id)
   const beside = NFS.readdirSync(dir).filter((n) => n !== "s.jsonl")
   report("races", {
     processes: PROCESSES,
@@ -62,6 +63,9 @@ it(`${PROCESSES} processes × ${APPENDS} appends on one file lose no acknowledge
   // Every message once: no append that failed left an entry behind, none was acknowledged twice.
   expect(new Set(messageIds).size).toBe(messageIds.length)
   expect(entries.length).toBe(PROCESSES * APPENDS)
-  for (const e of entries) expect(e.message.role === "user" && e.message.content === contentFor(e.message.id)).toBe(true)
+  for (const e of entries) {
+    const m = messageOf(e)
+    expect(m?.role === "user" && textOf(m) === contentFor(m.id)).toBe(true)
+  }
   expect(beside).toEqual([])
 })

@@ -24,7 +24,8 @@ import * as NodeUtil from "node:util"
 import type { Ids } from "@session-tree/core/Ids"
 import * as Options from "@session-tree/core/Options"
 import * as PiSession from "@session-tree/core/PiSession"
-import type { CourseMessage, Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import type * as RecordV2 from "@session-tree/core/RecordV2"
+import type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import * as Errors from "@session-tree/core/SessionError"
 import * as CoreSessions from "@session-tree/core/Sessions"
 import * as Core from "@session-tree/core/SessionStore"
@@ -60,7 +61,7 @@ export class SessionError extends Error {
 const toFacade = (failure: unknown): unknown => Errors.isSessionError(failure) ? new SessionError(failure) : failure
 
 const sessionError = Errors.sessionError
-export type { CourseMessage, Message, SessionEntry, SessionHeader }
+export type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader }
 export type { Dropped } from "@session-tree/core/PiSession"
 export type { Listed, Listing, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
 export type { Loaded } from "@session-tree/core/SessionStore"
@@ -74,29 +75,64 @@ export const isUnreadable: (listed: CoreSessions.Listed) => listed is CoreSessio
  */
 export type SessionOptions = Options.SessionOptions
 
-/** `SessionOptions`, and `id`: the new session's ID (a random UUID by default). */
+/**
+ * `SessionOptions`, `id`: the new session's ID (a random UUID by default), and `version`: the
+ * format, 2 (the agent format) unless 1 (the course format) is asked for.
+ */
 export interface CreateOptions extends Options.SessionOptions {
   readonly id?: string
+  readonly version?: 1 | 2
+}
+
+/** `SessionOptions`, and `version`: the only format version to accept (any by default). */
+export interface LoadOptions extends Options.SessionOptions {
+  readonly version?: 1 | 2
+}
+
+/** What the facade takes out of the options before the rest is validated as `SessionOptions`. */
+interface Own {
+  readonly id: string | undefined
+  readonly version: 1 | 2 | undefined
 }
 
 /**
- * Splits `id` off create options, reading only own data properties (no getter or trap runs);
- * the rest is validated with the other options.
+ * Splits `id` and `version` off the options, reading only own data properties (no getter or trap
+ * runs); the rest is validated with the other options.
  */
-const splitId = (options: unknown): Either.Either<{ readonly id: string | undefined; readonly rest: unknown }, Errors.SessionError> => {
+const splitOwn = (options: unknown): Either.Either<{ readonly own: Own; readonly rest: unknown }, Errors.SessionError> => {
+  const none: Own = { id: undefined, version: undefined }
   if (typeof options !== "object" || options === null || NodeUtil.types.isProxy(options)) {
-    return Either.right({ id: undefined, rest: options })
+    return Either.right({ own: none, rest: options })
   }
-  const d = Object.getOwnPropertyDescriptor(options, "id")
-  if (d === undefined) return Either.right({ id: undefined, rest: options })
-  if (!("value" in d)) return Either.left(sessionError("SESSION_INVALID_OPTIONS", "option id is an accessor, not a data property"))
-  if (d.value !== undefined && typeof d.value !== "string") {
+  const id = Object.getOwnPropertyDescriptor(options, "id")
+  const version = Object.getOwnPropertyDescriptor(options, "version")
+  if (id === undefined && version === undefined) return Either.right({ own: none, rest: options })
+  for (const [key, d] of [["id", id], ["version", version]] as const) {
+    if (d !== undefined && !("value" in d)) {
+      return Either.left(sessionError("SESSION_INVALID_OPTIONS", `option ${key} is an accessor, not a data property`))
+    }
+  }
+  if (id?.value !== undefined && typeof id.value !== "string") {
     return Either.left(sessionError("SESSION_INVALID_OPTIONS", "option id must be a string"))
+  }
+  if (version?.value !== undefined && version.value !== 1 && version.value !== 2) {
+    return Either.left(sessionError("SESSION_INVALID_OPTIONS", "option version must be 1 or 2"))
   }
   const descriptors = Object.getOwnPropertyDescriptors(options) as Record<PropertyKey, PropertyDescriptor>
   delete descriptors["id"]
-  return Either.right({ id: d.value as string | undefined, rest: Object.create(Object.getPrototypeOf(options), descriptors) })
+  delete descriptors["version"]
+  return Either.right({
+    own: { id: id?.value as string | undefined, version: version?.value as 1 | 2 | undefined },
+    rest: Object.create(Object.getPrototypeOf(options), descriptors)
+  })
 }
+
+/** Runs `use` with the split options, or rejects with why they are refused. */
+const withOwn = <A>(options: unknown, use: (own: Own, rest: SessionOptions | undefined) => Promise<A>): Promise<A> =>
+  Either.match(splitOwn(options), {
+    onLeft: (error) => Promise.reject(toFacade(error)),
+    onRight: ({ own, rest }) => use(own, rest as SessionOptions | undefined)
+  })
 
 /** Resolves with the value, or rejects with the SessionError (a defect, a bug, rejects as itself). */
 const run = <A>(effect: Effect.Effect<A, Errors.SessionError>): Promise<A> =>
@@ -117,19 +153,23 @@ const registry = new FinalizationRegistry<Scope.CloseableScope>((scope) => {
   Effect.runFork(release(scope))
 })
 
-const open = async (
+const open = async <S extends SessionStore>(
+  make: new(core: Core.SessionStore, scope: Scope.CloseableScope) => S,
   path: string,
   options: SessionOptions | undefined,
   build: (path: string) => Effect.Effect<Core.SessionStore, Errors.SessionError, SessionJournal | Scope.Scope | Ids>
-): Promise<SessionStore> => {
+): Promise<S> => {
   const scope = Effect.runSync(Scope.make())
   const opened = build(path).pipe(
     Scope.extend(scope),
     Effect.provide(Layer.merge(FileJournal.layerWithFs(), Options.layer(options))),
     Effect.onError(() => release(scope))
   )
-  return new SessionStore(await run(opened), scope)
+  return new make(await run(opened), scope)
 }
+
+/** The class a static constructor of `SessionStore` was called on (a subclass builds its own instances). */
+type StoreClass<S extends SessionStore> = new(core: Core.SessionStore, scope: Scope.CloseableScope) => S
 
 /** One session file, held open for appending. Get one with `create`, `load` or `open`; release it with `close`. */
 export class SessionStore {
@@ -137,21 +177,21 @@ export class SessionStore {
    * Creates a new session file holding only its header; SESSION_EXISTS if the path exists.
    * `options.id` names the session (a random UUID by default).
    */
-  static create(path: string, options?: CreateOptions): Promise<SessionStore> {
-    return Either.match(splitId(options), {
-      onLeft: (error) => Promise.reject(toFacade(error)),
-      onRight: ({ id, rest }) => open(path, rest as SessionOptions | undefined, (p) => Core.create(p, id === undefined ? undefined : { id }))
-    })
+  static create<S extends SessionStore>(this: StoreClass<S>, path: string, options?: CreateOptions): Promise<S> {
+    return withOwn(options, (own, rest) => open(this ?? SessionStore, path, rest, (p) => Core.create(p, own)))
   }
 
-  /** Loads an existing session file for appending. */
-  static load(path: string, options?: SessionOptions): Promise<SessionStore> {
-    return open(path, options, Core.load)
+  /** Loads an existing session file for appending; `options.version` accepts only that format version. */
+  static load<S extends SessionStore>(this: StoreClass<S>, path: string, options?: LoadOptions): Promise<S> {
+    return withOwn(options, (own, rest) => open(this ?? SessionStore, path, rest, (p) => Core.load(p, own)))
   }
 
-  /** Loads the session file at `path` for appending, creating it (with a random session ID) when nothing is there. */
-  static open(path: string, options?: SessionOptions): Promise<SessionStore> {
-    return open(path, options, Core.open)
+  /**
+   * Loads the session file at `path` for appending, creating it (with a random session ID, and
+   * `options.version`) when nothing is there.
+   */
+  static open<S extends SessionStore>(this: StoreClass<S>, path: string, options?: LoadOptions): Promise<S> {
+    return withOwn(options, (own, rest) => open(this ?? SessionStore, path, rest, (p) => Core.open(p, own)))
   }
 
   /**
@@ -173,12 +213,12 @@ export class SessionStore {
     return internals.get(this)!.core.location
   }
 
-  get header(): SessionHeader {
+  get header(): Header {
     return internals.get(this)!.core.header
   }
 
   /** Frozen, commit order; the very objects `append` resolved with. */
-  get entries(): ReadonlyArray<SessionEntry> {
+  get entries(): ReadonlyArray<Entry> {
     return internals.get(this)!.core.entries
   }
 
@@ -188,13 +228,21 @@ export class SessionStore {
   }
 
   /** The entry with this ID, or undefined. */
-  get(id: string): SessionEntry | undefined {
+  get(id: string): Entry | undefined {
     return internals.get(this)!.core.get(id)
   }
 
-  /** Appends one entry under `parentId` (null: a new root); resolves once the entry is durable. */
-  append(parentId: string | null, message: Message): Promise<SessionEntry> {
+  /**
+   * Appends one message under `parentId` (null: a new root); resolves once the entry is durable.
+   * Message IR of the session's version (a version-1 message to a version-2 session is stored in its version-2 form).
+   */
+  append(parentId: string | null, message: AnyMessage): Promise<Entry> {
     return run(internals.get(this)!.core.append(parentId, message))
+  }
+
+  /** Appends one entry of any kind under `parentId` (version 2): `body` holds `kind` first, then that kind's keys. */
+  appendEntry(parentId: string | null, body: RecordV2.Body): Promise<Entry> {
+    return run(internals.get(this)!.core.appendEntry(parentId, body))
   }
 
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when the file already holds it. */
@@ -227,15 +275,17 @@ export class SessionTree {
     return trees.get(this)!.tree.activeLeafId
   }
 
-  get entries(): ReadonlyArray<SessionEntry> {
+  get entries(): ReadonlyArray<Entry> {
     return trees.get(this)!.tree.entries
   }
 
-  get activeEntries(): ReadonlyArray<SessionEntry> {
+  /** The root→leaf path: entries of every kind. */
+  get activeEntries(): ReadonlyArray<Entry> {
     return trees.get(this)!.tree.activeEntries
   }
 
-  get activeMessages(): ReadonlyArray<Message> {
+  /** The messages of the root→leaf path. */
+  get activeMessages(): ReadonlyArray<AnyMessage> {
     return trees.get(this)!.tree.activeMessages
   }
 
@@ -245,22 +295,52 @@ export class SessionTree {
   }
 
   /** Appends under the active leaf and makes the new entry the active leaf. */
-  append(message: Message): Promise<SessionEntry> {
+  append(message: AnyMessage): Promise<Entry> {
     return run(trees.get(this)!.tree.append(message))
   }
 
+  /** Appends an entry of any kind under the active leaf (version 2) and makes it the active leaf. */
+  appendEntry(body: RecordV2.Body): Promise<Entry> {
+    return run(trees.get(this)!.tree.appendEntry(body))
+  }
+
+  /** Labels an earlier entry (null removes its label). */
+  label(targetId: string, label: string | null): Promise<Entry> {
+    return run(trees.get(this)!.tree.label(targetId, label))
+  }
+
+  /** Names the session. */
+  setTitle(title: string): Promise<Entry> {
+    return run(trees.get(this)!.tree.setTitle(title))
+  }
+
+  /** Records a change of model on this branch. */
+  setModel(model: { readonly provider: string; readonly model: string; readonly thinking?: string }): Promise<Entry> {
+    return run(trees.get(this)!.tree.setModel(model))
+  }
+
+  /** Stores an extension's data on this branch. */
+  custom(customType: string, data: unknown): Promise<Entry> {
+    return run(trees.get(this)!.tree.custom(customType, data))
+  }
+
+  /** Records a compaction: what came before `firstKeptEntryId` is replaced by `summary` in the context. */
+  compact(compaction: { readonly summary: string; readonly firstKeptEntryId: string | null; readonly tokensBefore?: number }): Promise<Entry> {
+    return run(trees.get(this)!.tree.compact(compaction))
+  }
+
   /** The entries whose parent is `id` (null: the roots), in commit order. */
-  children(id: string | null): ReadonlyArray<SessionEntry> {
+  children(id: string | null): ReadonlyArray<Entry> {
     return trees.get(this)!.tree.children(id)
   }
 
   /** The entries without children, in commit order. */
-  get leaves(): ReadonlyArray<SessionEntry> {
+  get leaves(): ReadonlyArray<Entry> {
     return trees.get(this)!.tree.leaves
   }
 
   /** The root→`id` path; empty when `id` is not in the tree. */
-  pathTo(id: string): ReadonlyArray<SessionEntry> {
+  pathTo(id: string): ReadonlyArray<Entry> {
     return trees.get(this)!.tree.pathTo(id)
   }
 }

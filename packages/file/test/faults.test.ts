@@ -17,7 +17,7 @@ import type { Step } from "../src/Fs.js"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import type { Fs } from "../src/Fs.js"
 import type { Ids } from "@session-tree/core/Ids"
-import type { SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import type { Entry, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import * as Recovery from "../src/Recovery.js"
 import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -106,7 +106,7 @@ const isOwnNameCleanup = (step: Step) =>
   step.op === "close" || (step.op === "unlink" && /\.(tmp|next)-/.test(Path.basename(step.path)))
 
 interface Outcome {
-  readonly result: Either.Either<SessionEntry, SessionError>
+  readonly result: Either.Either<Entry, SessionError>
   readonly steps: ReadonlyArray<Step>
 }
 
@@ -133,7 +133,7 @@ const runAppend = (
     readonly store: SessionStore.SessionStore
     readonly dir: string
     readonly path: string
-    readonly before: { readonly bytes: Buffer; readonly entries: ReadonlyArray<SessionEntry> }
+    readonly before: { readonly bytes: Buffer; readonly entries: ReadonlyArray<Entry> }
     readonly injector: Injector
   }) => Effect.Effect<void, SessionError, Fs | SessionJournal | Ids | Scope.Scope>
 ): Effect.Effect<Outcome, SessionError> =>
@@ -233,7 +233,7 @@ describe("append: a second fault in rollback or cleanup", () => {
           await Effect.runPromise(runAppend(scenario, new Map([[k1, "EIO"], [j, "EIO"]]), ({ before, dir, outcome, path, store }) =>
             Effect.gen(function*() {
               expect(Either.isLeft(outcome.result), label).toBe(true)
-              const error = (outcome.result as Either.Left<SessionError, SessionEntry>).left
+              const error = (outcome.result as Either.Left<SessionError, Entry>).left
               expect(store.entries).toBe(before.entries)
               if (!critical) {
                 expect(error.code, label).not.toBe("SESSION_ROLLBACK_FAILED")

@@ -232,7 +232,7 @@ const withRaw = (record: JsonRecord, raw: string): string => line(record).slice(
   ok(r, "a valid last line without \\n", jsonl([H, line(E1), line(E2)], { final: false }), [E1, E2])
   ok(r, "a header without \\n", jsonl([H], { final: false }), [])
   bad(r, "a complete but invalid last line without \\n is not skipped", jsonl([H, line(E1), line(without(E2, "timestamp"))], { final: false }), "SESSION_INVALID_RECORD", 3)
-  bad(r, "a complete but invalid header without \\n is not skipped", jsonl([headerLine({ version: 2 })], { final: false }), "SESSION_UNSUPPORTED_VERSION", 1)
+  bad(r, "a complete but invalid header without \\n is not skipped", jsonl([headerLine({ version: 3 })], { final: false }), "SESSION_UNSUPPORTED_VERSION", 1)
 }
 
 {
@@ -403,11 +403,14 @@ const badTimestamps = [
   const r = "version"
   ok(r, "version 1 in header and entry", file(E1), [E1])
   ok(r, "1.0 is the number 1", jsonl([H.replace(`"version":1`, `"version":1.0`), line(E1).replace(`"version":1`, `"version":1e0`)]), [E1])
-  for (const v of [0, 2, -1, 1.5]) {
+  for (const v of [0, 3, -1, 1.5]) {
     bad(r, `header version ${v}`, jsonl([headerLine({ version: v }), line(E1)]), "SESSION_UNSUPPORTED_VERSION", 1)
     bad(r, `entry version ${v}`, file(E1, { ...E2, version: v }), "SESSION_UNSUPPORTED_VERSION", 3)
   }
-  bad(r, "a version-2 header of another shape", jsonl([`{"type":"session","version":2,"sessionId":"x"}`]), "SESSION_UNSUPPORTED_VERSION", 1)
+  bad(r, "entry version 2", file(E1, { ...E2, version: 2 }), "SESSION_UNSUPPORTED_VERSION", 3)
+  // Version 2 is a format of its own: its header is judged by its rules, and its entries must be version 2.
+  bad(r, "a version-2 header over a version-1 entry", jsonl([headerLine({ version: 2 }), line(E1)]), "SESSION_UNSUPPORTED_VERSION", 2)
+  bad(r, "a version-2 header of another shape", jsonl([`{"type":"session","version":2,"sessionId":"x"}`]), "SESSION_INVALID_HEADER", 1)
   bad(r, "a version-2 entry of another shape", file(E1, `{"type":"entry","version":2,"payload":[1,2,3]}`), "SESSION_UNSUPPORTED_VERSION", 3)
 }
 

@@ -19,6 +19,7 @@ import * as Fs from "../src/Fs.js"
 import * as Locks from "../src/internal/locks.js"
 import * as Recovery from "../src/Recovery.js"
 import { makeTempDir, tempDir, user } from "./fixtures/helpers.js"
+import { messageOf } from "@session-tree/core/Record"
 
 /** The lock of one key in a registry of its own, held for the test's scope. */
 const aLock = Effect.suspend(() => Locks.make().lockFor("k"))
@@ -144,7 +145,7 @@ describe("the locks of files", () => {
       expect(Either.isLeft(lost) && lost.left.code).toBe("SESSION_REPLACED")
       expect(steps.length).toBeGreaterThan(0)
       expect(second.entries).toEqual([])
-      expect(first.entries.map((e) => (e.message as { id: string }).id)).toEqual(["m1"])
+      expect(first.entries.map((e) => messageOf(e)!.id)).toEqual(["m1"])
     }))
 
   it.scoped("of hundreds of sessions opened and closed one after the other are all forgotten", () =>

@@ -13,6 +13,7 @@ import { encodeLine } from "@session-tree/core/Codec"
 import { decode as decodeSession } from "../src/Jsonl.js"
 import { decodeEntry, decodeHeader, isCanonicalTimestamp } from "@session-tree/core/Record"
 import { SessionError, isSessionError } from "@session-tree/core/SessionError"
+import * as V1 from "@session-tree/testing/Version1"
 import {
   assistant,
   call,
@@ -129,7 +130,7 @@ describe("records", () => {
 
   it("share no object with each other, even when equal", () => {
     const decoded = decodeOk(richFile)
-    const list = decoded.history.entries[1]!.message
+    const list = V1.entry(decoded.history.entries[1]!).message
     if (list.role !== "assistant") throw new Error("expected the assistant entry")
     const [first, second] = (list.toolCalls[0]!.arguments["list"] as ReadonlyArray<unknown>)
     expect(first).toEqual(second)
@@ -147,7 +148,7 @@ describe("records", () => {
     const decoded = decodeOk(jsonl([JSON.stringify(shuffle(header())), ...records.map((r) => JSON.stringify(shuffle(r)))]))
     expect(encodeLine(decoded.header)).toBe(headerLine() + "\n")
     expect(decoded.history.entries.map(encodeLine)).toEqual(records.map((r) => JSON.stringify(r) + "\n"))
-    expect(Object.keys(decoded.history.entries[2]!.message)).toEqual(["role", "id", "toolCallId", "toolName", "content", "isError"])
+    expect(Object.keys(V1.entry(decoded.history.entries[2]!).message)).toEqual(["role", "id", "toolCallId", "toolName", "content", "isError"])
   })
 
   it("are built without touching their input", () => {

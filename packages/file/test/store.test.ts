@@ -19,7 +19,7 @@ import * as FileJournal from "../src/FileJournal.js"
 import * as Fs from "../src/Fs.js"
 import { KERNEL_COPY_MIN_BYTES } from "../src/FileJournal.js"
 import * as Ids from "@session-tree/core/Ids"
-import type { SessionEntry } from "@session-tree/core/Record"
+import type { Entry } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import {
@@ -53,12 +53,12 @@ describe("create", () => {
       yield* atT
       const dir = yield* tempDir
       const path = Path.join(dir, NAME)
-      const store = yield* SessionStore.create(path)
+      const store = yield* SessionStore.create(path, { version: 1 })
       expect(NFS.readFileSync(path, "utf8")).toBe(headerLine("session-001"))
       expect(Object.isFrozen(store.header)).toBe(true)
       expect(store.entries).toEqual([])
       expect(listing(dir)).toEqual([NAME])
-      const again = yield* Effect.either(SessionStore.create(path))
+      const again = yield* Effect.either(SessionStore.create(path, { version: 1 }))
       expect(codeOf(again)).toBe("SESSION_EXISTS")
       expect(NFS.readFileSync(path, "utf8")).toBe(headerLine("session-001"))
       expect(listing(dir)).toEqual([NAME])
@@ -69,7 +69,7 @@ describe("create", () => {
       yield* atT
       const dir = yield* tempDirAt(OS.tmpdir())
       const path = Path.join(dir, NAME)
-      const store = yield* SessionStore.create(path, { id: "disk" })
+      const store = yield* SessionStore.create(path, { id: "disk", version: 1 })
       const a = yield* store.append(null, user("m1", "one"))
       const b = yield* store.append(a.id, user("m2", "two"))
       expect(NFS.readFileSync(path, "utf8")).toBe(
@@ -92,7 +92,7 @@ describe("concurrency in one process", () => {
       const path = Path.join(dir, NAME)
       const injector = makeInjector()
       yield* Effect.gen(function*() {
-        yield* SessionStore.create(path).pipe(Effect.scoped)
+        yield* SessionStore.create(path, { version: 1 }).pipe(Effect.scoped)
         const a = yield* SessionStore.load(path)
         const b = yield* SessionStore.load(path)
         const before = { a: a.entries, b: b.entries }
@@ -233,7 +233,7 @@ describe("canonical generations", () => {
         injector.start()
         yield* canonicalStore.flush
         expect(injector.stop()).toEqual([])
-        const fresh = yield* SessionStore.create(Path.join(dir, "new.jsonl"))
+        const fresh = yield* SessionStore.create(Path.join(dir, "new.jsonl"), { version: 1 })
         injector.start()
         yield* fresh.flush
         expect(injector.stop()).toEqual([])
@@ -246,11 +246,11 @@ describe("hostile paths", () => {
   const setup = Effect.gen(function*() {
     const dir = yield* tempDir
     const path = Path.join(dir, NAME)
-    const store = yield* SessionStore.create(path)
+    const store = yield* SessionStore.create(path, { version: 1 })
     const first = yield* store.append(null, user("m1", "one"))
     return { dir, path, store, first, entries: store.entries }
   })
-  const expectReplaced = (store: SessionStore.SessionStore, entries: ReadonlyArray<SessionEntry>, parent: string) =>
+  const expectReplaced = (store: SessionStore.SessionStore, entries: ReadonlyArray<Entry>, parent: string) =>
     Effect.gen(function*() {
       const result = yield* Effect.either(store.append(parent, user("m2", "two")))
       expect(codeOf(result)).toBe("SESSION_REPLACED")
@@ -295,7 +295,7 @@ describe("hostile paths", () => {
       const dir = Path.join(root, "sessions")
       NFS.mkdirSync(dir)
       const path = Path.join(dir, NAME)
-      const store = yield* SessionStore.create(path)
+      const store = yield* SessionStore.create(path, { version: 1 })
       const first = yield* store.append(null, user("m1", "one"))
       const entries = store.entries
       const away = Path.join(root, "moved")
@@ -333,7 +333,7 @@ describe("hostile paths", () => {
         )
       )
       yield* Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
+        const store = yield* SessionStore.create(path, { version: 1 })
         const first = yield* store.append(null, user("m1", "one"))
         const entries = store.entries
         swap = true
@@ -350,7 +350,7 @@ describe("hostile paths", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, NAME)
-      const store = yield* SessionStore.create(path)
+      const store = yield* SessionStore.create(path, { version: 1 })
       let parent: string | null = null
       // Five ~60 KB entries take the file past KERNEL_COPY_MIN_BYTES, so the next commit would copy it.
       for (let i = 0; i < 5; i++) parent = (yield* store.append(parent, user(`m${i}`, "x".repeat(60_000)))).id
@@ -392,7 +392,7 @@ describe("filesystem services", () => {
           const fs = Fs.intercept(service, (step, effect) =>
             Effect.zipRight(Effect.sync(() => steps.push(`${step.op} ${Path.basename(step.path).replace(/-.*$/, "")}`)), effect))
           yield* Effect.scoped(Effect.gen(function*() {
-            const store = yield* SessionStore.create(path)
+            const store = yield* SessionStore.create(path, { version: 1 })
             let parent: string | null = null
             // Past the kernel-copy size, so both the written and the copied commit are taken.
             for (let i = 0; i < 8; i++) parent = (yield* store.append(parent, user(`m${i}`, "x".repeat(40_000)))).id
@@ -448,7 +448,7 @@ describe("plain steps", () => {
               if (armed) failing(p)
             }
             return yield* Effect.scoped(Effect.gen(function*() {
-              const store = yield* SessionStore.create(path)
+              const store = yield* SessionStore.create(path, { version: 1 })
               let parent: string | null = null
               // Past the kernel-copy size, so the commit under test copies.
               for (let i = 0; i < 8; i++) parent = (yield* store.append(parent, user(`m${i}`, "x".repeat(40_000)))).id
@@ -496,7 +496,7 @@ describe("plain steps", () => {
       // The node service with a counting rename: every step still a plain call.
       const counting: Fs.FsService = { ...Fs.node, rename: (from, to) => Effect.zipRight(Effect.sync(() => renames++), Fs.node.rename(from, to)) }
       yield* Effect.scoped(Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
+        const store = yield* SessionStore.create(path, { version: 1 })
         const root = yield* store.append(null, user("root", "root"))
         renames = 0
         const results = yield* Effect.all(
@@ -522,7 +522,7 @@ describe("plain steps", () => {
         const dir = yield* tempDir
         const path = Path.join(dir, NAME)
         yield* Effect.scoped(Effect.gen(function*() {
-          const store = yield* SessionStore.create(path)
+          const store = yield* SessionStore.create(path, { version: 1 })
           yield* store.append(null, user("m1", "one"))
           yield* store.append(null, user("m2", "two"))
         })).pipe(Effect.provide(FileJournal.layerWithFs(service)), Effect.provide(Ids.layerDeterministic))
@@ -555,7 +555,7 @@ describe("descriptors", () => {
           : run)
       const turn = Effect.sleep("20 millis")
       const closedAt = yield* Effect.scoped(Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
+        const store = yield* SessionStore.create(path, { version: 1 })
         const first = yield* store.append(null, user("m1", "one"))
         yield* turn
         shut = true
@@ -596,7 +596,7 @@ describe("descriptors", () => {
       const dir = yield* tempDir
       const path = Path.join(dir, NAME)
       yield* Effect.scoped(Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
+        const store = yield* SessionStore.create(path, { version: 1 })
         let parent: string | null = null
         let most = 0
         for (let i = 0; i < 150; i++) {

@@ -14,6 +14,7 @@ import { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Effect from "effect/Effect"
 import { layer, user } from "./support/database.js"
+import { messageOf, textOf } from "@session-tree/core/Record"
 
 const ids = [
   `it's "quoted" \\ ; DROP TABLE session_tree_sessions; --`,
@@ -68,7 +69,7 @@ describe("hostile input", () => {
         const sql = yield* SqlClient.SqlClient
         const catalog = yield* SessionCatalog
         for (const id of ids) {
-          const store = yield* SessionStore.create(id)
+          const store = yield* SessionStore.create(id, { version: 1 })
           expect(store.header.id).toBe(id)
           const entry = yield* store.append(null, user("m", id))
           const [row] = yield* sql<{ header: string; same: boolean }>`
@@ -91,7 +92,7 @@ describe("hostile input", () => {
         const catalog = yield* SessionCatalog
         const atLimit = randomId(1_024, 1)
         expect(Buffer.byteLength(atLimit)).toBe(1_024)
-        const store = yield* SessionStore.create(atLimit)
+        const store = yield* SessionStore.create(atLimit, { version: 1 })
         const entry = yield* store.append(null, user("m", "at the limit"))
         const loaded = yield* SessionStore.read(atLimit)
         expect([loaded.location, loaded.header.id, loaded.entries]).toEqual([atLimit, atLimit, [entry]])
@@ -107,7 +108,7 @@ describe("hostile input", () => {
         expect(direct._tag === "Left" && (direct.left.cause as { code?: string }).code).toBe("54000")
         const [before] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM session_tree_sessions`
         for (const id of over) {
-          const created = yield* Effect.flip(SessionStore.create(id))
+          const created = yield* Effect.flip(SessionStore.create(id, { version: 1 }))
           expect([created.code, created.reason]).toEqual([
             "SESSION_INVALID_HEADER",
             "a session ID in the database must be non-empty text of at most 1024 UTF-8 bytes, without U+0000 or a lone surrogate"
@@ -124,7 +125,7 @@ describe("hostile input", () => {
     it.scoped("content of quotes, backslashes, escaped NULs and separators is stored as its canonical line, byte for byte", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const store = yield* SessionStore.create("content")
+        const store = yield* SessionStore.create("content", { version: 1 })
         for (const [i, content] of contents.entries()) {
           const entry = yield* store.append(null, user(`m${i}`, content))
           const line = JSON.stringify(entry)
@@ -134,7 +135,7 @@ describe("hostile input", () => {
           expect(row).toEqual({ same: true, bytes: Buffer.byteLength(line), text: line })
         }
         const loaded = yield* SessionStore.read("content")
-        expect(loaded.entries.map((e) => e.message.role === "user" && e.message.content)).toEqual(contents)
+        expect(loaded.entries.map((e) => textOf(messageOf(e)!))).toEqual(contents)
         expect(loaded.entries).toEqual(store.entries)
       }))
 
@@ -142,7 +143,7 @@ describe("hostile input", () => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const journal = yield* SessionJournal
-        const store = yield* SessionStore.create("long")
+        const store = yield* SessionStore.create("long", { version: 1 })
         const empty = JSON.stringify({ type: "entry", version: 1, id: "L-1", parentId: null, timestamp: "1970-01-01T00:00:00.000Z", message: user("mm", "") })
         const room = 65_536 - Buffer.byteLength(empty)
         // Characters of 1, 2, 3 and 4 bytes in UTF-8; each content fills its line to exactly 65,536 bytes.

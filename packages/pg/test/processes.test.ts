@@ -13,6 +13,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { type Child, prepareChild, spawnChild } from "./support/children.js"
 import { layer, TestDatabase } from "./support/database.js"
+import { messageOf } from "@session-tree/core/Record"
 
 const PROCESSES = 8
 
@@ -63,12 +64,12 @@ const check = (session: string, acks: ReadonlyArray<Ack>) =>
     const seqs = yield* sql<{ seq: number }>`SELECT seq FROM session_tree_entries WHERE session_id = ${session} ORDER BY seq`
     const [row] = yield* sql<{ head: number }>`SELECT head FROM session_tree_sessions WHERE id = ${session}`
     const mine = acks.filter((a) => a.session === session)
-    const stored = new Map(loaded.entries.map((e) => [e.id, e.message.id]))
+    const stored = new Map(loaded.entries.map((e) => [e.id, messageOf(e)!.id]))
     return {
       lost: mine.filter((a) => stored.get(a.entry) !== a.message).length,
       entries: loaded.entries.length,
       acknowledged: mine.length,
-      distinctMessages: new Set(loaded.entries.map((e) => e.message.id)).size,
+      distinctMessages: new Set(loaded.entries.map((e) => messageOf(e)!.id)).size,
       contiguous: seqs.every((s, i) => s.seq === i + 1) && seqs.length === row!.head
     }
   }))

@@ -28,6 +28,7 @@ import * as Net from "node:net"
 import { afterAll, beforeAll, expect, inject, it } from "vitest"
 import * as PgJournal from "../src/PgJournal.js"
 import { counterIds, layer, TestDatabase, user } from "./support/database.js"
+import { messageOf } from "@session-tree/core/Record"
 
 type Cut = "after-commit" | "before-commit" | "in-statement"
 
@@ -159,12 +160,12 @@ for (const cut of ["after-commit", "before-commit", "in-statement"] as const) {
       expect(next._tag === "Left" ? next.left.code : "ok").toBe(committed ? "SESSION_REPLACED" : "ok")
       let reloaded = (yield* provide(SessionStore.read(session))).entries
       if (committed) {
-        expect(reloaded.map((e) => e.message.id)).toEqual(["root", "b1", "b2", "b3"])
+        expect(reloaded.map((e) => messageOf(e)!.id)).toEqual(["root", "b1", "b2", "b3"])
         const again = yield* provide(SessionStore.load(session))
         yield* again.append(root.id, user("next", "next"))
         reloaded = (yield* provide(SessionStore.read(session))).entries
       }
-      expect(reloaded.map((e) => e.message.id)).toEqual(committed ? ["root", "b1", "b2", "b3", "next"] : ["root", "next"])
+      expect(reloaded.map((e) => messageOf(e)!.id)).toEqual(committed ? ["root", "b1", "b2", "b3", "next"] : ["root", "next"])
       results.push({ cut, error: error.code, message: error.reason, stored: committed ? "whole batch" : "nothing", next: next._tag === "Left" ? next.left.code : "ok" })
     })))
   })

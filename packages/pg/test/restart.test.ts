@@ -29,6 +29,7 @@ import * as PgJournal from "../src/PgJournal.js"
 import { counterIds, freshDatabase, user } from "./support/database.js"
 import { bootServer, type Server } from "@session-tree/testing/Postgres"
 import { Ids } from "@session-tree/core/Ids"
+import { messageOf } from "@session-tree/core/Record"
 
 const CYCLES = 4
 const WRITERS = 4
@@ -179,7 +180,7 @@ it(`the server stopped immediately and restarted ${CYCLES} times during a stream
     yield* Fiber.join(writers)
 
     const loaded = yield* provide(SessionStore.read("stream"))
-    const stored = new Map(loaded.entries.map((e) => [e.id, e.message.id]))
+    const stored = new Map(loaded.entries.map((e) => [e.id, messageOf(e)!.id]))
     const lost = [...acked].filter(([id, message]) => stored.get(id) !== message).length
     const partial = batches.filter((b) => {
       const found = b.ids.filter((id) => stored.has(id)).length

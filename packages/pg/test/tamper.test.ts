@@ -107,8 +107,8 @@ const cases: ReadonlyArray<{
     line: 1
   },
   {
-    name: "a header row of version 2",
-    tamper: (sql, { id }) => editHeader(sql, id, (h) => h.replace(`"version":1`, `"version":2`)),
+    name: "a header row of version 3",
+    tamper: (sql, { id }) => editHeader(sql, id, (h) => h.replace(`"version":1`, `"version":3`)),
     code: "SESSION_UNSUPPORTED_VERSION",
     line: 1
   },
@@ -244,7 +244,7 @@ let made = 0
 const makeSession = Effect.gen(function*() {
   const id = `tamper-${++made}`
   const entries = yield* Effect.scoped(Effect.gen(function*() {
-    const store = yield* SessionStore.create(id)
+    const store = yield* SessionStore.create(id, { version: 1 })
     const e1 = yield* store.append(null, user("m1", "root"))
     const e2 = yield* store.append(e1.id, call)
     const e3 = yield* store.append(e2.id, result)

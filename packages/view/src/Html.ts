@@ -11,21 +11,31 @@
  * anything even if escaping failed. Elements are named by their index in
  * commit order (`r12`, `m12`), never by an ID from the session.
  *
+ * A version-2 session shows every kind of entry as its own kind of node, each
+ * message's parts in order (reasoning collapsed, images inline only from
+ * `data:` URLs of base64 raster data, files at http or https URLs as links,
+ * never loaded), labels on the entries they label, and its title. Its policy
+ * allows `data:` images, and nothing else more than a version-1 page's does.
+ *
  * Readable at 4,096 entries: a chain of only children stays in one column and
  * every child of a fork is indented one level under it, so the picture widens
  * only where the conversation branched; long single-child chains fold into a `<details>`, long texts show their first lines, and transcript cards
  * off screen are skipped by the browser's layout (`content-visibility`).
  */
-import type { Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import type { Entry, Header, Message } from "@session-tree/core/Record"
+import type * as V2 from "@session-tree/core/RecordV2"
 import type { SessionError } from "@session-tree/core/SessionError"
-import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
-import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH } from "./internal/page.js"
-import { countsOf, isNewest, type LeafOption, plural, resolve, summaryOf, truncate, updatedOf } from "./internal/session.js"
+import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH, STYLE_V2, STYLE_V2_HASH } from "./internal/page.js"
+import { childrenOf, countsOf, isNewest, type LeafOption, plural, resolve, settled, summaryOf, truncate, updatedOf } from "./internal/session.js"
+import { inlineImage, isWebUrl, labelsOf, optionKeys, sizeOf, textOf } from "./internal/v2.js"
 
 /** `leaf`: the leaf of the active path; default the newest entry, `null` marks no path. */
 export interface Options extends LeafOption {
-  /** The page's title; default the session's title as `list` shows it (the start of the first user message), else `Session <ID>` when that is blank. */
+  /**
+   * The page's title; default the session's title as `list` shows it (a version-2 session's
+   * newest title entry, else the start of the first user message), else `Session <ID>` when that is blank.
+   */
   readonly title?: string | undefined
 }
 
@@ -35,17 +45,23 @@ export interface Options extends LeafOption {
  * `entries` (which are in commit order, as a store holds them).
  */
 export const render = (
-  header: SessionHeader,
-  entries: ReadonlyArray<SessionEntry>,
+  header: Header,
+  entries: ReadonlyArray<Entry>,
   options?: Options
 ): Effect.Effect<string, SessionError> =>
-  Effect.map(resolve(entries, options?.leaf), (shown) => page(header, entries, shown.leaf, shown.isDefault, shown.path, options?.title))
+  Effect.suspend(() => {
+    const list = settled(entries)
+    return Effect.map(resolve(list, options?.leaf), (shown) => page(header, list, shown.leaf, shown.isDefault, shown.path, options?.title))
+  })
 
 /** The Content-Security-Policy of every page: only its own style sheet and script, by hash. */
-const CONTENT_SECURITY_POLICY =
-  `default-src 'none'; style-src '${STYLE_HASH}'; script-src '${SCRIPT_HASH}'; ` +
-  `img-src 'none'; font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; ` +
+const policy = (styleHash: string, images: string) =>
+  `default-src 'none'; style-src '${styleHash}'; script-src '${SCRIPT_HASH}'; ` +
+  `img-src ${images}; font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; ` +
   `frame-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; form-action 'none'`
+const CONTENT_SECURITY_POLICY = policy(STYLE_HASH, "'none'")
+/** Version 2 shows images from `data:` URLs (laid out here, checked by `inlineImage`), never from the network. */
+const CONTENT_SECURITY_POLICY_V2 = policy(STYLE_V2_HASH, "data:")
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" }
 
@@ -112,6 +128,35 @@ const ROLE_CLASS: Record<Message["role"], string> = { user: "u", assistant: "a",
 const roleClass = (message: Message): string =>
   message.role === "tool" && message.isError ? "t e" : ROLE_CLASS[message.role]
 
+const KIND_CLASS: Record<Exclude<V2.Kind, "message">, string> = { compaction: "cp", label: "lb", title: "ti", model: "md", custom: "cu" }
+
+/** The class of an entry's node: its role's (as in version 1, `s` for system), or its kind's. */
+const entryClass = (entry: Entry): string => {
+  if (entry.version === 1) return roleClass(entry.message)
+  if (entry.kind !== "message") return KIND_CLASS[entry.kind]
+  const m = entry.message
+  return m.role === "system" ? "s" : m.role === "tool" && m.isError ? "t e" : ROLE_CLASS[m.role]
+}
+
+/** The name on an entry's node: its role, or its kind. */
+const entryName = (entry: Entry): string =>
+  entry.version === 1 ? entry.message.role : entry.kind === "message" ? entry.message.role : entry.kind
+
+/** The tool calls a tool message can answer, each with its position in the message (version 2: not provider-executed). */
+const callsOf = (entry: Entry): ReadonlyArray<{ readonly id: string; readonly k: number }> => {
+  if (entry.version === 1) return entry.message.role === "assistant" ? entry.message.toolCalls.map((call, k) => ({ id: call.id, k })) : []
+  if (entry.kind !== "message" || entry.message.role !== "assistant") return []
+  return entry.message.content.flatMap((part, k) => (part.type === "tool-call" && part.providerExecuted !== true ? [{ id: part.id, k }] : []))
+}
+
+/** The call a tool message answers. */
+const answersOf = (entry: Entry): string | undefined =>
+  entry.version === 1
+    ? entry.message.role === "tool" ? entry.message.toolCallId : undefined
+    : entry.kind === "message" && entry.message.role === "tool"
+    ? entry.message.toolCallId
+    : undefined
+
 /** Where each tool call is answered and which call each tool result answers, by commit index. */
 interface Links {
   /** `${entry}:${call}` → the entries answering that call, in commit order (one per branch at most). */
@@ -126,25 +171,25 @@ interface Links {
  * down and removed on the way back, so each result finds the call it answers
  * (the nearest ancestor that made it) without walking up per result.
  */
-const linksOf = (entries: ReadonlyArray<SessionEntry>, indexOf: Map<SessionEntry, number>): Links => {
+const linksOf = (entries: ReadonlyArray<Entry>, indexOf: Map<Entry, number>): Links => {
   const answers = new Map<string, Array<number>>()
   const answered = new Map<number, { entry: number; call: number }>()
   const scope = new Map<string, Array<{ entry: number; call: number }>>()
   const seen = new Uint8Array(entries.length)
-  type Step = { readonly entry: SessionEntry; readonly exit: boolean }
+  type Step = { readonly entry: Entry; readonly exit: boolean }
   const stack: Array<Step> = childrenOf(entries, null).map((entry) => ({ entry, exit: false })).reverse()
   while (stack.length > 0) {
     const { entry, exit } = stack.pop()!
     const i = indexOf.get(entry)!
-    const message = entry.message
     if (exit) {
-      if (message.role === "assistant") for (const call of message.toolCalls) scope.get(call.id)?.pop()
+      for (const call of callsOf(entry)) scope.get(call.id)?.pop()
       continue
     }
     if (seen[i] === 1) continue
     seen[i] = 1
-    if (message.role === "tool") {
-      const made = scope.get(message.toolCallId)?.at(-1)
+    const answering = answersOf(entry)
+    if (answering !== undefined) {
+      const made = scope.get(answering)?.at(-1)
       if (made !== undefined) {
         answered.set(i, made)
         const key = `${made.entry}:${made.call}`
@@ -152,12 +197,12 @@ const linksOf = (entries: ReadonlyArray<SessionEntry>, indexOf: Map<SessionEntry
         if (list === undefined) answers.set(key, [i])
         else list.push(i)
       }
-    } else if (message.role === "assistant") {
-      message.toolCalls.forEach((call, k) => {
-        const list = scope.get(call.id)
-        if (list === undefined) scope.set(call.id, [{ entry: i, call: k }])
+    } else {
+      for (const { id, k } of callsOf(entry)) {
+        const list = scope.get(id)
+        if (list === undefined) scope.set(id, [{ entry: i, call: k }])
         else list.push({ entry: i, call: k })
-      })
+      }
     }
     stack.push({ entry, exit: true })
     const children = childrenOf(entries, entry.id)
@@ -167,15 +212,51 @@ const linksOf = (entries: ReadonlyArray<SessionEntry>, indexOf: Map<SessionEntry
   return { answers, answered }
 }
 
+/** A row's preview of a version-2 entry: a message's text, or what the entry says. */
+const previewOf = (entry: V2.SessionEntry): string => {
+  switch (entry.kind) {
+    case "message":
+      return textOf(entry.message)
+    case "compaction":
+      return entry.summary
+    case "label":
+      return entry.label === null ? `${entry.targetId}: unlabelled` : `${entry.targetId}: ${entry.label}`
+    case "title":
+      return entry.title
+    case "model":
+      return `${entry.provider} / ${entry.model}${entry.thinking === undefined ? "" : ` · thinking ${entry.thinking}`}`
+    case "custom":
+      return `${entry.customType} ${JSON.stringify(entry.data)}`
+  }
+}
+
+/** The order in which a folded run counts the kinds of version 2 it holds. */
+const RUN_NAMES = ["system", "user", "assistant", "tool", "compaction", "label", "title", "model", "custom"] as const
+
+const LEGEND_V2 = [
+  ["s", "system"],
+  ["u", "user"],
+  ["a", "assistant"],
+  ["t", "tool"],
+  ["t e", "tool error"],
+  ["cp", "compaction"],
+  ["lb", "label"],
+  ["ti", "title"],
+  ["md", "model"],
+  ["cu", "custom"]
+].map(([cls, name]) => `<span><span class="k ${cls}">${name}</span></span>`).join("")
+
+const LEGEND = `<span><span class="k u">user</span></span><span><span class="k a">assistant</span></span><span><span class="k t">tool</span></span><span><span class="k t e">tool error</span></span>`
+
 const page = (
-  header: SessionHeader,
-  entries: ReadonlyArray<SessionEntry>,
+  header: Header,
+  entries: ReadonlyArray<Entry>,
   leaf: string | null,
   isDefault: boolean,
-  path: ReadonlyArray<SessionEntry>,
+  path: ReadonlyArray<Entry>,
   title: string | undefined
 ): string => {
-  const indexOf = new Map<SessionEntry, number>()
+  const indexOf = new Map<Entry, number>()
   const byId = new Map<string, number>()
   entries.forEach((entry, i) => {
     indexOf.set(entry, i)
@@ -183,10 +264,11 @@ const page = (
   })
   const onPath = new Set<number>(path.map((entry) => indexOf.get(entry)!))
   const leafIndex = path.length === 0 ? -1 : indexOf.get(path[path.length - 1]!)!
-  const parentOf = (entry: SessionEntry): number => (entry.parentId === null ? -1 : byId.get(entry.parentId) ?? -1)
+  const parentOf = (entry: Entry): number => (entry.parentId === null ? -1 : byId.get(entry.parentId) ?? -1)
   const links = linksOf(entries, indexOf)
   const counts = countsOf(entries)
   const summary = summaryOf(header, entries)
+  const labels = labelsOf(entries)
   const heading = title ?? (summary.title.trim() === "" ? `Session ${header.id}` : summary.title)
   const e = escapeHtml
 
@@ -196,7 +278,8 @@ const page = (
   const tree: Array<string> = []
   const emitted = new Uint8Array(entries.length)
 
-  const rowHtml = (entry: SessionEntry, level: number, extra: string, forks: number): string => {
+  const rowHtml = (entry: Entry, level: number, extra: string, forks: number): string => {
+    if (entry.version === 2) return rowV2(entry, level, extra, forks)
     const i = indexOf.get(entry)!
     const m = entry.message
     const cls = `row ${roleClass(m)} l${Math.min(level, MAX_LEVEL)}${onPath.has(i) ? " act sel" : ""}${i === leafIndex ? " cur" : ""}${extra}`
@@ -213,20 +296,50 @@ const page = (
       `<span class="pv">${e(rowPreview(m.content))}</span>${fork}<span class="id">${e(entry.id)}</span></button>`
   }
 
-  const runSummary = (run: ReadonlyArray<SessionEntry>, level: number): string => {
+  /** A version-2 row: its kind or role, its chips (its label, the tool it answers, reasoning, files, calls), a preview. */
+  const rowV2 = (entry: V2.SessionEntry, level: number, extra: string, forks: number): string => {
+    const i = indexOf.get(entry)!
+    const cls = `row ${entryClass(entry)} l${Math.min(level, MAX_LEVEL)}${onPath.has(i) ? " act sel" : ""}${i === leafIndex ? " cur" : ""}${extra}`
+    let chips = ""
+    const label = labels.get(entry.id)
+    if (label !== undefined) chips += `<span class="chip lbl">⚑ ${e(label)}</span>`
+    if (entry.kind === "message") {
+      const m = entry.message
+      if (m.role === "tool") chips += `<span class="chip${m.isError ? " err" : ""}">↩ ${e(m.toolName)}${m.isError ? " · error" : ""}</span>`
+      if (m.role === "assistant" || m.role === "user" || m.role === "tool") {
+        const parts: ReadonlyArray<V2.AssistantPart> = m.content
+        if (parts.some((part) => part.type === "reasoning")) chips += `<span class="chip">reasoning</span>`
+        const files = parts.filter((part) => part.type === "file").length
+        if (files > 0) chips += `<span class="chip">${plural(files, "file")}</span>`
+        const calls = parts.flatMap((part) => (part.type === "tool-call" ? [part] : []))
+        chips += calls.slice(0, 3).map((call) => `<span class="chip">⚙ ${e(call.name)}</span>`).join("") +
+          (calls.length > 3 ? `<span class="chip">+${calls.length - 3}</span>` : "")
+      }
+    }
+    const fork = forks > 1 ? `<span class="br">${forks} branches</span>` : ""
+    return `<button type="button" class="${cls}" id="r${i}" data-p="${parentOf(entry)}"${i === leafIndex ? " aria-current=\"true\"" : ""}>` +
+      `<span class="k">${entryName(entry)}</span>${chips}` +
+      `<span class="pv">${e(rowPreview(previewOf(entry)))}</span>${fork}<span class="id">${e(entry.id)}</span></button>`
+  }
+
+  const runSummary = (run: ReadonlyArray<Entry>, level: number): string => {
     const n = { user: 0, assistant: 0, tool: 0 }
+    const named = new Map<string, number>()
     let active = false
     for (const entry of run) {
-      n[entry.message.role]++
+      if (entry.version === 1) n[entry.message.role]++
+      else named.set(entryName(entry), (named.get(entryName(entry)) ?? 0) + 1)
       if (onPath.has(indexOf.get(entry)!)) active = true
     }
-    const parts = [`${n.user} user`, `${n.assistant} assistant`, `${n.tool} tool`]
+    const parts = header.version === 1
+      ? [`${n.user} user`, `${n.assistant} assistant`, `${n.tool} tool`]
+      : RUN_NAMES.flatMap((name) => (named.has(name) ? [`${named.get(name)} ${name}`] : []))
     return `<details class="run l${Math.min(level, MAX_LEVEL)}${active ? " act" : ""}"><summary>${plural(run.length, "more entry", "more entries")}` +
       `${active ? " on the active path" : ""} · ${parts.join(", ")}</summary>`
   }
 
   interface Segment {
-    readonly start: SessionEntry
+    readonly start: Entry
     readonly level: number
     readonly kind: "" | " side" | " root2"
   }
@@ -236,7 +349,7 @@ const page = (
     const { start, level, kind } = stack.pop()!
     if (emitted[indexOf.get(start)!] === 1) continue
     // A segment: `start` and its only children, up to an entry with none or several.
-    const chain: Array<SessionEntry> = [start]
+    const chain: Array<Entry> = [start]
     emitted[indexOf.get(start)!] = 1
     let children = childrenOf(entries, start.id)
     while (children.length === 1 && emitted[indexOf.get(children[0]!)!] === 0) {
@@ -270,7 +383,149 @@ const page = (
 
   // ---- The transcript cards, one per entry in commit order (a path is in commit
   // order too); the script shows those of the selected path.
+  /** The card of a version-2 entry: its head (kind, IDs, time, label), then what it holds. */
+  const cardV2 = (entry: V2.SessionEntry, i: number): string => {
+    const parent = parentOf(entry)
+    const label = labels.get(entry.id)
+    const m = entry.kind === "message" ? entry.message : undefined
+    const head = `<div class="mh"><span class="k">${entryName(entry)}</span><span class="id">${e(entry.id)}</span>` +
+      `<span class="ts">${e(entry.timestamp)}</span>${m === undefined ? "" : `<span class="mid">${e(m.id)}</span>`}` +
+      (parent < 0 ? "<span>root</span>" : "") +
+      (m?.role === "tool" ? `<span class="status${m.isError ? " err" : ""}">${m.isError ? "error" : "ok"}</span>` : "") +
+      (label === undefined ? "" : `<span class="lbl">⚑ ${e(label)}</span>`) +
+      `</div>`
+    /** A button that selects entry `id`'s path and shows its card, or the ID as text when it is not an entry. */
+    const goTo = (id: string): string => {
+      const to = byId.get(id)
+      return to === undefined ? `<span class="id">${e(id)}</span>` : `<button type="button" class="go" data-go="${to}">${e(id)}</button>`
+    }
+    const options = (value: { readonly options?: V2.Opaque }, what: string): string => {
+      const keys = optionKeys(value)
+      return keys.length === 0 ? "" : `<div class="opt">${what} options: ${keys.map((key) => `<span class="tn">${e(key)}</span>`).join(", ")}</div>`
+    }
+    let body = ""
+    switch (entry.kind) {
+      case "compaction":
+        body += `<div class="link">keeps ${entry.firstKeptEntryId === null ? "nothing before it" : `the entries from ${goTo(entry.firstKeptEntryId)} on`}` +
+          `${entry.tokensBefore === undefined ? "" : ` · ${plural(entry.tokensBefore, "token")} before`}</div>` +
+          (entry.summary === "" ? `<p class="empty">(empty summary)</p>` : textBlock(entry.summary, "tx"))
+        break
+      case "label":
+        body += `<div class="link">${entry.label === null ? "removes the label of " : ""}${goTo(entry.targetId)}` +
+          `${entry.label === null ? "" : ` labelled <span class="lbl">⚑ ${e(entry.label)}</span>`}</div>`
+        break
+      case "title":
+        body += `<div class="link">titles the session</div>${textBlock(entry.title, "tx")}`
+        break
+      case "model":
+        body += `<div class="ch"><span>provider</span><span class="tn">${e(entry.provider)}</span><span>model</span><span class="tn">${e(entry.model)}</span>` +
+          `${entry.thinking === undefined ? "" : `<span>thinking</span><span class="tn">${e(entry.thinking)}</span>`}</div>`
+        break
+      case "custom":
+        body += `<div class="ch"><span>extension data, never sent to a model</span><span class="tn">${e(entry.customType)}</span></div>` +
+          textBlock(JSON.stringify(entry.data, null, 2), "args")
+        break
+      case "message": {
+        const message = entry.message
+        if (message.role === "tool") {
+          const made = links.answered.get(i)
+          body += `<div class="link">answers ` + (made !== undefined
+            ? `<button type="button" class="go" data-to="c${made.entry}-${made.call}"><span class="tn">${e(message.toolName)}</span> call <span class="cid">${e(message.toolCallId)}</span></button> of <span class="id">${e(entries[made.entry]!.id)}</span>`
+            : `<span class="tn">${e(message.toolName)}</span> call <span class="cid">${e(message.toolCallId)}</span> (not found on this branch)`) + `</div>`
+        }
+        if (message.role === "assistant" && message.meta !== undefined) {
+          const meta = message.meta
+          const facts: Array<string> = []
+          const add = (name: string, value: string | undefined, cls = "tn") => {
+            if (value !== undefined) facts.push(`<span>${name}</span><span class="${cls}">${e(value)}</span>`)
+          }
+          add("model", meta.model)
+          add("provider", meta.provider)
+          add("response", meta.responseId, "cid")
+          if (meta.usage !== undefined) {
+            const u = meta.usage
+            const tokens = [`${u.inputTokens.toLocaleString("en-US")} in`, `${u.outputTokens.toLocaleString("en-US")} out`]
+            if (u.reasoningTokens !== undefined) tokens.push(`${u.reasoningTokens.toLocaleString("en-US")} reasoning`)
+            if (u.cachedInputTokens !== undefined) tokens.push(`${u.cachedInputTokens.toLocaleString("en-US")} cached`)
+            if (u.cacheWriteTokens !== undefined) tokens.push(`${u.cacheWriteTokens.toLocaleString("en-US")} cache write`)
+            facts.push(`<span>tokens</span><span>${tokens.join(" · ")}</span>`)
+          }
+          add("stop", meta.stopReason)
+          body += `<div class="meta">${facts.join("")}${meta.error === undefined ? "" : `<span class="status err">error</span><span class="tn">${e(meta.error)}</span>`}</div>`
+        }
+        body += options(message, "message")
+        if (message.role === "system") {
+          body += message.content === "" ? `<p class="empty">(no text)</p>` : textBlock(message.content, "tx")
+          break
+        }
+        const parts: ReadonlyArray<V2.AssistantPart> = message.content
+        if (parts.length === 0) body += `<p class="empty">(no content)</p>`
+        parts.forEach((part, k) => {
+          switch (part.type) {
+            case "text":
+              body += (part.text === "" ? `<p class="empty">(empty text)</p>` : textBlock(part.text, "tx")) + options(part, "text")
+              break
+            case "reasoning":
+              body += part.text === ""
+                ? `<p class="empty">reasoning, redacted</p>`
+                : `<details class="rs"><summary>reasoning · ${plural(part.text.length, "character")}</summary>${textBlock(part.text, "tx")}</details>`
+              body += options(part, "reasoning")
+              break
+            case "file": {
+              const size = sizeOf(part.data)
+              const image = inlineImage(part)
+              let shown = ""
+              if (image !== undefined) shown = `<img class="img" alt="" src="${image}">`
+              else if ("url" in part.data) {
+                shown = isWebUrl(part.data.url)
+                  ? `<a class="url" href="${e(part.data.url)}" rel="noopener noreferrer nofollow" target="_blank">${e(part.data.url)}</a>`
+                  : `<span class="url">${e(part.data.url)}</span> <span>(not a web link)</span>`
+              } else if ("blob" in part.data) shown = `<span>blob</span> <span class="cid">${e(part.data.blob)}</span>`
+              else shown = `<span>(inline data, not shown)</span>`
+              body += `<div class="file"><div class="ch"><span>file</span>${part.name === undefined ? "" : `<span class="tn">${e(part.name)}</span>`}` +
+                `<span class="cid">${e(part.mediaType)}</span>${size === undefined ? "" : `<span>${plural(size, "byte")}</span>`}</div>` +
+                `<div class="fd">${shown}</div>${options(part, "file")}</div>`
+              break
+            }
+            case "tool-call": {
+              let answeredBy: string
+              if (part.providerExecuted === true) {
+                const result = parts.findIndex((p) => p.type === "tool-result" && p.toolCallId === part.id)
+                answeredBy = `<span>run by the provider</span>` +
+                  (result < 0 ? "<span>no result</span>" : `<button type="button" class="go" data-to="p${i}-${result}">its result</button>`)
+              } else {
+                const answers = links.answers.get(`${i}:${k}`) ?? []
+                answeredBy = answers.length === 0
+                  ? "<span>not answered</span>"
+                  : `<span>answered by ${answers.map((a) => `<button type="button" class="go" data-go="${a}">${e(entries[a]!.id)}</button>`).join(", ")}</span>`
+              }
+              body += `<div class="call" id="c${i}-${k}"><div class="ch"><span>⚙ call</span><span class="tn">${e(part.name)}</span>` +
+                `<span class="cid">${e(part.id)}</span>${answeredBy}</div>${textBlock(JSON.stringify(part.arguments, null, 2), "args")}${options(part, "call")}</div>`
+              break
+            }
+            case "tool-result": {
+              const call = parts.findIndex((p) => p.type === "tool-call" && p.id === part.toolCallId)
+              body += `<div class="call" id="p${i}-${k}"><div class="ch"><span>↩ result</span><span class="tn">${e(part.toolName)}</span>` +
+                (call < 0
+                  ? `<span class="cid">${e(part.toolCallId)}</span>`
+                  : `<button type="button" class="go" data-to="c${i}-${call}"><span class="cid">${e(part.toolCallId)}</span></button>`) +
+                `<span class="status${part.isError ? " err" : ""}">${part.isError ? "error" : "ok"}</span></div>` +
+                `${textBlock(JSON.stringify(part.result, null, 2), "args")}${options(part, "result")}</div>`
+              break
+            }
+          }
+        })
+        if (message.role === "tool" && message.result !== undefined) {
+          body += `<div class="call"><div class="ch"><span>result</span></div>${textBlock(JSON.stringify(message.result, null, 2), "args")}</div>`
+        }
+        break
+      }
+    }
+    return `<article class="msg ${entryClass(entry)}${onPath.has(i) ? " on" : ""}${i === leafIndex ? " cur" : ""}" id="m${i}">${head}${body}</article>`
+  }
+
   const cards = entries.map((entry, i) => {
+    if (entry.version === 2) return cardV2(entry, i)
     const m = entry.message
     const parent = parentOf(entry)
     const head = `<div class="mh"><span class="k">${m.role}</span><span class="id">${e(entry.id)}</span>` +
@@ -304,6 +559,9 @@ const page = (
   const leafFact = leaf === null ? "none" : `<span class="id">${e(leaf)}</span> (${isNewest(entries, leaf, isDefault) ? "the newest entry" : "chosen"})`
   const facts = [
     fact("Session", `<span class="id">${e(header.id)}</span>`),
+    ...(header.version === 2 && header.forkedFrom !== undefined
+      ? [fact("Forked from", `<span class="id">${e(header.forkedFrom.session)}</span> at <span class="id">${e(header.forkedFrom.entry)}</span>`)]
+      : []),
     fact("Created", `<span class="ts">${e(header.timestamp)}</span>`),
     fact("Updated", `<span class="ts">${e(updatedOf(header, summary))}</span>`),
     fact("Entries", counts.entries.toLocaleString("en-US")),
@@ -317,17 +575,17 @@ const page = (
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">
+<meta http-equiv="Content-Security-Policy" content="${header.version === 1 ? CONTENT_SECURITY_POLICY : CONTENT_SECURITY_POLICY_V2}">
 <meta name="referrer" content="no-referrer">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${e(heading)}</title>
-<style>${STYLE}</style>
+<style>${header.version === 1 ? STYLE : STYLE_V2}</style>
 </head>
 <body>
 <header class="top">
 <h1>${e(heading)}</h1>
 <dl class="facts">${facts}</dl>
-<div class="legend"><span><span class="k u">user</span></span><span><span class="k a">assistant</span></span><span><span class="k t">tool</span></span><span><span class="k t e">tool error</span></span><span>● active path · ○ other branches</span><button type="button" class="btn" id="toleaf">Show the active path</button></div>
+<div class="legend">${header.version === 1 ? LEGEND : LEGEND_V2}<span>● active path · ○ other branches</span><button type="button" class="btn" id="toleaf">Show the active path</button></div>
 </header>
 <main>
 <nav class="pane" id="tree" aria-label="Session tree" data-n="${entries.length}" data-leaf="${leafIndex}">

@@ -1,6 +1,7 @@
 /**
  * Text and JSON views of a session for a terminal: the active path (`log`) and
- * the whole tree (`tree`). Navigation comes from the core's pure functions
+ * the whole tree (`tree`), in either version of the format. A version-2 entry
+ * is shown by its kind (a message by its role), with its label when it has one. Navigation comes from the core's pure functions
  * (`pathTo`, `childrenOf`), so the CLI and the demo show exactly the tree the
  * library sees.
  *
@@ -8,12 +9,13 @@
  * terminal: it is printed through `printable`, `quote` or `json`, which escape
  * every control character, so no value can send an escape sequence.
  */
-import type { Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import type { Entry, Header, Message } from "@session-tree/core/Record"
+import type * as V2 from "@session-tree/core/RecordV2"
 import type { SessionError } from "@session-tree/core/SessionError"
 import { isUnreadable, type Listed } from "@session-tree/core/Sessions"
-import { childrenOf } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
-import { json, type LeafOption, printable, quote, resolve, truncate, visible } from "./internal/session.js"
+import { childrenOf, json, type LeafOption, printable, quote, resolve, settled, truncate, visible } from "./internal/session.js"
+import { labelsOf, textOf, titleOf } from "./internal/v2.js"
 
 // For the single values, JSON objects and messages the CLI prints beside these views, escaped the same way.
 export { json, printable, visible }
@@ -47,15 +49,95 @@ export const describeMessage = (message: Message): string => {
   }
 }
 
+/** A column of kind or role names, as wide as the longest (`compaction`) and a space. */
+const column = (name: string): string => name.padEnd(11)
+
+const calls = (parts: ReadonlyArray<V2.AssistantPart>): string => {
+  const made = parts.flatMap((part) =>
+    part.type === "tool-call"
+      ? [`${printable(part.name)}(${compactJson(part.arguments)}) [${printable(part.id)}]${part.providerExecuted === true ? " by the provider" : ""}`]
+      : []
+  )
+  return made.length === 0 ? "" : `  calls ${made.join(", ")}`
+}
+
+/** What a message holds besides its text and calls: reasoning and files. */
+const extras = (parts: ReadonlyArray<V2.AssistantPart>): string => {
+  let out = ""
+  const reasoning = parts.filter((part) => part.type === "reasoning")
+  if (reasoning.length > 0) {
+    const chars = reasoning.reduce((n, part) => n + part.text.length, 0)
+    out += chars === 0 ? "  reasoning (redacted)" : `  reasoning ${chars} chars`
+  }
+  for (const part of parts) {
+    if (part.type === "file") out += `  file ${printable(part.mediaType)}${part.name === undefined ? "" : ` ${quote(part.name)}`}`
+  }
+  return out
+}
+
+/** The results of provider-executed calls, which the assistant message itself holds. */
+const results = (parts: ReadonlyArray<V2.AssistantPart>): string => {
+  let out = ""
+  for (const part of parts) {
+    if (part.type === "tool-result") out += `  result ${printable(part.toolName)} [${printable(part.toolCallId)}]${part.isError ? " error" : ""}`
+  }
+  return out
+}
+
+/** Role and a one-line summary of a version-2 message: its text, then what else it holds. */
+const describeMessageV2 = (m: V2.Message): string => {
+  switch (m.role) {
+    case "system":
+      return `${column("system")}${short(m.content)}`
+    case "user":
+      return `${column("user")}${short(textOf(m))}${extras(m.content)}`
+    case "assistant": {
+      const model = m.meta?.model === undefined ? "" : `  model ${printable(m.meta.model)}`
+      const error = m.meta?.error === undefined ? "" : `  error ${short(m.meta.error)}`
+      return `${column("assistant")}${short(textOf(m))}${extras(m.content)}${calls(m.content)}${results(m.content)}${model}${error}`
+    }
+    case "tool":
+      return `${column("tool")}${printable(m.toolName)} [${printable(m.toolCallId)}]${m.isError ? " error" : ""} → ${short(textOf(m))}${extras(m.content)}`
+  }
+}
+
+/** Kind (a message: role) and a one-line summary of a version-2 entry. */
+export const describeEntry = (entry: V2.SessionEntry): string => {
+  switch (entry.kind) {
+    case "message":
+      return describeMessageV2(entry.message)
+    case "compaction":
+      return `${column("compaction")}${short(entry.summary)}  keeps ${entry.firstKeptEntryId === null ? "nothing before it" : `from ${printable(entry.firstKeptEntryId)}`}`
+    case "label":
+      return `${column("label")}${printable(entry.targetId)} ${entry.label === null ? "unlabelled" : `→ ${quote(entry.label)}`}`
+    case "title":
+      return `${column("title")}${quote(entry.title)}`
+    case "model":
+      return `${column("model")}${printable(entry.provider)}/${printable(entry.model)}${entry.thinking === undefined ? "" : ` thinking ${printable(entry.thinking)}`}`
+    case "custom":
+      return `${column("custom")}${printable(entry.customType)} ${compactJson(entry.data)}`
+  }
+}
+
+/** The line of an entry after its ID: a version-1 message as before; a version-2 entry by kind, then its label. */
+const describe = (entry: Entry, labels: ReadonlyMap<string, string>): string => {
+  if (entry.version === 1) return describeMessage(entry.message)
+  const label = labels.get(entry.id)
+  return `${describeEntry(entry)}${label === undefined ? "" : `  [label ${quote(label)}]`}`
+}
+
 /** `log`: one line per entry of the root-to-leaf path. */
 export const renderLog = (
-  entries: ReadonlyArray<SessionEntry>,
+  entries: ReadonlyArray<Entry>,
   options?: Options
 ): Effect.Effect<ReadonlyArray<string>, SessionError> =>
-  Effect.map(resolve(entries, options?.leaf), ({ path }) => path.map((entry) => `${printable(entry.id)}  ${describeMessage(entry.message)}`))
+  Effect.map(resolve(entries, options?.leaf), ({ path }) => {
+    const labels = labelsOf(entries)
+    return path.map((entry) => `${printable(entry.id)}  ${describe(entry, labels)}`)
+  })
 
 /** `log --json`: the leaf and the full records of its path. */
-export const logJson = (entries: ReadonlyArray<SessionEntry>, options?: Options) =>
+export const logJson = (entries: ReadonlyArray<Entry>, options?: Options) =>
   Effect.map(resolve(entries, options?.leaf), ({ leaf, path }) => ({ leaf, entries: path }))
 
 const ACTIVE = "●"
@@ -66,24 +148,31 @@ const INACTIVE = "○"
  * chain of only children stays in one column; a fork draws each child with
  * `├──`/`└──` and indents its subtree, so the picture widens only where the
  * conversation branched. ● marks the root-to-leaf path, ○ the other branches.
+ * A version-2 session with a title shows it on the line after the header.
  */
 export const renderTree = (
-  header: SessionHeader,
-  entries: ReadonlyArray<SessionEntry>,
+  header: Header,
+  entries: ReadonlyArray<Entry>,
   options?: Options
 ): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+  Effect.suspend(() => renderTreeOf(header, settled(entries), options))
+
+const renderTreeOf = (header: Header, entries: ReadonlyArray<Entry>, options?: Options) =>
   Effect.map(resolve(entries, options?.leaf), ({ leaf, path }) => {
     const active = new Set(path.map((entry) => entry.id))
+    const labels = labelsOf(entries)
     const lines = [`session ${printable(header.id)}  ${header.timestamp}  ${entries.length} entries`]
+    const title = header.version === 2 ? titleOf(entries) : undefined
+    if (title !== undefined) lines.push(`title ${quote(title)}`)
     if (entries.length === 0) return [...lines, "(no entries)"]
     interface Frame {
-      readonly entry: SessionEntry
+      readonly entry: Entry
       readonly first: string
       readonly rest: string
     }
     const stack: Array<Frame> = []
     // Iterative, so a 4,096-entry chain cannot overflow the call stack.
-    const pushChildren = (children: ReadonlyArray<SessionEntry>, prefix: string) => {
+    const pushChildren = (children: ReadonlyArray<Entry>, prefix: string) => {
       if (children.length === 1) {
         stack.push({ entry: children[0]!, first: prefix, rest: prefix })
         return
@@ -102,28 +191,55 @@ export const renderTree = (
       const { entry, first, rest } = stack.pop()!
       const mark = active.has(entry.id) ? ACTIVE : INACTIVE
       const here = entry.id === leaf ? "  ← leaf" : ""
-      lines.push(`${first}${mark} ${printable(entry.id)}  ${describeMessage(entry.message)}${here}`)
+      lines.push(`${first}${mark} ${printable(entry.id)}  ${describe(entry, labels)}${here}`)
       pushChildren(childrenOf(entries, entry.id), rest)
     }
     return lines
   })
 
-/** `tree --json`: every entry with its children and whether it is on the active path. */
-export const treeJson = (header: SessionHeader, entries: ReadonlyArray<SessionEntry>, options?: Options) =>
+/** A node of `tree --json`: version 1 names a message's role; version 2 also the kind (role null for other kinds) and the label. */
+export type TreeNode =
+  | {
+    readonly id: string
+    readonly parentId: string | null
+    readonly role: Message["role"]
+    readonly active: boolean
+    readonly children: ReadonlyArray<string>
+  }
+  | {
+    readonly id: string
+    readonly parentId: string | null
+    readonly kind: V2.Kind
+    readonly role: V2.Message["role"] | null
+    readonly label: string | null
+    readonly active: boolean
+    readonly children: ReadonlyArray<string>
+  }
+
+/** `tree --json`: every entry with its children and whether it is on the active path; a version-2 session also its title (or null). */
+export const treeJson = (header: Header, entries: ReadonlyArray<Entry>, options?: Options) =>
+  Effect.suspend(() => treeJsonOf(header, settled(entries), options))
+
+const treeJsonOf = (header: Header, entries: ReadonlyArray<Entry>, options?: Options) =>
   Effect.map(resolve(entries, options?.leaf), ({ leaf, path }) => {
     const active = new Set(path.map((entry) => entry.id))
-    return {
-      session: header.id,
-      leaf,
-      active: path.map((entry) => entry.id),
-      nodes: entries.map((entry) => ({
-        id: entry.id,
-        parentId: entry.parentId,
-        role: entry.message.role,
-        active: active.has(entry.id),
-        children: childrenOf(entries, entry.id).map((child) => child.id)
-      }))
-    }
+    const labels = labelsOf(entries)
+    const nodes = entries.map((entry): TreeNode => {
+      const children = childrenOf(entries, entry.id).map((child) => child.id)
+      return entry.version === 1
+        ? { id: entry.id, parentId: entry.parentId, role: entry.message.role, active: active.has(entry.id), children }
+        : {
+          id: entry.id,
+          parentId: entry.parentId,
+          kind: entry.kind,
+          role: entry.kind === "message" ? entry.message.role : null,
+          label: labels.get(entry.id) ?? null,
+          active: active.has(entry.id),
+          children
+        }
+    })
+    const ids = { session: header.id, leaf, active: path.map((entry) => entry.id) }
+    return header.version === 1 ? { ...ids, nodes } : { ...ids, title: titleOf(entries) ?? null, nodes }
   })
 
 /** `CODE reason (line N)`: the code is the first word, so scripts can split on whitespace. */

@@ -10,10 +10,13 @@
  * requests on purpose. Policy violations are collected by a listener that runs
  * before the page's own script.
  *
+ * A version-2 page may draw images from `data:` URLs, so the DevTools
+ * recorder sees those too, and nothing else but the page.
+ *
  * Without Chromium these tests are skipped with a loud message, unless CI or
  * REQUIRE_BROWSER=1 is set: then they fail (see support/browser.ts).
  */
-import type { SessionEntry } from "@session-tree/core/Record"
+import type { Entry, Header } from "@session-tree/core/Record"
 import { leavesOf, pathTo } from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
 import * as NFS from "node:fs"
@@ -23,9 +26,11 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Html from "../src/Html.js"
+import { pathTo as pathOf } from "../src/internal/session.js"
 import { browserFound, browserRequired, launch, MISSING, runBrowserTests } from "./support/browser.js"
 import type { DomDocument, DomElement, DomWindow } from "./support/dom.js"
-import { big, demo, HOSTILE, hostile, type Session, twin } from "./support/sessions.js"
+import { big, demo, HOSTILE, hostile, twin } from "./support/sessions.js"
+import { agent, harmlessAgent, hostileAgent, PIXEL } from "./support/v2.js"
 
 // The callbacks given to page.evaluate and $$eval run in the browser (see support/dom.ts).
 declare const document: DomDocument
@@ -57,7 +62,7 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const htmlOf = (session: Session, options?: Html.Options) => Effect.runPromise(Html.render(session.header, session.entries, options))
+const htmlOf = (session: { readonly header: Header; readonly entries: ReadonlyArray<Entry> }, options?: Html.Options) => Effect.runPromise(Html.render(session.header, session.entries, options))
 
 /** What the page shows for `text`: control characters as their pictures (as `escapeHtml` writes them), CR and CRLF as LF (as the HTML parser reads them). */
 const shownText = (text: string) =>
@@ -77,7 +82,7 @@ const selectedRows = (page: Page) => page.$$eval("#tree .row.sel", (rows: Array<
 const census = (page: Page) =>
   page.$$eval("*", (elements: Array<DomElement>) => elements.map((el) => `${el.tagName} ${Array.from(el.attributes, (a) => `${a.name}=${a.value}`).join(" ")}`))
 
-const ids = (path: ReadonlyArray<SessionEntry>) => path.map((entry) => entry.id)
+const ids = (path: ReadonlyArray<Entry>) => path.map((entry) => entry.id)
 
 describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
   let browser: Browser | undefined
@@ -233,6 +238,91 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
     const injected = new URL("injected.png", opened.url).href
     expect(opened.requests.context).toEqual([opened.url, injected])
     expect(opened.requests.cdp).toEqual([opened.url, injected, "data:image/gif;base64,R0lGODlhAQABAAAAACw="])
+    await opened.close()
+    await harmless.close()
+  })
+
+  /** As `expectSealed`, but the DevTools recorder may also see the page's own `data:` images, and nothing else. */
+  const expectSealedBut = async (opened: Opened, images: ReadonlyArray<string>) => {
+    expect(await opened.violations()).toEqual([])
+    expect(opened.requests.context).toEqual([opened.url])
+    expect(opened.requests.cdp[0]).toBe(opened.url)
+    expect(new Set(opened.requests.cdp.slice(1))).toEqual(new Set(images))
+    expect(opened.errors).toEqual([])
+  }
+
+  it("shows a version-2 session: every kind, labels, the title, reasoning collapsed, images from data: URLs only", async () => {
+    const session = agent()
+    const leaf = "text 59#e10"
+    const opened = await open("agent", await htmlOf(session, { leaf }))
+    const { page } = opened
+    expect(await page.title()).toBe("Picture questions text 41")
+    expect(await page.locator("h1").textContent()).toBe("Picture questions text 41")
+    expect(await page.locator("#tree .row").count()).toBe(session.entries.length)
+    const active = ids(pathOf(session.entries, leaf))
+    expect(await activeRows(page)).toEqual(active)
+    expect(await shownCards(page)).toEqual(active)
+    expect(await page.$$eval("#tree .row .k", (names: Array<DomElement>) => names.map((name) => name.textContent))).toEqual(
+      // At the fork, the branch off the active path comes first, so the active path reads downwards.
+      ["system", "user", "assistant", "tool", "model", "compaction", "user", "label", "title", "custom", "assistant"]
+    )
+    // The label shows on the entry it labels, in the tree and in the transcript.
+    expect(await page.locator("#r1 .chip.lbl").textContent()).toBe("⚑ important text 40")
+    expect(await page.locator("#m1 .mh .lbl").isVisible()).toBe(true)
+
+    // Reasoning is collapsed until opened.
+    const reasoning = page.locator("#m2 details.rs")
+    expect(await reasoning.evaluate((el: DomElement) => el.open)).toBe(false)
+    expect(await reasoning.locator(".tx").evaluate((el: DomElement) => el.checkVisibility())).toBe(false)
+    await reasoning.locator("summary").click()
+    expect(await reasoning.locator(".tx").evaluate((el: DomElement) => el.checkVisibility())).toBe(true)
+    expect(await reasoning.locator(".tx").textContent()).toBe("Thinking about the picture. text 15")
+
+    // The images are drawn (from their data: URLs); the web file is a link, not loaded.
+    const widths = await page.$$eval("#panel img", (images: Array<DomElement>) => images.map((image) => (image as DomElement & { naturalWidth: number }).naturalWidth))
+    expect(widths).toEqual([1, 1])
+    expect(await page.locator("#m1 a.url").getAttribute("href")).toBe("https://example.com/a?b=1&c=(2)")
+    expect(await page.locator("#m1 a.url").isVisible()).toBe(true)
+    await page.screenshot({ path: Path.join(ARTIFACTS, "agent.png") })
+
+    // The label's card leads to the entry it labels; a provider result leads to its call.
+    // (The target is on the shown path here, so its card stays shown and is flashed.)
+    await page.locator("#m6 .link .go").click()
+    expect(await shownCards(page)).toEqual(active)
+    expect(await page.locator("#m1").getAttribute("class")).toContain("flash")
+    await page.click("#r2")
+    expect(await shownCards(page)).toEqual(ids(pathOf(session.entries, "text 52#e3")))
+    await page.locator("#m2 [data-to=\"c2-4\"]").click()
+    expect(await page.locator("#c2-4").getAttribute("class")).toContain("flash")
+    await expectSealedBut(opened, [`data:image/png;base64,${PIXEL}`])
+    await opened.close()
+  })
+
+  it("renders hostile version-2 content as text: nothing runs, no element is added, nothing but data: images requested", async () => {
+    const session = hostileAgent()
+    const opened = await open("agent-hostile", await htmlOf(session))
+    const harmless = await open("agent-hostile-twin", await htmlOf(harmlessAgent()))
+    const { page } = opened
+    expect(await page.evaluate(() => Object.keys(window).filter((key) => key.includes("pwned")))).toEqual([])
+    expect(await census(page)).toEqual(await census(harmless.page))
+    expect(await page.locator("script").count()).toBe(1)
+    // The title is the hostile markup of HOSTILE[2], as text (it holds no control character or space run).
+    expect(await page.title()).toBe(`Picture questions ${HOSTILE[41 % HOSTILE.length]!}`)
+    expect(await page.locator("#r1 .chip.lbl").textContent()).toBe(shownText(`⚑ important ${HOSTILE[40 % HOSTILE.length]!}`))
+    expect(await page.locator("#m1 .file .cid").first().textContent()).toBe("image/png")
+    expect(await page.locator("#m1 .file .cid").nth(1).textContent()).toBe(shownText(`text/html${HOSTILE[7 % HOSTILE.length]!}`))
+    await page.screenshot({ path: Path.join(ARTIFACTS, "agent-hostile.png") })
+    await expectSealedBut(opened, [`data:image/png;base64,${PIXEL}`])
+    await expectSealedBut(harmless, [`data:image/png;base64,${PIXEL}`])
+
+    // Markup injected by the test itself: the policy still stops a network image and an inline handler.
+    await page.evaluate(() => {
+      const div = document.createElement("div")
+      div.innerHTML = "<img src=\"injected.png\" onerror=\"window.__pwned = 1\">"
+      document.body.append(div)
+    })
+    expect((await opened.violations()).map((v) => v.directive).sort()).toEqual(["img-src", "script-src-attr"])
+    expect(await page.evaluate(() => window.__pwned)).toBeUndefined()
     await opened.close()
     await harmless.close()
   })

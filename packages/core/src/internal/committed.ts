@@ -5,13 +5,13 @@
  * are ever visible; a failed commit removes the batch again.
  */
 import type { History } from "../History.js"
-import type { SessionEntry } from "../Record.js"
+import type { Entry } from "../Record.js"
 
 export class CommittedHistory {
   /** How many entries of `history` are committed; the rest belong to the batch being committed. */
   private committed: number
   /** The frozen array `entries` gives, made on its first read after a commit, so that an append stays O(1). */
-  private view: ReadonlyArray<SessionEntry> | undefined = undefined
+  private view: ReadonlyArray<Entry> | undefined = undefined
 
   /** `history` holds only committed entries when it is handed over. */
   constructor(readonly history: History) {
@@ -19,12 +19,12 @@ export class CommittedHistory {
   }
 
   /** Every committed entry in commit order; a frozen array, replaced by each commit. */
-  get entries(): ReadonlyArray<SessionEntry> {
+  get entries(): ReadonlyArray<Entry> {
     return this.view ??= Object.freeze(this.history.entries.slice(0, this.committed))
   }
 
   /** A committed entry by ID. */
-  get(id: string): SessionEntry | undefined {
+  get(id: string): Entry | undefined {
     return this.history.get(id, this.committed)
   }
 

@@ -6,13 +6,14 @@
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { encodeRecord, MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES, utf8Length } from "../Codec.js"
+import { type Caps, encodeRecord, utf8Length } from "../Codec.js"
 import type { History } from "../History.js"
 import type { IdsService } from "../Ids.js"
-import { type Message, deepFreeze, isCanonicalTimestamp, type SessionEntry, type SessionHeader } from "../Record.js"
+import { deepFreeze, type Entry, type Header, isCanonicalTimestamp } from "../Record.js"
+import * as V2 from "../RecordV2.js"
 import { asInput, type InputError, isSessionError, type SessionError, sessionError } from "../SessionError.js"
 import type { Lines } from "../SessionJournal.js"
-import { snapshotMessage } from "./snapshot.js"
+import { snapshotBody, snapshotMessageFor } from "./snapshot.js"
 
 /** The time now as a record's timestamp; a clock that fails or leaves years 0000-9999 is the caller's mistake. */
 export const timestampNow = (clock: Clock.Clock): Effect.Effect<string, SessionError> =>
@@ -37,7 +38,7 @@ export const validId = (what: string, id: unknown): Effect.Effect<string, Sessio
 export const catchDefects = <A>(what: string, effect: Effect.Effect<A, SessionError>): Effect.Effect<A, SessionError> =>
   Effect.catchAllDefect(effect, (cause) => Effect.fail(sessionError("SESSION_INVALID_OPTIONS", `${what} threw`, { cause })))
 
-export const encodeAll = (records: ReadonlyArray<SessionHeader | SessionEntry>): Lines => {
+export const encodeAll = (records: ReadonlyArray<Header | Entry>): Lines => {
   const lines = records.map(encodeRecord)
   return { lines, sizes: lines.map(utf8Length) }
 }
@@ -45,38 +46,69 @@ export const encodeAll = (records: ReadonlyArray<SessionHeader | SessionEntry>):
 /** The size of a whole session in bytes, every line with its newline. */
 export const totalBytes = (lines: Lines): number => lines.sizes.reduce((sum, size) => sum + size + 1, 0)
 
-/** An append as it is queued: its parent, and a frozen copy of its message. */
+/**
+ * An append as it is queued: its parent, the version of its session, and the frozen keys its
+ * entry holds after `timestamp`, in canonical order (`message` in version 1; `kind` and the
+ * kind's keys in version 2).
+ */
 export interface Append {
   readonly parentId: string | null
-  readonly message: Message
+  readonly version: 1 | 2
+  readonly fields: { readonly [key: string]: unknown }
 }
 
-/** Checks and copies an append's input at call time, so later changes to `message` cannot reach the entry. */
-export const prepare = (parentId: unknown, message: unknown): Append | SessionError => {
-  if (parentId !== null && (typeof parentId !== "string" || parentId === "")) {
-    return sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID")
-  }
-  const snapshot = snapshotMessage(message)
-  return isSessionError(snapshot) ? snapshot : { parentId, message: snapshot }
+const checkParent = (parentId: unknown): SessionError | undefined =>
+  parentId !== null && (typeof parentId !== "string" || parentId === "")
+    ? sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID")
+    : undefined
+
+/** The blob a message refers to: until the store holds blobs, every one of them is missing. */
+const blobProblem = (fields: V2.Body): SessionError | undefined => {
+  if (fields.kind !== "message") return undefined
+  const blob = V2.firstBlob(fields.message)
+  return blob === undefined ? undefined : sessionError("SESSION_BLOB_MISSING", `blob "${blob.blob}" is not in the store`)
 }
+
+/**
+ * Checks and copies a message append at call time, so later changes to `message` cannot reach the
+ * entry: Message IR of the session's version (a v1 message to a v2 session in its v2 form).
+ */
+export const prepare = (parentId: unknown, message: unknown, version: 1 | 2 = 1): Append | SessionError => {
+  const parent = checkParent(parentId)
+  if (parent !== undefined) return parent
+  const snapshot = snapshotMessageFor(message, version)
+  if (isSessionError(snapshot)) return snapshot
+  const fields = version === 1 ? { message: snapshot } : { kind: "message" as const, message: snapshot as V2.Message }
+  const blob = version === 2 ? blobProblem(fields as V2.Body) : undefined
+  return blob ?? { parentId: parentId as string | null, version, fields: Object.freeze(fields) }
+}
+
+/** Checks and copies an append of any kind (the body's keys after `kind`); version 2 only. */
+export const prepareEntry = (parentId: unknown, body: unknown, version: 1 | 2): Append | SessionError => {
+  const parent = checkParent(parentId)
+  if (parent !== undefined) return parent
+  if (version === 1) {
+    return sessionError("SESSION_UNSUPPORTED_VERSION", "a version-1 session holds messages only; entries of other kinds need version 2")
+  }
+  const snapshot = snapshotBody(body)
+  if (isSessionError(snapshot)) return snapshot
+  return blobProblem(snapshot) ?? { parentId: parentId as string | null, version, fields: snapshot }
+}
+
+/** The entry of an append with this ID and time: the envelope, then the append's keys in order. */
+const entryOf = (append: Append, id: string, timestamp: string): Entry =>
+  ({ type: "entry", version: append.version, id, parentId: append.parentId, timestamp, ...append.fields }) as Entry
 
 /**
  * The entry an append would add, before it has an ID or a time: what the parent
  * and tool-link checks look at. No entry can have the empty ID, so a check of it
  * never meets an entry of the history.
  */
-const candidate = (append: Append): SessionEntry => ({
-  type: "entry",
-  version: 1,
-  id: "",
-  parentId: append.parentId,
-  timestamp: "",
-  message: append.message
-})
+const candidate = (append: Append): Entry => entryOf(append, "", "")
 
 /** An entry built for a batch, with its canonical line and that line's size in bytes. */
 export interface Built {
-  readonly entry: SessionEntry
+  readonly entry: Entry
   readonly line: string
   readonly size: number
 }
@@ -97,7 +129,8 @@ export class BatchBuilder {
     private readonly clock: Clock.Clock,
     private readonly history: History,
     /** The size of what is committed before the batch. */
-    private readonly committedBytes: () => number
+    private readonly committedBytes: () => number,
+    private readonly caps: Caps
   ) {}
 
   private readonly now: Effect.Effect<string, SessionError> = Effect.suspend(() =>
@@ -115,8 +148,8 @@ export class BatchBuilder {
   }
 
   private buildChecked(append: Append): Effect.Effect<Built, SessionError> {
-    if (this.history.size >= MAX_ENTRIES) {
-      return Effect.fail(sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${MAX_ENTRIES} entries`))
+    if (this.history.size >= this.caps.entries) {
+      return Effect.fail(sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${this.caps.entries} entries`))
     }
     const problem = this.history.check(candidate(append))
     if (problem !== undefined) return Effect.fail(problem)
@@ -130,23 +163,16 @@ export class BatchBuilder {
   }
 
   private encode(id: string, timestamp: string, append: Append): Effect.Effect<Built, SessionError> {
-    const entry: SessionEntry = deepFreeze({
-      type: "entry",
-      version: 1,
-      id,
-      parentId: append.parentId,
-      timestamp,
-      message: append.message
-    })
+    const entry = deepFreeze(entryOf(append, id, timestamp))
     const line = encodeRecord(entry)
     const size = utf8Length(line)
-    if (size > MAX_LINE_BYTES) {
+    if (size > this.caps.lineBytes) {
       return Effect.fail(
-        sessionError("SESSION_LINE_TOO_LONG", `the entry line would hold ${size} bytes, more than ${MAX_LINE_BYTES}`)
+        sessionError("SESSION_LINE_TOO_LONG", `the entry line would hold ${size} bytes, more than ${this.caps.lineBytes}`)
       )
     }
-    if (this.committedBytes() + this.added + size + 1 > MAX_FILE_BYTES) {
-      return Effect.fail(sessionError("SESSION_FILE_TOO_LARGE", `the session would exceed ${MAX_FILE_BYTES} bytes`))
+    if (this.committedBytes() + this.added + size + 1 > this.caps.sessionBytes) {
+      return Effect.fail(sessionError("SESSION_FILE_TOO_LARGE", `the session would exceed ${this.caps.sessionBytes} bytes`))
     }
     this.added += size + 1
     return Effect.succeed({ entry, line, size })

@@ -7,13 +7,13 @@
  * Providing `none` keeps no listing.
  */
 import * as Context from "effect/Context"
-import type { SessionEntry, SessionHeader } from "../Record.js"
+import type { Entry, Header } from "../Record.js"
 import { encodeSummary, summarize } from "./summary.js"
 
 /** The records a listing is made of: the header and every accepted entry, the batch being committed included. */
 export interface Described {
-  readonly header: SessionHeader
-  readonly entries: ReadonlyArray<SessionEntry>
+  readonly header: Header
+  readonly entries: ReadonlyArray<Entry>
 }
 
 export interface Lister {

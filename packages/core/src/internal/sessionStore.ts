@@ -2,16 +2,17 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { decodeLines, encodeRecord, MAX_LINE_BYTES, utf8Length } from "../Codec.js"
+import { capsOf, decodeLines, encodeRecord, utf8Length } from "../Codec.js"
 import { History } from "../History.js"
 import { Ids } from "../Ids.js"
 import { currentClock } from "../Options.js"
-import type { SessionEntry, SessionHeader } from "../Record.js"
+import type { Entry, Header } from "../Record.js"
 import { asInput, isSessionError, type SessionError, sessionError } from "../SessionError.js"
 import { type Lines, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
-import type { Loaded, SessionStore } from "../SessionStore.js"
+import * as V2 from "../RecordV2.js"
+import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "../SessionStore.js"
 import { CommittedHistory } from "./committed.js"
-import { type Append, BatchBuilder, catchDefects, encodeAll, prepare, timestampNow, validId } from "./entries.js"
+import { type Append, BatchBuilder, catchDefects, encodeAll, prepare, prepareEntry, timestampNow, validId } from "./entries.js"
 import * as GroupCommit from "./groupCommit.js"
 import { listingOf, SessionListing } from "./listing.js"
 import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
@@ -20,7 +21,7 @@ import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
 export const decode = (
   journal: SessionJournalService,
   stored: Stored
-): { readonly header: SessionHeader; readonly history: History } | SessionError => {
+): { readonly header: Header; readonly history: History } | SessionError => {
   const decoded = decodeLines(stored)
   if (isSessionError(decoded)) return decoded
   const expected = journal.sessionIdAt(stored.location)
@@ -52,7 +53,7 @@ export const read = (location: string): Effect.Effect<Loaded, SessionError, Sess
 type Input = Append | typeof FLUSH
 const FLUSH = "flush" as const
 
-type Outcome = Exit.Exit<SessionEntry | void, SessionError>
+type Outcome = Exit.Exit<Entry | void, SessionError>
 
 /**
  * Commits one batch of a store: every append is checked in order against the
@@ -66,13 +67,13 @@ const commitBatch = (
   writer: SessionWriter,
   newBuilder: () => BatchBuilder
 ) =>
-(batch: ReadonlyArray<Input>): Effect.Effect<GroupCommit.Outcomes<SessionEntry | void, SessionError>, SessionError> =>
+(batch: ReadonlyArray<Input>): Effect.Effect<GroupCommit.Outcomes<Entry | void, SessionError>, SessionError> =>
   Effect.gen(function*() {
     const refused = writer.locked
     if (refused !== undefined) return batch.map(() => Exit.fail(refused))
     const outcomes: Array<Outcome> = new Array(batch.length)
     const builder = newBuilder()
-    const accepted: Array<{ readonly at: number; readonly entry: SessionEntry }> = []
+    const accepted: Array<{ readonly at: number; readonly entry: Entry }> = []
     const lines: Array<string> = []
     const sizes: Array<number> = []
     const ids: Array<string> = []
@@ -115,7 +116,7 @@ const commitBatch = (
 /** A store over a session that `journalWriter` holds, whose accepted records are `header` and `loaded`. */
 const assemble = (
   location: string,
-  header: SessionHeader,
+  header: Header,
   loaded: History,
   journalWriter: Writer,
   start: { readonly bytes: number | undefined; readonly canonical: Lines | undefined; readonly tail: "none" | "incomplete" }
@@ -129,10 +130,24 @@ const assemble = (
     const writer = new SessionWriter(journalWriter, header, history, lister, start)
     // Made after the backend's writer, so its scope closes first: nothing commits once the store's scope closes.
     const group = yield* GroupCommit.make({
-      commit: commitBatch(history, writer, () => new BatchBuilder(ids, clock, history.history, () => writer.committedBytes())),
+      commit: commitBatch(
+        history,
+        writer,
+        () => new BatchBuilder(ids, clock, history.history, () => writer.committedBytes(), capsOf(header.version))
+      ),
       closed: closedError
     })
     const flush = group.submit(FLUSH) as Effect.Effect<void, SessionError>
+    const submit = (append: Append | SessionError): Effect.Effect<Entry, SessionError> => {
+      if (isSessionError(append)) {
+        return Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : asInput(append))))
+      }
+      return Effect.suspend(() => {
+        const locked = writer.locked
+        // An append with a message is answered with its entry.
+        return locked !== undefined ? Effect.fail(locked) : group.submit(append) as Effect.Effect<Entry, SessionError>
+      })
+    }
     const store: SessionStore = {
       location,
       header,
@@ -143,17 +158,8 @@ const assemble = (
         return writer.tail
       },
       get: (id) => history.get(id),
-      append: (parentId, message) => {
-        const append = prepare(parentId, message)
-        if (isSessionError(append)) {
-          return Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : asInput(append))))
-        }
-        return Effect.suspend(() => {
-          const locked = writer.locked
-          // An append with a message is answered with its entry.
-          return locked !== undefined ? Effect.fail(locked) : group.submit(append) as Effect.Effect<SessionEntry, SessionError>
-        })
-      },
+      append: (parentId, message) => submit(prepare(parentId, message, header.version)),
+      appendEntry: (parentId, body) => submit(prepareEntry(parentId, body, header.version)),
       flush: Effect.suspend(() => {
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : flush
@@ -199,22 +205,44 @@ const wrongId = (location: string, required: string | undefined, id: string): Se
     ? sessionError("SESSION_INVALID_HEADER", `a session at "${location}" must have the ID "${required}"`)
     : undefined
 
+/** What a new session's header holds besides its ID and time. */
+export interface HeaderOptions {
+  /** The format version: 2 unless 1 is asked for. */
+  readonly version?: 1 | 2 | undefined
+  /** Where a fork came from (version 2 only). */
+  readonly forkedFrom?: V2.ForkedFrom | undefined
+}
+
 /** A new header with this ID, stamped now. */
-export const newHeader = (id: string): Effect.Effect<SessionHeader, SessionError> =>
+export const newHeader = (id: string, options?: HeaderOptions): Effect.Effect<Header, SessionError> =>
   Effect.flatMap(currentClock, (clock) =>
-    Effect.map(timestampNow(clock), (timestamp): SessionHeader => Object.freeze({ type: "session", version: 1, id, timestamp })))
+    Effect.flatMap(timestampNow(clock), (timestamp): Effect.Effect<Header, SessionError> => {
+      const version = options?.version ?? V2.VERSION
+      if (version !== 1 && version !== 2) {
+        return Effect.fail(sessionError("SESSION_UNSUPPORTED_VERSION", `version ${String(version)} is not a format version (1 or 2)`))
+      }
+      const forkedFrom = options?.forkedFrom
+      if (version === 1) {
+        return forkedFrom === undefined
+          ? Effect.succeed(Object.freeze({ type: "session", version: 1, id, timestamp }))
+          : Effect.fail(sessionError("SESSION_UNSUPPORTED_VERSION", "a version-1 header cannot say where a fork came from"))
+      }
+      if (forkedFrom === undefined) return Effect.succeed(Object.freeze({ type: "session", version: 2, id, timestamp }))
+      const decoded = V2.decodeHeader({ type: "session", version: 2, id, timestamp, forkedFrom }, 1)
+      return isSessionError(decoded) ? Effect.fail(decoded) : Effect.succeed(decoded)
+    }))
 
 export const create = (
   location: string,
-  options?: { readonly id?: string }
+  options?: CreateOptions
 ): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
   Effect.gen(function*() {
     const journal = yield* SessionJournal
     const id = yield* newSessionId(journal, location, options?.id)
-    const header = yield* newHeader(id)
+    const header = yield* Effect.mapError(newHeader(id, options), asInput)
     const line = encodeRecord(header)
     const size = utf8Length(line)
-    if (size > MAX_LINE_BYTES) {
+    if (size > capsOf(header.version).lineBytes) {
       return yield* sessionError("SESSION_LINE_TOO_LONG", "the header line would be too long")
     }
     const lines: Lines = { lines: [line], sizes: [size] }
@@ -239,9 +267,9 @@ export const create = (
 export const createWhole = (
   journal: SessionJournalService,
   location: string,
-  header: SessionHeader,
-  entries: ReadonlyArray<SessionEntry>
-): Effect.Effect<{ readonly location: string; readonly header: SessionHeader; readonly entries: ReadonlyArray<SessionEntry> }, SessionError> =>
+  header: Header,
+  entries: ReadonlyArray<Entry>
+): Effect.Effect<{ readonly location: string; readonly header: Header; readonly entries: ReadonlyArray<Entry> }, SessionError> =>
   Effect.flatMap(SessionListing, (lister) => {
     const lines = encodeAll([header, ...entries])
     const decoded = decodeLines({ ...lines, tail: "none" })
@@ -259,12 +287,23 @@ export const createWhole = (
     ))
   })
 
-export const load = (location: string): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
+export const load = (
+  location: string,
+  options?: LoadOptions
+): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
   Effect.uninterruptible(Effect.flatMap(SessionJournal, (journal) =>
     withChildScope((scope) =>
       Effect.flatMap(Scope.extend(journal.open(location), scope), (opened) => {
         const decoded = decode(journal, opened)
         if (isSessionError(decoded)) return Effect.fail(decoded)
+        const wanted = options?.version
+        if (wanted !== undefined && decoded.header.version !== wanted) {
+          return Effect.fail(sessionError(
+            "SESSION_UNSUPPORTED_VERSION",
+            `header version ${decoded.header.version} is not supported here (version ${wanted} only)`,
+            { line: 1, path: opened.location }
+          ))
+        }
         return Scope.extend(
           assemble(opened.location, decoded.header, decoded.history, opened.writer, {
             bytes: undefined,
@@ -276,8 +315,13 @@ export const load = (location: string): Effect.Effect<SessionStore, SessionError
       })
     )))
 
-export const open = (location: string): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
-  load(location).pipe(
+export const open = (
+  location: string,
+  options?: CreateOptions
+): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> => {
+  const only: LoadOptions | undefined = options?.version === undefined ? undefined : { version: options.version }
+  return load(location, only).pipe(
     Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND", () =>
-      create(location).pipe(Effect.catchIf((e) => e.code === "SESSION_EXISTS", () => load(location))))
+      create(location, options).pipe(Effect.catchIf((e) => e.code === "SESSION_EXISTS", () => load(location, only))))
   )
+}

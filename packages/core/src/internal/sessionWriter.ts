@@ -5,7 +5,7 @@
  * failed commit could not be undone.
  */
 import * as Effect from "effect/Effect"
-import type { SessionHeader } from "../Record.js"
+import type { Header } from "../Record.js"
 import type { SessionError } from "../SessionError.js"
 import type { Batch, Lines, Writer } from "../SessionJournal.js"
 import type { CommittedHistory } from "./committed.js"
@@ -31,7 +31,7 @@ export class SessionWriter {
 
   constructor(
     private readonly writer: Writer,
-    private readonly header: SessionHeader,
+    private readonly header: Header,
     private readonly history: CommittedHistory,
     lister: Lister,
     start: { readonly bytes: number | undefined; readonly canonical: Lines | undefined; readonly tail: "none" | "incomplete" }

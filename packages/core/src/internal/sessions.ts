@@ -1,13 +1,14 @@
 import * as Effect from "effect/Effect"
 import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
-import type { SessionEntry } from "../Record.js"
 import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
 import { SessionError, sessionError, isSessionError } from "../SessionError.js"
 import { SessionJournal, type Stored } from "../SessionJournal.js"
 import type { Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
-import { pathTo } from "../SessionTree.js"
+import type { Entry } from "../Record.js"
+import * as V2 from "../RecordV2.js"
+import { type Linked, pathTo } from "../SessionTree.js"
 import { createWhole, decode, newHeader, newSessionId } from "./sessionStore.js"
 import { decodeSummary, encodeSummary, summarize, type Summary } from "./summary.js"
 
@@ -18,12 +19,30 @@ const unreadable = (location: string, error: SessionError): Listed => ({
   error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
 })
 
-export const pathToLeaf = (entries: ReadonlyArray<SessionEntry>, leaf: string): Effect.Effect<ReadonlyArray<SessionEntry>, SessionError> => {
+export const pathToLeaf = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, SessionError> => {
   const path = pathTo(entries, leaf)
   return path.length === 0
     ? Effect.fail(sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(leaf)} is not an entry of this session`))
     : Effect.succeed(path)
 }
+
+/** The version a fork or an import writes: the source's, or 2 from a version-1 source; never down. */
+const targetVersion = (source: 1 | 2, wanted: 1 | 2 | undefined): Effect.Effect<1 | 2, SessionError> =>
+  wanted === undefined || wanted === source
+    ? Effect.succeed(source)
+    : wanted === 2
+    ? Effect.succeed(2)
+    : Effect.fail(sessionError("SESSION_UNSUPPORTED_VERSION", `a version-${source} session is never converted to version ${String(wanted)}`))
+
+/** Entries for a session of `version`: version-1 entries in their version-2 form when it is 2. */
+const converted = (entries: ReadonlyArray<Entry>, version: 1 | 2): ReadonlyArray<Entry> =>
+  version === 1 ? entries : entries.map((entry) => (entry.version === 1 ? V2.upgradeEntry(entry) : entry))
+
+/** Version-1 records in their version-2 form, under the same session ID and time. */
+const upgraded = (records: Records): Records => ({
+  header: { type: "session", version: V2.VERSION, id: records.header.id, timestamp: records.header.timestamp },
+  entries: converted(records.entries, 2)
+})
 
 export const toJsonl = (records: Records): string => encodeLine(records.header) + records.entries.map(encodeLine).join("")
 
@@ -97,7 +116,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
 
   return {
     create: (location, options) => provide(SessionStore.create(location, options)),
-    load: (location) => provide(SessionStore.load(location)),
+    load: (location, options) => provide(SessionStore.load(location, options)),
     read,
     list,
     latest: (scope) =>
@@ -109,14 +128,20 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       Effect.gen(function*() {
         const loaded = yield* read(source)
         const path = yield* pathToLeaf(loaded.entries, leaf)
+        const version = yield* targetVersion(loaded.header.version, options?.version)
         const id = yield* provide(newSessionId(journal, target, options?.id))
-        const header = yield* newHeader(id)
-        const created = yield* createWhole(journal, target, header, path)
+        const header = yield* newHeader(id, {
+          version,
+          forkedFrom: version === 2 ? { session: loaded.header.id, entry: leaf } : undefined
+        })
+        const created = yield* createWhole(journal, target, header, converted(path, version))
         return summarize(created.location, created)
       }),
     exportJsonl: (location) => Effect.map(read(location), toJsonl),
-    import: (records, to) =>
+    import: (records, to, options) =>
       Effect.gen(function*() {
+        const version = yield* targetVersion(records.header.version, options?.version)
+        if (version !== records.header.version) records = upgraded(records)
         const location = to ?? (journal.sessionIdAt(records.header.id) === records.header.id ? records.header.id : undefined)
         if (location === undefined) {
           return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to import to")

@@ -3,8 +3,9 @@
  * are read by descriptor, so getters, proxies, class instances, cycles and
  * anything JSON cannot carry are refused instead of being called or dropped.
  */
-import { MAX_LINE_BYTES } from "../Codec.js"
-import { type Message, decodeCanonicalMessage, decodeMessage, deepFreeze } from "../Record.js"
+import { CAPS_V2, MAX_LINE_BYTES } from "../Codec.js"
+import { type AnyMessage, type Message, decodeCanonicalMessage, decodeMessage, deepFreeze } from "../Record.js"
+import * as V2 from "../RecordV2.js"
 import { SessionError, sessionError, isSessionError } from "../SessionError.js"
 import { MAX_DEPTH } from "../Json.js"
 import { isProxy } from "./runtime.js"
@@ -25,10 +26,10 @@ interface Enclosing {
  * twice, as JSON writes it. `budget` is a lower bound of the bytes the value's
  * JSON takes and every value visited costs at least one, so neither a large value
  * nor heavy sharing can make the copy do more than about a line's worth of work:
- * past MAX_LINE_BYTES the copy stops as too large.
+ * past `lineBytes` (the version's line cap) the copy stops as too large.
  */
-export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
-  let budget = MAX_LINE_BYTES
+export const snapshotJson = (input: unknown, rootDepth: number, lineBytes: number = MAX_LINE_BYTES): Snapshot => {
+  let budget = lineBytes
   const root: { value: unknown } = { value: undefined }
   // Explicit stack of pending copies: (source, target container, key, depth, enclosing objects).
   const stack: Array<{
@@ -98,7 +99,7 @@ export const snapshotJson = (input: unknown, rootDepth: number): Snapshot => {
       default:
         return refuse(`a ${typeof source} is not JSON data`)
     }
-    if (budget < 0) return { ok: false, reason: `the record would exceed ${MAX_LINE_BYTES} bytes`, tooLarge: true }
+    if (budget < 0) return { ok: false, reason: `the record would exceed ${lineBytes} bytes`, tooLarge: true }
   }
   return { ok: true, value: root.value }
 }
@@ -116,3 +117,55 @@ export const snapshotMessage = (message: unknown): Message | SessionError => {
   const decoded = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
   return isSessionError(decoded) ? decoded : deepFreeze(decoded)
 }
+
+/**
+ * Copies and decodes a message for a session of `version`: Message IR v1 for version 1; for
+ * version 2, Message IR v2, or a Message IR v1 value in its version-2 form (the upgrade).
+ */
+export const snapshotMessageFor = (message: unknown, version: 1 | 2): AnyMessage | SessionError => {
+  if (version === 1) return snapshotMessage(message)
+  const snapshot = snapshotJson(message, 2, CAPS_V2.lineBytes)
+  if (!snapshot.ok) {
+    return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
+  }
+  if (V2.isVersion1Shaped(snapshot.value)) {
+    const v1 = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
+    if (isSessionError(v1)) return v1
+    return V2.decodeMessage(V2.upgradeMessage(v1))
+  }
+  return V2.decodeMessage(snapshot.value)
+}
+
+/** Copies and decodes the body of a version-2 entry of any kind (the keys after `kind`, `kind` first). */
+export const snapshotBody = (body: unknown): V2.Body | SessionError => {
+  const snapshot = snapshotJson(body, 1, CAPS_V2.lineBytes)
+  if (!snapshot.ok) {
+    return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_RECORD", snapshot.reason)
+  }
+  const value = snapshot.value
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return sessionError("SESSION_INVALID_RECORD", "an entry's body must be an object with its `kind` first")
+  }
+  const fields = value as { readonly [key: string]: unknown }
+  for (const key of ENVELOPE_KEYS) {
+    if (Object.prototype.hasOwnProperty.call(fields, key)) {
+      return sessionError("SESSION_INVALID_RECORD", `["${key}"] is the store's to write, not the body's`)
+    }
+  }
+  if (fields["kind"] === "message") {
+    const keys = Object.keys(fields)
+    if (keys.length !== 2 || keys[1] !== "message") {
+      return sessionError("SESSION_INVALID_RECORD", "a message body holds exactly `kind` and `message`")
+    }
+    const message = snapshotMessageFor(fields["message"], 2)
+    return isSessionError(message) ? message : { kind: "message", message: message as V2.Message }
+  }
+  // The kind's Schema judges the body inside a placeholder envelope, which is then taken off again.
+  const decoded = V2.decodeEntry({ ...PLACEHOLDER, ...fields })
+  if (isSessionError(decoded)) return decoded
+  const { id: _id, parentId: _parentId, timestamp: _timestamp, type: _type, version: _version, ...rest } = decoded
+  return deepFreeze(rest) as V2.Body
+}
+
+const ENVELOPE_KEYS = Object.keys(V2.envelope)
+const PLACEHOLDER = { type: "entry", version: V2.VERSION, id: "-", parentId: null, timestamp: "1970-01-01T00:00:00.000Z" } as const

@@ -1,6 +1,7 @@
 /** What a listing shows of a session that loads, made from its records, and its kept text. */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { messageOf, textOf } from "../Record.js"
 import type { Records } from "../Sessions.js"
 
 /** The fields of `session-tree list --json` for a session that loads. */
@@ -45,10 +46,21 @@ export const summarize = (location: string, records: Records): Summary => {
   const { entries, header } = records
   const newest = entries.length === 0 ? undefined : entries[entries.length - 1]!
   let title = ""
-  for (const entry of entries) {
-    if (entry.message.role === "user") {
-      title = firstCharacters(entry.message.content, TITLE_CHARACTERS)
+  // A version-2 session's title is its newest title entry; without one, the first user message's text.
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!
+    if (entry.version === 2 && entry.kind === "title") {
+      title = firstCharacters(entry.title, TITLE_CHARACTERS)
       break
+    }
+  }
+  if (title === "") {
+    for (const entry of entries) {
+      const message = messageOf(entry)
+      if (message?.role === "user") {
+        title = firstCharacters(textOf(message), TITLE_CHARACTERS)
+        break
+      }
     }
   }
   return {

@@ -3,6 +3,7 @@ import { type DecodedSession } from "@session-tree/core/Codec"
 import { decode as decodeSession } from "../../src/Jsonl.js"
 import { SessionError, SessionErrorCode, isSessionError } from "@session-tree/core/SessionError"
 import { referenceDecode } from "./oracle.js"
+import { messageOf } from "@session-tree/core/Record"
 
 const CODES = new Set<string>(SessionErrorCode.literals)
 
@@ -50,7 +51,7 @@ export const judge = (bytes: Uint8Array): Verdict => {
   ) {
     return { kind: "result-differs", detail: `library: ${entries.length} entries, tail ${lib.tail}; reference: ${ref.entries.length}, tail ${ref.tail}`, ms, outcome: "accepted" }
   }
-  if (!Object.isFrozen(lib.header) || entries.some((e) => !Object.isFrozen(e) || !Object.isFrozen(e.message))) {
+  if (!Object.isFrozen(lib.header) || entries.some((e) => !Object.isFrozen(e) || !Object.isFrozen(messageOf(e)))) {
     return { kind: "not-frozen", detail: "an accepted record is not frozen", ms, outcome: "accepted" }
   }
   return { kind: "ok", detail: "", ms, outcome: "accepted" }

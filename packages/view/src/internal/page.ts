@@ -99,6 +99,27 @@ details.long[open]>summary .more::before{content:"Hide \\2014  "}
 ${levels}
 `
 
+/**
+ * The style sheet of a version-2 page: the version-1 sheet (unchanged, so
+ * version-1 pages keep their bytes and hash) and the rules of what only version
+ * 2 holds: its other kinds of entry, labels, reasoning, files and images, meta.
+ */
+export const STYLE_V2 = `${STYLE}
+:root{--s:#6e40c9;--cp:#0e7490;--lb:#9a6700;--ti:#1f6feb;--md:#57606a;--cu:#8250df}
+.s{--c:var(--s)}.cp{--c:var(--cp)}.lb{--c:var(--lb)}.ti{--c:var(--ti)}.md{--c:var(--md)}.cu{--c:var(--cu)}
+.chip.lbl,.mh .lbl,.link .lbl{border:1px solid #d4a72c;border-radius:9px;padding:0 7px;background:#fff8c5;color:#633c01;font-size:11px;line-height:16px;max-width:30ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;unicode-bidi:isolate}
+.meta{display:flex;flex-wrap:wrap;align-items:baseline;gap:2px 8px;margin-top:6px;font-size:12px;color:var(--muted)}
+.meta .tn,.meta .cid{color:#1f2328;unicode-bidi:isolate;overflow-wrap:anywhere}
+.opt{margin-top:4px;font-size:12px;color:var(--muted)}
+details.rs{margin-top:8px;border:1px dashed var(--line);border-radius:6px;padding:4px 10px;background:#fbfbfc}
+details.rs>summary{cursor:pointer;font-size:12px;color:var(--muted)}
+details.rs>.tx,details.rs>details.long{font-style:italic;color:#424a53}
+.file{margin-top:8px;border:1px solid var(--line);border-radius:6px;padding:6px 10px}
+.file .fd{margin-top:4px;font-size:12px;overflow-wrap:anywhere}
+.img{display:block;max-width:100%;max-height:320px;image-rendering:auto;border:1px solid var(--line);background:#fff}
+.url{font-family:ui-monospace,"Liberation Mono",monospace;unicode-bidi:isolate}
+`
+
 export const SCRIPT = `
 (function () {
   "use strict";
@@ -205,5 +226,7 @@ export const SCRIPT = `
 
 /** `'sha256-…'` of STYLE, checked against the page's own text by test/html.test.ts. */
 export const STYLE_HASH = "sha256-INeXKKrY2Vg0AGq6kPoROCdjvqNzB/56hLgYQof9T28="
+/** `'sha256-…'` of STYLE_V2, checked against the page's own text by test/html-v2.test.ts. */
+export const STYLE_V2_HASH = "sha256-8smJcNUt2WyU6yqeGAg5nQ3gJlRQB6Ti2J1RhyQmv/Q="
 /** `'sha256-…'` of SCRIPT, checked against the page's own text by test/html.test.ts. */
 export const SCRIPT_HASH = "sha256-tB7Key4uXqJNQdcT5zhMTkal5OTX4DzOs5VoCu0VhQQ="

@@ -4,11 +4,31 @@
  * to show an untrusted value, and a few counts. Navigation is the core's
  * (`Sessions.pathTo`, `leavesOf`), so a view shows exactly the tree the library sees.
  */
-import type { SessionEntry, SessionHeader } from "@session-tree/core/Record"
+import type { Entry, Header } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Sessions from "@session-tree/core/Sessions"
-import { leavesOf, pathTo } from "@session-tree/core/SessionTree"
+import * as SessionTree from "@session-tree/core/SessionTree"
 import * as Effect from "effect/Effect"
+
+/** The children of `id` in commit order (null: the roots), as the core's `childrenOf`. */
+export const childrenOf = <E extends Entry>(entries: ReadonlyArray<E>, id: string | null): ReadonlyArray<E> =>
+  SessionTree.childrenOf(entries, id)
+
+/** The root-to-`id` path, as the core's `pathTo`. */
+export const pathTo = <E extends Entry>(entries: ReadonlyArray<E>, id: string): ReadonlyArray<E> =>
+  SessionTree.pathTo(entries, id)
+
+/**
+ * `entries` as a frozen list, which the core indexes once for all the navigation
+ * of a view (it keeps the index of frozen lists only); a caller's own array is
+ * copied, never frozen in place.
+ */
+export const settled = <E extends Entry>(entries: ReadonlyArray<E>): ReadonlyArray<E> =>
+  Object.isFrozen(entries) ? entries : Object.freeze([...entries])
+
+/** The entries nobody names as parent, as the core's `leavesOf`. */
+export const leavesOf = <E extends Entry>(entries: ReadonlyArray<E>): ReadonlyArray<E> =>
+  SessionTree.leavesOf(entries)
 
 /** Which leaf a view shows: by default the newest entry; `null` the empty path; an ID must name an entry. */
 export interface LeafOption {
@@ -16,13 +36,13 @@ export interface LeafOption {
 }
 
 /** The leaf a view shows and how it was chosen. */
-export interface Shown {
+export interface Shown<E extends Entry = Entry> {
   /** The leaf, or null for the empty path (no entries, or `leaf: null` asked for). */
   readonly leaf: string | null
   /** Whether the leaf is the default one (the newest entry) rather than a caller's choice. */
   readonly isDefault: boolean
   /** The frozen root-to-leaf path ([] for a null leaf). */
-  readonly path: ReadonlyArray<SessionEntry>
+  readonly path: ReadonlyArray<E>
 }
 
 /**
@@ -31,8 +51,8 @@ export interface Shown {
  * path, and an ID must name an entry whose chain reaches a root, or the result
  * is SESSION_UNKNOWN_ENTRY.
  */
-export const resolve = (entries: ReadonlyArray<SessionEntry>, leaf: string | null | undefined): Effect.Effect<Shown, SessionError> =>
-  Effect.suspend((): Effect.Effect<Shown, SessionError> => {
+export const resolve = <E extends Entry>(entries: ReadonlyArray<E>, leaf: string | null | undefined): Effect.Effect<Shown<E>, SessionError> =>
+  Effect.suspend((): Effect.Effect<Shown<E>, SessionError> => {
     if (leaf === null) return Effect.succeed({ leaf: null, isDefault: false, path: [] })
     if (leaf === undefined) {
       // Lenient for the default: a list no root reaches (not one a store made) shows no path rather than failing.
@@ -43,7 +63,7 @@ export const resolve = (entries: ReadonlyArray<SessionEntry>, leaf: string | nul
   })
 
 /** Whether `leaf` is the newest entry (the last in commit order), however it was asked for. */
-export const isNewest = (entries: ReadonlyArray<SessionEntry>, leaf: string, isDefault: boolean): boolean =>
+export const isNewest = (entries: ReadonlyArray<Entry>, leaf: string, isDefault: boolean): boolean =>
   isDefault || entries.at(-1)?.id === leaf
 
 /**
@@ -51,7 +71,7 @@ export const isNewest = (entries: ReadonlyArray<SessionEntry>, leaf: string, isD
  * creation when that is later (a fork or an import keeps its entries' older times). So a view's
  * "Updated" never precedes its "Created"; `Summary.updated` keeps the listing's meaning.
  */
-export const updatedOf = (header: SessionHeader, summary: Sessions.Summary): string =>
+export const updatedOf = (header: Header, summary: Pick<Sessions.Summary, "updated">): string =>
   summary.updated > header.timestamp ? summary.updated : header.timestamp
 
 /** Counts shown in the Markdown and Html headers. */
@@ -63,23 +83,51 @@ export interface Counts {
   readonly errors: number
 }
 
-export const countsOf = (entries: ReadonlyArray<SessionEntry>): Counts => {
+export const countsOf = (entries: ReadonlyArray<Entry>): Counts => {
   let toolCalls = 0
   let toolResults = 0
   let errors = 0
-  for (const { message } of entries) {
-    if (message.role === "assistant") toolCalls += message.toolCalls.length
-    else if (message.role === "tool") {
+  for (const entry of entries) {
+    if (entry.version === 1) {
+      const message = entry.message
+      if (message.role === "assistant") toolCalls += message.toolCalls.length
+      else if (message.role === "tool") {
+        toolResults++
+        if (message.isError) errors++
+      }
+      continue
+    }
+    if (entry.kind !== "message") continue
+    const message = entry.message
+    if (message.role === "tool") {
       toolResults++
       if (message.isError) errors++
+    } else if (message.role === "assistant") {
+      // A provider-executed call and its result are counted like any other call and result.
+      for (const part of message.content) {
+        if (part.type === "tool-call") toolCalls++
+        else if (part.type === "tool-result") {
+          toolResults++
+          if (part.isError) errors++
+        }
+      }
     }
   }
   return { entries: entries.length, leaves: leavesOf(entries).length, toolCalls, toolResults, errors }
 }
 
-/** What `list` shows of the session (its `updated` and `title` among them), so a view never tells it differently; no location is shown. */
-export const summaryOf = (header: SessionHeader, entries: ReadonlyArray<SessionEntry>): Sessions.Summary =>
-  Sessions.summarize("", { header, entries })
+/** What the views show of a session as `list` does: when it last changed and its title. */
+export interface Summary {
+  readonly updated: string
+  readonly title: string
+}
+
+/**
+ * What `list` shows of the session (its `updated` and `title`), so a view never tells it
+ * differently; no location is shown. A version-2 session's title is its newest `title`
+ * entry, else, as in version 1, the start of its first user message's text.
+ */
+export const summaryOf = (header: Header, entries: ReadonlyArray<Entry>): Summary => Sessions.summarize("", { header, entries })
 
 // Characters that would break a line, or act on a terminal and hide themselves:
 // C0 controls (ESC starts an escape sequence), DEL, C1 controls (0x9b is a

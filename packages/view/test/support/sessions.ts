@@ -11,6 +11,7 @@ import type { SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
+import * as V1 from "@session-tree/testing/Version1"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -38,10 +39,10 @@ export const build = (
     ? Ids.layerDeterministic
     : Layer.succeed(Ids.Ids, { sessionId: Effect.succeed(options.id), entryId: Effect.sync(options.entryIds) })
   const program = Effect.gen(function*() {
-    const store = yield* SessionStore.create("session", { id: options.id })
+    const store = yield* SessionStore.create("session", { id: options.id, version: 1 })
     const tree = yield* SessionTree.make(store)
     yield* script(tree)
-    return { header: store.header, entries: store.entries }
+    return { header: V1.header(store.header), entries: V1.entries(store.entries) }
   })
   return Effect.runPromise(
     program.pipe(

@@ -1,0 +1,121 @@
+/**
+ * The lossless codec between session-tree's Message IR v2 (`RecordV2.Message`)
+ * and `@effect/ai`'s `Prompt`, and from a `generateText` response to the
+ * messages it gives.
+ *
+ * **Options.** A message's or part's `options` (any JSON object) become the
+ * `Prompt`'s per-provider options: each value that is an object stays under
+ * its key, where the provider adapters read it (`{"anthropic":{…}}`). Whatever
+ * that alone would not give back (a value that is not an object, empty
+ * options, the key `"session-tree"`) is carried whole under the key
+ * `"session-tree"`, which adapters ignore, together with what the `Prompt` has
+ * no field for: a message's ID and `meta`, a blob's name, a URL's original
+ * spelling, a tool message's content. `fromPrompt` reads it back, so that
+ * `fromPrompt(toPrompt(messages))` gives the same messages, key for key.
+ *
+ * **Parts.** Every part is a part of its own, in order: several text parts stay
+ * several. File data becomes bytes (`base64`, and blobs through the caller's
+ * reader) or a `URL` (`url`); a URL that does not parse cannot be sent and is
+ * `SESSION_INVALID_MESSAGE`. A tool message becomes a `Prompt` tool message of
+ * one result: its `result` when it has one (its content parts are then kept in
+ * the options), else its one text part's text, else its content parts as JSON.
+ *
+ * **Responses.** `fromResponse` keeps each content part with its provider
+ * `metadata` as the part's `options` (reasoning signatures, encrypted
+ * reasoning), so that the next prompt sends them back. A tool keeps its
+ * toolkit name, which provider adapters expect in a prompt (a provider-defined
+ * tool's own name, when it differs, is kept under `"session-tree"` as
+ * `providerName`). The finish part gives `stopReason` and `usage`
+ * (when both counts are known), the response-metadata part `model` and
+ * `responseId`, an error part `error`. Source (citation) parts and streaming
+ * deltas have no place in a message and are not kept, nor is the metadata of
+ * the finish and response-metadata parts, which describes the response and is
+ * not sent back.
+ */
+import type * as Prompt from "@effect/ai/Prompt"
+import type * as Response from "@effect/ai/Response"
+import type { InputError, RecordV2 } from "@session-tree/core"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as internal from "./internal/codec.js"
+
+/** The options key under which the codec keeps what a `Prompt` has no field for. */
+export const NAMESPACE = "session-tree"
+
+/** A file's data was in a blob that could not be read. */
+export class BlobMissingError extends Schema.TaggedError<BlobMissingError>("@session-tree/ai/BlobMissingError")(
+  "BlobMissingError",
+  {
+    blob: Schema.String,
+    size: Schema.Number,
+    reason: Schema.String
+  }
+) {
+  /** The code of the core's errors for a blob that cannot be read. */
+  readonly code = "SESSION_BLOB_MISSING" as const
+  override get message(): string {
+    return `${this.code}: ${this.reason}`
+  }
+}
+
+/** Reads a blob's bytes when a prompt is built. */
+export type BlobResolver<E, R> = (blob: { readonly blob: string; readonly size: number }) => Effect.Effect<Uint8Array, E, R>
+
+export interface ToPromptOptions<E, R> {
+  /** Reads file data held in blobs; without it, a blob is a `BlobMissingError`. */
+  readonly blobs?: BlobResolver<E, R> | undefined
+}
+
+export interface FromPromptOptions {
+  /** Gives an ID to a message that does not carry one (a prompt not built by `toPrompt`); without it, such a message is `SESSION_INVALID_MESSAGE`. */
+  readonly newId?: (() => string) | undefined
+}
+
+export interface FromResponseOptions {
+  /** The assistant message's ID. */
+  readonly id: string
+  /** The provider's name for `meta.provider`; a response does not name it. */
+  readonly provider?: string | undefined
+}
+
+/** The response of `generateText`, or anything with its content parts. */
+export interface ResponseLike {
+  readonly content: ReadonlyArray<Response.AnyPart>
+}
+
+/** The messages as a `Prompt`: every part in order, every `options` kept, blobs read. */
+export const toPrompt: <E = never, R = never>(
+  messages: ReadonlyArray<RecordV2.Message>,
+  options?: ToPromptOptions<E, R>
+) => Effect.Effect<Prompt.Prompt, E | InputError | BlobMissingError, R> = internal.toPrompt
+
+/**
+ * A `Prompt`'s messages as Message IR v2; the inverse of `toPrompt`. A tool
+ * message of several results gives a tool message each. Fails with
+ * `SESSION_INVALID_MESSAGE` when a message is not valid Message IR v2.
+ */
+export const fromPrompt: (
+  prompt: Prompt.Prompt,
+  options?: FromPromptOptions
+) => Effect.Effect<ReadonlyArray<RecordV2.Message>, InputError> = internal.fromPrompt
+
+/**
+ * The assistant message of a `generateText` response: its text, reasoning,
+ * files, tool calls and provider-executed results, each with its provider
+ * metadata as `options`; its usage, finish reason, model and response ID in
+ * `meta`.
+ */
+export const fromResponse: (
+  response: ResponseLike,
+  options: FromResponseOptions
+) => Effect.Effect<RecordV2.AssistantMessage, InputError> = internal.fromResponse
+
+/**
+ * The tool messages of a `generateText` response whose toolkit ran the calls:
+ * one per result not executed by the provider, in order, holding the tool's
+ * encoded result as `result`.
+ */
+export const toolMessages: (
+  response: ResponseLike,
+  options: { readonly newId: () => string }
+) => Effect.Effect<ReadonlyArray<RecordV2.ToolMessage>, InputError> = internal.toolMessages

@@ -1,0 +1,452 @@
+import * as Prompt from "@effect/ai/Prompt"
+import type * as Response from "@effect/ai/Response"
+import { type InputError, inputError, RecordV2 } from "@session-tree/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
+import * as Schema from "effect/Schema"
+import { BlobMissingError, type BlobResolver, type FromPromptOptions, type FromResponseOptions, NAMESPACE, type ToPromptOptions } from "../Codec.js"
+
+type Message = RecordV2.Message
+type Opaque = RecordV2.Opaque
+type Bag = { [key: string]: unknown }
+
+/** Sets a key as an own property whatever its name, `__proto__` included. */
+const put = (target: { [key: string]: unknown }, key: string, value: unknown): void => {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+const isPlainObject = (u: unknown): u is { readonly [key: string]: unknown } =>
+  typeof u === "object" && u !== null && !Array.isArray(u) && !(u instanceof Uint8Array) && !(u instanceof URL)
+
+/**
+ * Our options as a provider's: every plain-object value under its own key, where adapters look for
+ * it; when that alone would not give the options back (a value that is not an object, our own key,
+ * empty options), the whole object is also kept in the bag.
+ */
+const toProviderOptions = (options: Opaque | undefined, bag: Bag): Prompt.ProviderOptions => {
+  const out: { [key: string]: { [key: string]: unknown } | undefined } = {}
+  if (options !== undefined) {
+    let direct = Object.keys(options).length > 0
+    for (const [key, value] of Object.entries(options)) {
+      if (key !== NAMESPACE && isPlainObject(value)) put(out, key, value)
+      else direct = false
+    }
+    if (!direct) bag = { ...bag, options }
+  }
+  if (Object.keys(bag).length > 0) out[NAMESPACE] = bag
+  return out
+}
+
+const bagOf = (options: Prompt.ProviderOptions): Bag => {
+  const bag = options[NAMESPACE]
+  return isPlainObject(bag) ? bag : {}
+}
+
+const fromProviderOptions = (options: Prompt.ProviderOptions): Opaque | undefined => {
+  const bag = bagOf(options)
+  if (isPlainObject(bag.options)) return bag.options
+  const out: { [key: string]: unknown } = {}
+  let any = false
+  for (const [key, value] of Object.entries(options)) {
+    if (key === NAMESPACE || value === undefined) continue
+    put(out, key, value)
+    any = true
+  }
+  return any ? out : undefined
+}
+
+/** `options` set only when there are some, so that an absent key stays absent. */
+const withOptions = <A extends object>(value: A, options: Opaque | undefined): A =>
+  options === undefined ? value : { ...value, options }
+
+const invalid = (reason: string): InputError => inputError("SESSION_INVALID_MESSAGE", reason)
+
+// -----------------------------------------------------------------------------
+// Message IR v2 → Prompt
+// -----------------------------------------------------------------------------
+
+const noBlobs: BlobResolver<BlobMissingError, never> = (blob) =>
+  Effect.fail(new BlobMissingError({ blob: blob.blob, size: blob.size, reason: `blob ${blob.blob} cannot be read: no blob reader was given` }))
+
+const filePart = <E, R>(
+  part: RecordV2.FilePart,
+  blobs: BlobResolver<E, R>
+): Effect.Effect<Prompt.FilePart, E | InputError, R> => {
+  const make = (data: Prompt.FilePart["data"], bag: Bag): Prompt.FilePart =>
+    Prompt.makePart("file", {
+      mediaType: part.mediaType,
+      ...(part.name === undefined ? {} : { fileName: part.name }),
+      data,
+      options: toProviderOptions(part.options, bag)
+    })
+  const data = part.data
+  if ("base64" in data) {
+    return Either.match(Encoding.decodeBase64(data.base64), {
+      onLeft: () => Effect.fail(invalid("a file's base64 data cannot be decoded")),
+      onRight: (bytes) => Effect.succeed(make(bytes, {}))
+    })
+  }
+  if ("url" in data) {
+    if (!URL.canParse(data.url)) return Effect.fail(invalid(`a file's url is not an absolute URL: ${JSON.stringify(data.url)}`))
+    const url = new URL(data.url)
+    return Effect.succeed(make(url, url.href === data.url ? {} : { url: data.url }))
+  }
+  return Effect.map(blobs({ blob: data.blob, size: data.size }), (bytes) => make(bytes, { blob: data.blob, size: data.size }))
+}
+
+const textLike = (part: RecordV2.TextPart | RecordV2.ReasoningPart): Prompt.TextPart | Prompt.ReasoningPart =>
+  Prompt.makePart(part.type, { text: part.text, options: toProviderOptions(part.options, {}) })
+
+const assistantPart = <E, R>(
+  part: RecordV2.AssistantPart,
+  blobs: BlobResolver<E, R>
+): Effect.Effect<Prompt.AssistantMessagePart, E | InputError, R> => {
+  switch (part.type) {
+    case "text":
+    case "reasoning":
+      return Effect.succeed(textLike(part))
+    case "file":
+      return filePart(part, blobs)
+    case "tool-call":
+      return Effect.succeed(Prompt.makePart("tool-call", {
+        id: part.id,
+        name: part.name,
+        params: part.arguments,
+        providerExecuted: part.providerExecuted === true,
+        options: toProviderOptions(part.options, {})
+      }))
+    case "tool-result":
+      return Effect.succeed(Prompt.makePart("tool-result", {
+        id: part.toolCallId,
+        name: part.toolName,
+        isFailure: part.isError,
+        result: part.result,
+        providerExecuted: true,
+        options: toProviderOptions(part.options, {})
+      }))
+  }
+}
+
+const userPart = <E, R>(
+  part: RecordV2.UserPart,
+  blobs: BlobResolver<E, R>
+): Effect.Effect<Prompt.UserMessagePart, E | InputError, R> =>
+  part.type === "text" ? Effect.succeed(textLike(part) as Prompt.TextPart) : filePart(part, blobs)
+
+/** The result a tool message sends: its `result`, else its one plain text, else its parts as JSON. */
+const toolResult = (message: RecordV2.ToolMessage): { readonly result: unknown; readonly bag: Bag } => {
+  if (message.result !== undefined) {
+    return { result: message.result, bag: message.content.length === 0 ? {} : { content: message.content } }
+  }
+  const only = message.content.length === 1 ? message.content[0]! : undefined
+  if (only?.type === "text" && only.options === undefined) return { result: only.text, bag: { result: false } }
+  return { result: message.content, bag: { result: false } }
+}
+
+const toPromptMessage = <E, R>(
+  message: Message,
+  blobs: BlobResolver<E, R>
+): Effect.Effect<Prompt.Message, E | InputError, R> => {
+  const id = { id: message.id }
+  switch (message.role) {
+    case "system":
+      return Effect.succeed(Prompt.makeMessage("system", {
+        content: message.content,
+        options: toProviderOptions(message.options, id)
+      }))
+    case "user":
+      return Effect.map(
+        Effect.forEach(message.content, (part) => userPart(part, blobs)),
+        (content) => Prompt.makeMessage("user", { content, options: toProviderOptions(message.options, id) })
+      )
+    case "assistant":
+      return Effect.map(
+        Effect.forEach(message.content, (part) => assistantPart(part, blobs)),
+        (content) =>
+          Prompt.makeMessage("assistant", {
+            content,
+            options: toProviderOptions(message.options, message.meta === undefined ? id : { ...id, meta: message.meta })
+          })
+      )
+    case "tool": {
+      const { bag, result } = toolResult(message)
+      return Effect.succeed(Prompt.makeMessage("tool", {
+        content: [Prompt.makePart("tool-result", {
+          id: message.toolCallId,
+          name: message.toolName,
+          isFailure: message.isError,
+          result,
+          providerExecuted: false,
+          options: Object.keys(bag).length === 0 ? {} : { [NAMESPACE]: bag }
+        })],
+        options: toProviderOptions(message.options, id)
+      }))
+    }
+  }
+}
+
+export const toPrompt = <E = never, R = never>(
+  messages: ReadonlyArray<Message>,
+  options?: ToPromptOptions<E, R>
+): Effect.Effect<Prompt.Prompt, E | InputError | BlobMissingError, R> => {
+  const blobs: BlobResolver<E | BlobMissingError, R> = options?.blobs ?? noBlobs
+  return Effect.map(Effect.forEach(messages, (message) => toPromptMessage(message, blobs)), Prompt.fromMessages)
+}
+
+// -----------------------------------------------------------------------------
+// Prompt → Message IR v2
+// -----------------------------------------------------------------------------
+
+const decodeMessage = Schema.decodeUnknownEither(RecordV2.Message, { onExcessProperty: "error", exact: true })
+
+const fileFromPrompt = (part: Prompt.FilePart): Either.Either<RecordV2.FilePart, InputError> => {
+  const bag = bagOf(part.options)
+  let data: RecordV2.FileData
+  if (typeof bag.blob === "string" && typeof bag.size === "number") data = { blob: bag.blob, size: bag.size }
+  else if (part.data instanceof URL) data = { url: typeof bag.url === "string" ? bag.url : part.data.href }
+  else if (part.data instanceof Uint8Array) data = { base64: Encoding.encodeBase64(part.data) }
+  else if (URL.canParse(part.data) && !/^[A-Za-z0-9+/]*={0,2}$/.test(part.data)) data = { url: part.data }
+  else data = { base64: part.data }
+  return Either.right(withOptions({
+    type: "file",
+    mediaType: part.mediaType,
+    ...(part.fileName === undefined ? {} : { name: part.fileName }),
+    data
+  }, fromProviderOptions(part.options)))
+}
+
+const partFromPrompt = (part: Prompt.Part): Either.Either<RecordV2.AssistantPart, InputError> => {
+  const options = fromProviderOptions(part.options)
+  switch (part.type) {
+    case "text":
+    case "reasoning":
+      return Either.right(withOptions({ type: part.type, text: part.text }, options))
+    case "file":
+      return fileFromPrompt(part)
+    case "tool-call":
+      return Either.right(withOptions({
+        type: "tool-call",
+        id: part.id,
+        name: part.name,
+        arguments: part.params as RecordV2.ToolCallPart["arguments"],
+        ...(part.providerExecuted ? { providerExecuted: true as const } : {})
+      }, options))
+    case "tool-result":
+      return Either.right(withOptions({
+        type: "tool-result",
+        toolCallId: part.id,
+        toolName: part.name,
+        isError: part.isFailure,
+        result: part.result
+      }, options))
+  }
+}
+
+const toolFromPrompt = (part: Prompt.ToolResultPart, id: string, options: Opaque | undefined): unknown => {
+  const bag = bagOf(part.options)
+  const head = { role: "tool", id, toolCallId: part.id, toolName: part.name, isError: part.isFailure }
+  if (bag.result === false) {
+    const content = typeof part.result === "string" ? [{ type: "text", text: part.result }] : part.result
+    return withOptions({ ...head, content }, options)
+  }
+  return withOptions({ ...head, content: Array.isArray(bag.content) ? bag.content : [], result: part.result }, options)
+}
+
+export const fromPrompt = (
+  prompt: Prompt.Prompt,
+  options?: FromPromptOptions
+): Effect.Effect<ReadonlyArray<Message>, InputError> =>
+  Effect.suspend(() => {
+    const out: Array<Message> = []
+    const idOf = (bag: Bag, position: number): Either.Either<string, InputError> => {
+      if (typeof bag.id === "string") return Either.right(bag.id)
+      if (options?.newId !== undefined) return Either.right(options.newId())
+      return Either.left(invalid(`prompt message ${position + 1} has no message ID (a prompt not built by toPrompt needs newId)`))
+    }
+    const push = (candidate: unknown, position: number): InputError | undefined => {
+      const decoded = decodeMessage(candidate)
+      if (Either.isLeft(decoded)) return invalid(`prompt message ${position + 1} is not a valid message: ${decoded.left.message}`)
+      out.push(decoded.right)
+      return undefined
+    }
+    for (const [position, message] of prompt.content.entries()) {
+      const bag = bagOf(message.options)
+      const messageOptions = fromProviderOptions(message.options)
+      if (message.role === "tool") {
+        for (const [i, part] of message.content.entries()) {
+          const id = i === 0 ? idOf(bag, position) : idOf({}, position)
+          if (Either.isLeft(id)) return Effect.fail(id.left)
+          const error = push(toolFromPrompt(part, id.right, messageOptions), position)
+          if (error !== undefined) return Effect.fail(error)
+        }
+        continue
+      }
+      const id = idOf(bag, position)
+      if (Either.isLeft(id)) return Effect.fail(id.left)
+      let candidate: unknown
+      if (message.role === "system") {
+        candidate = withOptions({ role: "system", id: id.right, content: message.content }, messageOptions)
+      } else {
+        const parts: Array<RecordV2.AssistantPart> = []
+        for (const part of message.content) {
+          const converted = partFromPrompt(part)
+          if (Either.isLeft(converted)) return Effect.fail(converted.left)
+          parts.push(converted.right)
+        }
+        candidate = message.role === "assistant"
+          ? withOptions({
+            role: "assistant",
+            id: id.right,
+            content: parts,
+            ...(isPlainObject(bag.meta) ? { meta: bag.meta } : {})
+          }, messageOptions)
+          : withOptions({ role: "user", id: id.right, content: parts }, messageOptions)
+      }
+      const error = push(candidate, position)
+      if (error !== undefined) return Effect.fail(error)
+    }
+    return Effect.succeed(out)
+  })
+
+// -----------------------------------------------------------------------------
+// Response → Message IR v2
+// -----------------------------------------------------------------------------
+
+const metadataOptions = (metadata: Response.ProviderMetadata): Opaque | undefined => {
+  const out: { [key: string]: unknown } = {}
+  let any = false
+  for (const [key, value] of Object.entries(metadata)) {
+    if (value === undefined) continue
+    put(out, key, value)
+    any = true
+  }
+  return any ? out : undefined
+}
+
+/** A part's metadata as options, with the provider's own name of a tool when it differs from the toolkit's. */
+const partOptions = (part: Response.AnyPart): Opaque | undefined => {
+  const options = metadataOptions(part.metadata)
+  if ((part.type !== "tool-call" && part.type !== "tool-result") || part.providerName === undefined || part.providerName === part.name) {
+    return options
+  }
+  const out: { [key: string]: unknown } = { ...options }
+  put(out, NAMESPACE, { providerName: part.providerName })
+  return out
+}
+
+/** An error part's error as text: an `Error`'s message, a string as it is, anything else as JSON. */
+const describeError = (error: unknown): string =>
+  error instanceof Error ? error.message : typeof error === "string" ? error : String(JSON.stringify(error))
+
+const isCount = (n: number | undefined): n is number => n !== undefined && Number.isSafeInteger(n) && n >= 0
+
+export const fromResponse = (
+  response: { readonly content: ReadonlyArray<Response.AnyPart> },
+  options: FromResponseOptions
+): Effect.Effect<RecordV2.AssistantMessage, InputError> =>
+  Effect.suspend(() => {
+    const content: Array<RecordV2.AssistantPart> = []
+    const meta: { -readonly [K in keyof RecordV2.Meta]: RecordV2.Meta[K] } = {}
+    if (options.provider !== undefined) meta.provider = options.provider
+    let responseId: string | undefined
+    let error: string | undefined
+    for (const part of response.content) {
+      const options = partOptions(part)
+      switch (part.type) {
+        case "text":
+        case "reasoning":
+          content.push(withOptions({ type: part.type, text: part.text }, options))
+          break
+        case "file":
+          content.push(withOptions({
+            type: "file",
+            mediaType: part.mediaType,
+            data: { base64: Encoding.encodeBase64(part.data) }
+          }, options))
+          break
+        case "tool-call":
+          content.push(withOptions({
+            type: "tool-call",
+            id: part.id,
+            name: part.name,
+            arguments: part.params as RecordV2.ToolCallPart["arguments"],
+            ...(part.providerExecuted ? { providerExecuted: true as const } : {})
+          }, options))
+          break
+        case "tool-result":
+          if (part.providerExecuted) {
+            content.push(withOptions({
+              type: "tool-result",
+              toolCallId: part.id,
+              toolName: part.name,
+              isError: part.isFailure,
+              result: part.encodedResult
+            }, options))
+          }
+          break
+        case "response-metadata":
+          if (part.modelId._tag === "Some") meta.model = part.modelId.value
+          if (part.id._tag === "Some") responseId = part.id.value
+          break
+        case "finish": {
+          meta.stopReason = part.reason
+          const { cachedInputTokens, inputTokens, outputTokens, reasoningTokens } = part.usage
+          if (isCount(inputTokens) && isCount(outputTokens)) {
+            meta.usage = {
+              inputTokens,
+              outputTokens,
+              ...(isCount(reasoningTokens) ? { reasoningTokens } : {}),
+              ...(isCount(cachedInputTokens) ? { cachedInputTokens } : {})
+            }
+          }
+          break
+        }
+        case "error":
+          error = describeError(part.error)
+          break
+      }
+    }
+    // In the order of Meta's keys, whatever order the parts came in.
+    const ordered: { -readonly [K in keyof RecordV2.Meta]: RecordV2.Meta[K] } = {}
+    if (meta.provider !== undefined) ordered.provider = meta.provider
+    if (meta.model !== undefined) ordered.model = meta.model
+    if (responseId !== undefined) ordered.responseId = responseId
+    if (meta.usage !== undefined) ordered.usage = meta.usage
+    if (meta.stopReason !== undefined) ordered.stopReason = meta.stopReason
+    if (error !== undefined) ordered.error = error
+    const candidate = {
+      role: "assistant",
+      id: options.id,
+      content,
+      ...(Object.keys(ordered).length > 0 ? { meta: ordered } : {})
+    }
+    return Either.match(decodeMessage(candidate), {
+      onLeft: (e) => Effect.fail(invalid(`the response is not a valid assistant message: ${e.message}`)),
+      onRight: (message) => Effect.succeed(message as RecordV2.AssistantMessage)
+    })
+  })
+
+export const toolMessages = (
+  response: { readonly content: ReadonlyArray<Response.AnyPart> },
+  options: { readonly newId: () => string }
+): Effect.Effect<ReadonlyArray<RecordV2.ToolMessage>, InputError> =>
+  Effect.suspend(() => {
+    const out: Array<RecordV2.ToolMessage> = []
+    for (const part of response.content) {
+      if (part.type !== "tool-result" || part.providerExecuted) continue
+      const candidate = withOptions({
+        role: "tool",
+        id: options.newId(),
+        toolCallId: part.id,
+        toolName: part.name,
+        isError: part.isFailure,
+        content: [],
+        result: part.encodedResult
+      }, partOptions(part))
+      const decoded = decodeMessage(candidate)
+      if (Either.isLeft(decoded)) return Effect.fail(invalid(`a tool result is not a valid message: ${decoded.left.message}`))
+      out.push(decoded.right as RecordV2.ToolMessage)
+    }
+    return Effect.succeed(out)
+  })
