@@ -47,6 +47,7 @@ export type Converted = Internal.ConvertedClaude
  * a Pi or session-tree file), SESSION_INVALID_MESSAGE (an unknown block, a
  * message that is not valid Message IR v2 once mapped), SESSION_DUPLICATE_ID,
  * SESSION_UNKNOWN_PARENT, SESSION_TOOL_LINK (a result whose call is nowhere
- * earlier).
+ * earlier); and whatever the loader refuses in the converted session (a call
+ * answered twice, a line over the cap, …), at the line the entry comes from.
  */
 export const fromClaude: (bytes: Uint8Array) => Either.Either<Converted, SessionError> = Internal.fromClaude

@@ -486,7 +486,8 @@ export const STRING_CONTENT: typeof V2.STRING_CONTENT = V2.STRING_CONTENT
  * SESSION_DUPLICATE_ID, SESSION_UNKNOWN_PARENT; SESSION_INVALID_MESSAGE for an
  * unknown role or part, or a message that is not valid Message IR v2 once
  * mapped (an empty tool-call ID, an image that is not canonical base64, …).
- * Every entry is decoded by the `RecordV2` Schemas; the rules between entries
- * (tool links) are the loader's, checked when the session is stored.
+ * Last, the loader reads the converted session: what it refuses (a broken tool
+ * link, a line over the cap, …) is reported with its code at the Pi line the
+ * entry comes from.
  */
 export const fromPiV2: (bytes: Uint8Array) => Either.Either<ConvertedV2, SessionError> = V2.fromPiV2

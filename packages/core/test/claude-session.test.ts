@@ -223,6 +223,9 @@ describe("a transcript in Claude Code's format", () => {
     expectError(jsonl(userLine("u1", null, 1, "a"), userLine("u1", "u1", 2, "b")), "SESSION_DUPLICATE_ID", 2)
     expectError(jsonl(userLine("u1", "nowhere", 1, "a")), "SESSION_UNKNOWN_PARENT", 1)
     expectError(jsonl(userLine("u1", null, 1, "a"), userLine("r", "u1", 2, [result("t9", "x")])), "SESSION_TOOL_LINK", 2)
+    // A call made on another branch, or answered twice: what the loader refuses, at the transcript's line.
+    expectError(jsonl(userLine("u1", null, 1, "a"), block("a1", "u1", 2, "m1", [toolUse("t1", "A", {})]), userLine("u2", "u1", 3, [result("t1", "x")])), "SESSION_TOOL_LINK", 3)
+    expectError(jsonl(userLine("u1", null, 1, "a"), block("a1", "u1", 2, "m1", [toolUse("t1", "A", {})]), userLine("r", "a1", 3, [result("t1", "x"), result("t1", "y")])), "SESSION_TOOL_LINK", 3)
     expectError(jsonl(userLine("u1", null, 1, [{ type: "audio", data: "x" }])), "SESSION_INVALID_MESSAGE", 1, /"audio"/)
     expectError(jsonl(userLine("u1", null, 1, "a"), block("a1", "u1", 2, "m", [{ type: "image", source: { type: "base64", media_type: "image/png", data: PNG } }])), "SESSION_INVALID_MESSAGE", 2)
     expectError(jsonl(userLine("u1", null, 1, [{ type: "image", source: { type: "base64", media_type: "image/png", data: "not base64" } }])), "SESSION_INVALID_MESSAGE", 1, /base64/)

@@ -274,6 +274,18 @@ describe("what fromPiV2 refuses, naming the line", () => {
     expectError(new Uint8Array([0xff]), "SESSION_INVALID_UTF8", undefined as never)
   })
 
+  it("what a load would refuse (tool links, caps), at the Pi line it comes from", () => {
+    const call = (id: string, parentId: string, second: number, callId: string) =>
+      ({ type: "message", ...at(id, parentId, second), message: { role: "assistant", content: [{ type: "toolCall", id: callId, name: "bash", arguments: {} }] } })
+    const answer = (id: string, parentId: string, second: number, callId: string) =>
+      ({ type: "message", ...at(id, parentId, second), message: { role: "toolResult", toolCallId: callId, toolName: "bash", content: [], isError: false } })
+    expectError(lines(HEADER, user("a", null, 1), answer("b", "a", 2, "c1")), "SESSION_TOOL_LINK", 3, /entry "b"/)
+    expectError(lines(HEADER, user("a", null, 1), call("b", "a", 2, "c1"), answer("c", "b", 3, "c1"), answer("d", "c", 4, "c1")), "SESSION_TOOL_LINK", 5)
+    // A call on a sibling branch does not count.
+    expectError(lines(HEADER, user("a", null, 1), call("b", "a", 2, "c1"), answer("c", "a", 3, "c1")), "SESSION_TOOL_LINK", 4)
+    expectError(lines(HEADER, user("a", null, 1, "x".repeat(1_048_576))), "SESSION_LINE_TOO_LONG", 2)
+  })
+
   it("keeps whole, as custom entries, entries that do not fit their kind", () => {
     const converted = ok(fromPiV2(lines(
       HEADER,

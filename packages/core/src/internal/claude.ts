@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { firstInexactNumber, parseObjectLine } from "../Json.js"
+import { checkLoads } from "./importCheck.js"
 import { deepFreeze, isCanonicalTimestamp } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
 import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
@@ -201,6 +202,8 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
 
   // Pass 2.
   const entries: Array<RecordV2.SessionEntry> = []
+  // The transcript line each entry comes from, to report what the loader finds where it comes from.
+  const origins: Array<number> = []
   const skipped: Record<string, number> = {}
   const seen = new Set<string>()
   // Claude line uuid → the entry its children hang from.
@@ -221,6 +224,7 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
     const entry = deepFreeze(decoded.right)
     seen.add(id)
     entries.push(entry)
+    origins.push(l.line)
     return entry
   }
   const parentOf = (l: Line): string | null | SessionError => {
@@ -391,5 +395,7 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
     }
     attach.set(uuid, at)
   }
+  const problem = checkLoads(header.right, entries, origins, "transcript")
+  if (problem !== undefined) return Either.left(problem)
   return Either.right(Object.freeze({ header: Object.freeze(header.right), entries: Object.freeze(entries), skipped: Object.freeze(skipped) }))
 }

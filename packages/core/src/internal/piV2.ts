@@ -13,6 +13,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { firstInexactNumber, parseObjectLine } from "../Json.js"
+import { checkLoads } from "./importCheck.js"
 import { deepFreeze, Id, Timestamp } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
 import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
@@ -302,8 +303,12 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionE
   const read: Record<string, number> = {}
   const wholes: Record<string, number> = {}
   const entries: Array<RecordV2.SessionEntry> = []
+  // The Pi line each entry comes from, to report what the loader finds where it comes from.
+  const origins: Array<number> = []
+  let line = 1
   const add = (entry: RecordV2.SessionEntry, model: Model | undefined): void => {
     entries.push(entry)
+    origins.push(line)
     run.parents.set(entry.id, entry.parentId)
     run.models.set(entry.id, model)
   }
@@ -317,7 +322,7 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionE
   add(root, undefined)
 
   for (let i = 1; i < lines.length; i++) {
-    const line = i + 1
+    line = i + 1
     const parsed = parseObjectLine(lines[i]!)
     if (!parsed.ok) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line }))
     const record = parsed.value
@@ -397,6 +402,8 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionE
       run.attach.set(id, companion)
     }
   }
+  const problem = checkLoads(header.right, entries, origins, "Pi")
+  if (problem !== undefined) return Either.left(problem)
   return Either.right(Object.freeze({
     header: Object.freeze(header.right),
     entries: Object.freeze(entries),
