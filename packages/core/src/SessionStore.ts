@@ -44,6 +44,12 @@ export interface SessionStore {
    * (SESSION_UNSUPPORTED_VERSION).
    */
   readonly appendEntry: (parentId: string | null, body: unknown) => Effect.Effect<Entry, SessionError>
+  /**
+   * Appends a chain of entries in one commit, all of them or none: the first a child of
+   * `parentId`, each next one a child of the one before (an agent's step: its assistant message,
+   * then the results of its tool calls). Bodies as `appendEntry` takes them (version 2).
+   */
+  readonly appendChain: (parentId: string | null, bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
   readonly flush: Effect.Effect<void, SessionError>
 }

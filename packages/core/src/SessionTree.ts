@@ -40,6 +40,11 @@ export interface SessionTree {
   readonly append: (message: unknown) => Effect.Effect<Entry, SessionError>
   /** Appends an entry of any kind as a child of the leaf (`RecordV2.Body`: `kind` first); version 2 only. */
   readonly appendEntry: (body: unknown) => Effect.Effect<Entry, SessionError>
+  /**
+   * Appends a chain of entries under the leaf in one commit, all or none, each a child of the one
+   * before; the leaf moves to the last. Version 2 only.
+   */
+  readonly appendChain: (bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
   /** Labels `targetId` (an earlier entry, any branch); null removes its label. The newest label of a target wins. */
   readonly label: (targetId: string, label: string | null) => Effect.Effect<Entry, SessionError>
   /** Names the session: its title is the newest title entry in commit order. */
@@ -144,6 +149,19 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
         const snapshot = snapshotBody(body)
         return isSessionError(snapshot) ? Effect.fail(asInput(snapshot)) : atLeaf((parent) => store.appendEntry(parent, snapshot))
       })
+    const appendChain = (bodies: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Entry>, SessionError> =>
+      Effect.suspend(() => {
+        if (store.header.version === 1 || !Array.isArray(bodies)) return store.appendChain(leaf, bodies)
+        const snapshots: Array<unknown> = []
+        for (const body of bodies) {
+          const snapshot = snapshotBody(body)
+          if (isSessionError(snapshot)) return Effect.fail(asInput(snapshot))
+          snapshots.push(snapshot)
+        }
+        return serialized(Effect.tap(Effect.suspend(() => store.appendChain(leaf, snapshots)), (entries) => {
+          leaf = entries[entries.length - 1]!.id
+        }))
+      })
     const tree: SessionTree = {
       store,
       get activeLeafId() {
@@ -177,6 +195,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
           return isSessionError(snapshot) ? Effect.fail(asInput(snapshot)) : atLeaf((parent) => store.append(parent, snapshot))
         }),
       appendEntry,
+      appendChain,
       label: (targetId, label) => appendEntry({ kind: "label", targetId, label }),
       setTitle: (title) => appendEntry({ kind: "title", title }),
       setModel: ({ model, provider, thinking }) =>

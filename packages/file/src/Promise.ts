@@ -304,6 +304,11 @@ export class SessionTree {
     return run(trees.get(this)!.tree.appendEntry(body))
   }
 
+  /** Appends a chain of entries under the active leaf in one commit, all or none; the last becomes the active leaf. */
+  appendChain(bodies: ReadonlyArray<RecordV2.Body>): Promise<ReadonlyArray<Entry>> {
+    return run(trees.get(this)!.tree.appendChain(bodies))
+  }
+
   /** Labels an earlier entry (null removes its label). */
   label(targetId: string, label: string | null): Promise<Entry> {
     return run(trees.get(this)!.tree.label(targetId, label))

@@ -17,6 +17,20 @@ import * as GroupCommit from "./groupCommit.js"
 import { listingOf, SessionListing } from "./listing.js"
 import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
 
+/** Checks and copies the bodies of a chain at call time, each as `appendEntry` would; the first goes under `parentId`. */
+const prepareChain = (parentId: unknown, bodies: unknown, version: 1 | 2): Chain | SessionError => {
+  if (!Array.isArray(bodies) || bodies.length === 0) {
+    return sessionError("SESSION_INVALID_RECORD", "a chain is a non-empty array of entry bodies")
+  }
+  const chain: Array<Append> = []
+  for (const body of bodies) {
+    const append = prepareEntry(chain.length === 0 ? parentId : null, body, version)
+    if (isSessionError(append)) return append
+    chain.push(append)
+  }
+  return { chain }
+}
+
 /** The history and header of decoded lines, or the first reason they are not a valid session at `location`. */
 export const decode = (
   journal: SessionJournalService,
@@ -49,11 +63,17 @@ export const read = (location: string): Effect.Effect<Loaded, SessionError, Sess
         })
     }))
 
-/** What the group commit of a store commits: an append, or a flush (which adds nothing). */
-type Input = Append | typeof FLUSH
+/**
+ * What the group commit of a store commits: an append, a chain (appends each the child of the one
+ * before, all of them or none), or a flush (which adds nothing).
+ */
+type Input = Append | Chain | typeof FLUSH
 const FLUSH = "flush" as const
-
-type Outcome = Exit.Exit<Entry | void, SessionError>
+interface Chain {
+  readonly chain: ReadonlyArray<Append>
+}
+type Answer = Entry | ReadonlyArray<Entry> | void
+type Outcome = Exit.Exit<Answer, SessionError>
 
 /**
  * Commits one batch of a store: every append is checked in order against the
@@ -67,13 +87,13 @@ const commitBatch = (
   writer: SessionWriter,
   newBuilder: () => BatchBuilder
 ) =>
-(batch: ReadonlyArray<Input>): Effect.Effect<GroupCommit.Outcomes<Entry | void, SessionError>, SessionError> =>
+(batch: ReadonlyArray<Input>): Effect.Effect<GroupCommit.Outcomes<Answer, SessionError>, SessionError> =>
   Effect.gen(function*() {
     const refused = writer.locked
     if (refused !== undefined) return batch.map(() => Exit.fail(refused))
     const outcomes: Array<Outcome> = new Array(batch.length)
     const builder = newBuilder()
-    const accepted: Array<{ readonly at: number; readonly entry: Entry }> = []
+    const accepted: Array<{ readonly at: number; readonly answer: Entry | ReadonlyArray<Entry> }> = []
     const lines: Array<string> = []
     const sizes: Array<number> = []
     const ids: Array<string> = []
@@ -84,23 +104,39 @@ const commitBatch = (
         flushes.push(i)
         continue
       }
-      const built = yield* Effect.either(builder.build(input))
-      if (built._tag === "Left") {
-        outcomes[i] = Exit.fail(built.left)
+      const items = "chain" in input ? input.chain : [input]
+      const start = { entries: history.history.size, lines: lines.length, added: builder.added }
+      const made: Array<Entry> = []
+      let refusal: SessionError | undefined
+      for (const item of items) {
+        // A chain's later items are children of the entry before them, whose ID exists only now.
+        const built = yield* Effect.either(builder.build(made.length === 0 ? item : { ...item, parentId: made[made.length - 1]!.id }))
+        if (built._tag === "Left") {
+          refusal = built.left
+          break
+        }
+        const { entry, line, size } = built.right
+        history.history.add(entry)
+        made.push(entry)
+        lines.push(line)
+        sizes.push(size)
+        ids.push(entry.id)
+      }
+      if (refusal !== undefined) {
+        // All of a chain or none of it: what it added to the batch is taken out again.
+        history.history.truncate(start.entries)
+        lines.length = sizes.length = ids.length = start.lines
+        builder.added = start.added
+        outcomes[i] = Exit.fail(refusal)
         continue
       }
-      const { entry, line, size } = built.right
-      history.history.add(entry)
-      accepted.push({ at: i, entry })
-      lines.push(line)
-      sizes.push(size)
-      ids.push(entry.id)
+      accepted.push({ at: i, answer: "chain" in input ? Object.freeze(made) : made[0]! })
     }
     if (accepted.length > 0) {
       const committed = yield* Effect.exit(writer.write({ lines, sizes, ids } satisfies NewLines, builder.added))
       if (Exit.isSuccess(committed)) history.commit()
       else history.rollback()
-      for (const { at, entry } of accepted) outcomes[at] = Exit.isSuccess(committed) ? Exit.succeed(entry) : committed
+      for (const { answer, at } of accepted) outcomes[at] = Exit.isSuccess(committed) ? Exit.succeed(answer) : committed
     }
     if (flushes.length > 0) {
       const refusedNow = writer.locked
@@ -138,16 +174,16 @@ const assemble = (
       closed: closedError
     })
     const flush = group.submit(FLUSH) as Effect.Effect<void, SessionError>
-    const submit = (append: Append | SessionError): Effect.Effect<Entry, SessionError> => {
-      if (isSessionError(append)) {
-        return Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : asInput(append))))
-      }
-      return Effect.suspend(() => {
+    const submitted = (input: Append | Chain): Effect.Effect<Answer, SessionError> =>
+      Effect.suspend(() => {
         const locked = writer.locked
-        // An append with a message is answered with its entry.
-        return locked !== undefined ? Effect.fail(locked) : group.submit(append) as Effect.Effect<Entry, SessionError>
+        return locked !== undefined ? Effect.fail(locked) : group.submit(input)
       })
-    }
+    const refuse = (error: SessionError): Effect.Effect<never, SessionError> =>
+      Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : asInput(error))))
+    // An append is answered with its entry.
+    const submit = (append: Append | SessionError): Effect.Effect<Entry, SessionError> =>
+      isSessionError(append) ? refuse(append) : submitted(append) as Effect.Effect<Entry, SessionError>
     const store: SessionStore = {
       location,
       header,
@@ -160,6 +196,10 @@ const assemble = (
       get: (id) => history.get(id),
       append: (parentId, message) => submit(prepare(parentId, message, header.version)),
       appendEntry: (parentId, body) => submit(prepareEntry(parentId, body, header.version)),
+      appendChain: (parentId, bodies) => {
+        const chain = prepareChain(parentId, bodies, header.version)
+        return isSessionError(chain) ? refuse(chain) : submitted(chain) as Effect.Effect<ReadonlyArray<Entry>, SessionError>
+      },
       flush: Effect.suspend(() => {
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : flush
