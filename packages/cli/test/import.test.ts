@@ -7,14 +7,30 @@
  */
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import { afterAll, describe, it } from "vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import { afterAll, beforeAll, describe, it } from "vitest"
+import { freshDatabase } from "../../pg/test/support/database.js"
 import * as Schema from "effect/Schema"
 import * as RecordV2 from "@session-tree/core/RecordV2"
 import { image, loadPi, piAssistant, piBash, piCustom, piParts, piToolResult, piUser, text, thinking, toolCall, writePi } from "../../core/test/support/pi.js"
 import { asWritten, brokenRule, toPi } from "../../core/test/support/piInverse.js"
 import { firstWord, records, removeTempDirs, runCli, STACK_FRAME, tempDir } from "./support.js"
 
-afterAll(removeTempDirs)
+let scope: Scope.CloseableScope
+let db: string
+
+beforeAll(async () => {
+  scope = Effect.runSync(Scope.make())
+  db = await Effect.runPromise(Scope.extend(freshDatabase("import"), scope))
+}, 60_000)
+afterAll(async () => {
+  removeTempDirs()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+})
+
+const REAL = "/work/wt/shared/data/transcripts"
 
 const expectFailure = (expect: import("vitest").ExpectStatic, run: { code: number; stdout: string; stderr: string }, code: string) => {
   expect(run.code).toBe(1)
@@ -134,5 +150,32 @@ describe.concurrent("session-tree import into version 2", { timeout: 180_000 }, 
     const piAsClaude = await runCli("import", Path.join(dir, "imported.jsonl"), "--from", "claude", "--to", Path.join(dir, "never3.jsonl"))
     expectFailure(expect, piAsClaude, "SESSION_INVALID_HEADER")
     expect(piAsClaude.stderr).toMatch(/not a Claude Code transcript/)
+  })
+
+  it.skipIf(!NFS.existsSync(REAL))("with --db: the real Pi sessions and Claude Code transcripts that convert are stored, and export as they were stored", async ({ expect }) => {
+    expect((await runCli("migrate", "--db", db)).code).toBe(0)
+    const dir = tempDir()
+    const sources = [
+      ...NFS.readdirSync(Path.join(REAL, "pi")).map((f) => ["pi", Path.join(REAL, "pi", f)] as const),
+      ...NFS.readdirSync(Path.join(REAL, "claude")).map((f) => ["claude", Path.join(REAL, "claude", f)] as const)
+    ].filter(([, f]) => f.endsWith(".jsonl"))
+    let stored = 0
+    for (const [from, file] of sources) {
+      const imported = await runCli("import", file, "--from", from, "--db", db)
+      if (imported.code !== 0) {
+        // The legacy Pi format and a transcript holding two objects on one line, refused at line 1 and 115.
+        expect(imported.stderr).toMatch(/^(SESSION_UNSUPPORTED_VERSION|SESSION_INVALID_JSON) .*\(line (1|115)\)$/m)
+        continue
+      }
+      stored++
+      const id = imported.stdout.trim()
+      const out = Path.join(dir, `${stored}.jsonl`)
+      const [exported, verified] = await Promise.all([runCli("export", id, "--db", db, "--out", out), runCli("verify", id, "--db", db, "--json")])
+      expect(exported.code).toBe(0)
+      const lines = NFS.readFileSync(out, "utf8").split("\n").filter((l) => l !== "")
+      expect(JSON.parse(lines[0]!)).toMatchObject({ type: "session", version: 2, id })
+      expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, entries: lines.length - 1 })
+    }
+    expect(stored).toBe(sources.length - 2)
   })
 })
