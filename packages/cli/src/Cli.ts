@@ -164,7 +164,7 @@ const db = Options.all({
 
 // --- create -------------------------------------------------------------------------------
 
-/** `--format-version 1|2`: a format version (`--version` alone is the built-in that prints the program's). */
+/** `--format-version 1|2`: a format version (`--version` prints the command's own). */
 const formatVersion = (description: string) =>
   Options.choice("format-version", ["1", "2"]).pipe(
     Options.map((v) => (v === "1" ? 1 : 2) as 1 | 2),
