@@ -23,6 +23,7 @@ import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
+import * as ClaudeSession from "@session-tree/core/ClaudeSession"
 import * as PiSession from "@session-tree/core/PiSession"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Files from "@session-tree/file/Files"
@@ -555,7 +556,7 @@ const exportCommand = Command.make(
     })
 ).pipe(Command.withDescription("Print a session as its canonical JSONL, a Markdown transcript, or a self-contained HTML page."))
 
-/** The most a Pi session file may hold: images make them large, and a lossy import drops those. */
+/** The most a Pi session file or a Claude Code transcript may hold: images make them large. */
 const MAX_PI_FILE_BYTES = 256 * 1024 * 1024
 
 const dropped = (converted: PiSession.Converted): string => {
@@ -563,35 +564,58 @@ const dropped = (converted: PiSession.Converted): string => {
   return parts.length === 0 ? "nothing was dropped" : `dropped ${parts.join(", ")}`
 }
 
+/** The lines of a transcript that are not part of the conversation, per kind, in the order first met. */
+const skippedLines = (converted: ClaudeSession.Converted): string => {
+  const parts = Object.entries(converted.skipped).map(([kind, n]) => `${n} ${kind}`)
+  return parts.length === 0 ? "nothing was skipped" : `skipped ${parts.join(", ")}`
+}
+
 const importCommand = Command.make(
   "import",
   {
     file: Args.text({ name: "FILE" }).pipe(Args.withDescription("the session file to import")),
     to: Options.text("to").pipe(Options.withPseudoName("PATH"), Options.optional, Options.withDescription("where the new session goes (required on files; with --db: the header's ID)")),
-    from: Options.choice("from", ["session-tree", "pi"]).pipe(Options.withDefault("session-tree" as const), Options.withDescription("the format of FILE: this project's, or a Pi coding-agent session (default: session-tree)")),
-    lossy: Options.boolean("lossy").pipe(Options.withDescription("pi: drop what Message IR cannot hold (images, thinking, summaries) instead of refusing")),
+    from: Options.choice("from", ["session-tree", "pi", "claude"]).pipe(
+      Options.withDefault("session-tree" as const),
+      Options.withDescription("the format of FILE: this project's, a Pi coding-agent session, or a Claude Code transcript (default: session-tree)")
+    ),
+    version: formatVersion("the new session's format (default: FILE's for session-tree, 2 for pi and claude); 1 converts a Pi session to the course format, refusing what it cannot hold"),
+    lossy: Options.boolean("lossy").pipe(Options.withDescription("pi: version 1, dropping what it cannot hold (images, thinking, summaries) instead of refusing")),
     db
   },
-  ({ db, file, from, lossy, to }) =>
+  ({ db, file, from, lossy, to, version }) =>
     Effect.gen(function*() {
       const onDatabase = db._tag === "Database"
+      const asked = Option.getOrUndefined(version)
       if (Option.isNone(to) && !onDatabase) return yield* new UsageError({ reason: "import needs --to PATH on files" })
       if (lossy && from !== "pi") return yield* new UsageError({ reason: "--lossy applies to --from pi only" })
+      if (lossy && asked === 2) return yield* new UsageError({ reason: "--lossy makes a version-1 session: version 2 keeps everything, without --lossy" })
+      if (from === "claude" && asked === 1) return yield* new UsageError({ reason: "a Claude Code transcript imports as version 2 only" })
       yield* Backend.checkPaths(db, Option.toArray(to))
+      // A line number in a conversion's error is FILE's, so the error names FILE, not the new session.
+      const convert = <A>(f: (bytes: Uint8Array) => Either.Either<A, SessionError>) =>
+        Effect.flatMap(Files.readBytes(file, MAX_PI_FILE_BYTES), (bytes) =>
+          Effect.mapError(f(bytes), (e) => e.path === undefined ? sessionError(e.code, e.reason, { line: e.line, path: file, cause: e.cause }) : e))
       const imported = yield* Backend.run(db, Effect.gen(function*() {
         let records: Sessions.Records
-        if (from === "pi") {
-          const converted = yield* Effect.flatMap(Files.readBytes(file, MAX_PI_FILE_BYTES), (bytes) => PiSession.fromPi(bytes, { lossy }))
+        if (from === "pi" && (lossy || asked === 1)) {
+          const converted = yield* convert((bytes) => PiSession.fromPi(bytes, { lossy }))
           if (lossy) yield* Console.error(dropped(converted))
+          records = converted
+        } else if (from === "pi") {
+          records = yield* convert(PiSession.fromPiV2)
+        } else if (from === "claude") {
+          const converted = yield* convert(ClaudeSession.fromClaude)
+          yield* Console.error(skippedLines(converted))
           records = converted
         } else {
           records = yield* FileJournal.readSession(file)
         }
-        return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to))
+        return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to), { version: asked })
       }), Option.getOrElse(to, () => file))
       yield* Console.log(printable(imported.id))
     })
-).pipe(Command.withDescription("Store the session in FILE (this project's format, or Pi's) as a new session that keeps its header; prints its ID."))
+).pipe(Command.withDescription("Store the session in FILE (this project's format, Pi's or Claude Code's) as a new session that keeps its header; prints its ID."))
 
 // --- migrate ------------------------------------------------------------------------------
 

@@ -460,7 +460,7 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(wrong.stderr + wrong.stdout).not.toMatch(/\x1b\[/)
   })
 
-  it("import --from pi converts a session Pi wrote; unrepresentable content is refused unless --lossy", async ({ expect }) => {
+  it("import --from pi --format-version 1 converts a session Pi wrote; unrepresentable content is refused unless --lossy", async ({ expect }) => {
     const dir = tempDir()
     const pi = await loadPi()
     const plain = Path.join(dir, "plain-pi.jsonl")
@@ -479,8 +479,8 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
       sm.appendMessage(piAssistant([text("A pixel.")]))
     })
     const [converted, refused, lossy] = await Promise.all([
-      runCli("import", plain, "--from", "pi", "--to", Path.join(dir, "plain.jsonl")),
-      runCli("import", withImage, "--from", "pi", "--to", Path.join(dir, "refused.jsonl")),
+      runCli("import", plain, "--from", "pi", "--format-version", "1", "--to", Path.join(dir, "plain.jsonl")),
+      runCli("import", withImage, "--from", "pi", "--format-version", "1", "--to", Path.join(dir, "refused.jsonl")),
       runCli("import", withImage, "--from", "pi", "--lossy", "--to", Path.join(dir, "lossy.jsonl"))
     ])
     expect(converted.stdout).toBe(`${sm.getHeader()!.id}\n`)

@@ -1,7 +1,12 @@
 /**
  * Pi coding-agent session files (format v3, `@mariozechner/pi-coding-agent`)
- * → this project's records (`import --from pi`; `docs/format.md`, "Importing Pi
- * sessions"). Pure: bytes in, records out, no I/O and no platform module.
+ * → this project's records (`import --from pi`). Pure: bytes in, records out,
+ * no I/O and no platform module.
+ *
+ * Two conversions: `fromPiV2` to version 2, which keeps every field Pi wrote
+ * (`docs/import.md` gives its mapping), and `fromPi` to version 1, which keeps
+ * what Message IR v1 holds and refuses or (lossy) drops the rest; the rest of
+ * this comment documents `fromPi` (`docs/format.md`, "Importing Pi sessions").
  *
  * The conversion is one pass over Pi's lines in file order. Pi's own entries
  * are read through the Schemas below, which check them only as far as the
@@ -64,9 +69,11 @@ import { decodeLines, utf8Length } from "./Codec.js"
 import { firstInexactNumber, parseObjectLine } from "./Json.js"
 import { Id, type SessionEntry, type SessionHeader, Timestamp } from "./Record.js"
 import { SessionError, sessionError, isSessionError } from "./SessionError.js"
+import * as File from "./internal/piFile.js"
+import * as V2 from "./internal/piV2.js"
 
 /** The only Pi session format this module reads. Pi migrates older files when it opens them. */
-export const PI_VERSION = 3
+export const PI_VERSION = File.PI_VERSION
 
 export interface FromPiOptions {
   /** Drop content Message IR cannot hold instead of refusing the file; `dropped` says how much. */
@@ -140,14 +147,7 @@ const UNREPRESENTABLE_ROLES: Readonly<Record<string, readonly [keyof Dropped, st
 // decoder checks them on the converted record, so its explanation names them.
 
 /** The first line of a Pi session file. */
-export const PiHeader = Schema.Struct({
-  type: Schema.Literal("session"),
-  version: Schema.Literal(PI_VERSION),
-  id: Schema.Unknown,
-  timestamp: Schema.Unknown,
-  // Every Pi header names its working directory; this project's own header has none.
-  cwd: Schema.String
-})
+export const PiHeader = File.PiHeader
 
 /** What every Pi entry after the header has: a type, an ID, a parent and an ISO timestamp. */
 export const PiEntry = Schema.Struct({
@@ -184,7 +184,6 @@ export const PiToolCallPart = Schema.Struct({
   arguments: Schema.Unknown
 })
 
-const decodeHeader = Schema.decodeUnknownEither(PiHeader)
 const decodeEntry = Schema.decodeUnknownEither(PiEntry)
 const decodeUser = Schema.decodeUnknownEither(PiUserMessage)
 const decodeToolResult = Schema.decodeUnknownEither(PiToolResultMessage)
@@ -330,32 +329,9 @@ const convertMessage = (run: Run, message: unknown, id: string, line: number): O
 
 /** The Pi header (line 1) → this project's header, or why the file is not a Pi v3 session. */
 const convertHeader = (text: string | undefined): Candidate | SessionError => {
-  if (text === undefined || text === "") return sessionError("SESSION_INVALID_HEADER", "the first line is empty: there is no Pi session header", { line: 1 })
-  const parsed = parseObjectLine(text)
-  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line: 1 })
-  const decoded = decodeHeader(parsed.value)
+  const header = File.readHeader(text)
   // ID and timestamp are checked by the loader's header decoder.
-  if (Either.isRight(decoded)) return { type: "session", version: 1, id: decoded.right.id, timestamp: decoded.right.timestamp }
-  // Which rule failed, in an order that tells a session-tree file from a Pi one.
-  const header = parsed.value
-  if (own(header, "type") !== "session") {
-    return sessionError("SESSION_INVALID_HEADER", "the first line is not a Pi session header", { line: 1 })
-  }
-  const version = own(header, "version")
-  if (typeof own(header, "cwd") !== "string") {
-    return sessionError(
-      "SESSION_INVALID_HEADER",
-      (version === 1 || version === 2) && !hasOwn.call(header, "cwd")
-        ? "not a Pi session header (no cwd): this looks like a session-tree file, which is imported as session-tree"
-        : "not a Pi session header (no cwd)",
-      { line: 1 }
-    )
-  }
-  return sessionError(
-    "SESSION_UNSUPPORTED_VERSION",
-    `Pi session format ${version === undefined ? "1 (no version)" : JSON.stringify(version)} is not supported, only ${PI_VERSION} (Pi migrates a file when it opens it)`,
-    { line: 1 }
-  )
+  return isSessionError(header) ? header : { type: "session", version: 1, id: own(header, "id"), timestamp: own(header, "timestamp") }
 }
 
 /**
@@ -385,17 +361,9 @@ const convertHeader = (text: string | undefined): Candidate | SessionError => {
  *   lines and generation), not on the Pi file, which may be larger.
  */
 export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Either<Converted, SessionError> => {
-  let text: string
-  try {
-    // ignoreBOM keeps a byte order mark in the text, where it makes the header invalid JSON, as it does for Pi.
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes)
-  } catch (cause) {
-    return Either.left(sessionError("SESSION_INVALID_UTF8", "the file is not valid UTF-8", { cause }))
-  }
-  // A final newline ends the last line; bytes after the last newline are a last line without one.
-  // A CR before a newline needs no handling: JSON allows it as whitespace after the object.
-  const lines = text.split("\n")
-  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
+  const text = File.decodeUtf8(bytes)
+  if (isSessionError(text)) return Either.left(text)
+  const lines = File.splitLines(text)
 
   const header = convertHeader(lines[0])
   if (isSessionError(header)) return Either.left(header)
@@ -484,3 +452,42 @@ const atPiLine = (error: SessionError, origins: ReadonlyArray<{ readonly line: n
   if (origin === undefined) return sessionError(error.code, `the converted header: ${error.reason}`, { line: 1 })
   return sessionError(error.code, `Pi entry "${origin.id}", converted: ${error.reason}`, { line: origin.line })
 }
+
+/** A Pi session converted to version 2; every part of it is frozen. */
+export type ConvertedV2 = V2.ConvertedV2
+
+/** The ID and custom type of the root entry holding the Pi header's fields that the header has no key for (`cwd`, `parentSession`). */
+export const SESSION_ENTRY: typeof V2.SESSION_ENTRY = V2.SESSION_ENTRY
+/** The custom type of the entry right after a compaction that holds its fields without a key (`details`, `fromHook`). */
+export const COMPACTION_FIELDS: typeof V2.COMPACTION_FIELDS = V2.COMPACTION_FIELDS
+/** The prefix of the custom type of a Pi entry kept whole (`pi:branch_summary`, `pi:message`, …). */
+export const WHOLE_PREFIX: typeof V2.WHOLE_PREFIX = V2.WHOLE_PREFIX
+/** `options.pi.content` of a message whose content Pi wrote as one string instead of parts. */
+export const STRING_CONTENT: typeof V2.STRING_CONTENT = V2.STRING_CONTENT
+
+/**
+ * Converts the bytes of a Pi session file (format v3) to a version-2 header
+ * and entries, losing nothing (`docs/import.md`): every field of every Pi
+ * object is either mapped to its version-2 key or kept verbatim under
+ * `options.pi` of its part or message; entries with no version-2 kind of their
+ * own (or not fitting it) are kept whole as `custom` entries `pi:<type>`.
+ *
+ * The header keeps the Pi session's ID and timestamp; the first entry is a
+ * root `custom` entry `pi:session` holding the rest of Pi's header. Pi's
+ * entries keep their IDs, parents and timestamps, in file order (a
+ * compaction's children hang from the entry holding its other fields).
+ *
+ * Returns an `Either` (also an Effect): Right with the session, or Left with
+ * the first problem, whose `line` is the 1-based line of the Pi file:
+ * SESSION_INVALID_UTF8, SESSION_INVALID_JSON, SESSION_INVALID_HEADER and
+ * SESSION_UNSUPPORTED_VERSION as `fromPi`; SESSION_INVALID_RECORD for an entry
+ * without a valid envelope, of an unknown type, with a field a message entry
+ * has no place for, or holding a number that cannot be held exactly;
+ * SESSION_DUPLICATE_ID, SESSION_UNKNOWN_PARENT; SESSION_INVALID_MESSAGE for an
+ * unknown role or part, or a message that is not valid Message IR v2 once
+ * mapped (an empty tool-call ID, an image that is not canonical base64, …).
+ * Last, the loader reads the converted session: what it refuses (a broken tool
+ * link, a line over the cap, …) is reported with its code at the Pi line the
+ * entry comes from.
+ */
+export const fromPiV2: (bytes: Uint8Array) => Either.Either<ConvertedV2, SessionError> = V2.fromPiV2

@@ -1,3 +1,4 @@
+export * as ClaudeSession from "./ClaudeSession.js"
 export * as Codec from "./Codec.js"
 export * as Conversation from "./Conversation.js"
 export * as History from "./History.js"

@@ -1,0 +1,401 @@
+/**
+ * A Claude Code transcript → a version-2 session (`docs/import.md`, "Claude
+ * Code transcripts"). Two passes over the parsed lines: the first gathers the
+ * lines of each API response (Claude Code writes one content block per line,
+ * all with the response's `message.id`) and pairs each compaction boundary
+ * with its summary; the second emits entries in file order.
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { firstInexactNumber, parseObjectLine } from "../Json.js"
+import { checkLoads } from "./importCheck.js"
+import { deepFreeze, isCanonicalTimestamp } from "../Record.js"
+import * as RecordV2 from "../RecordV2.js"
+import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
+import { decodeUtf8, type JsonRecord, own, splitLines } from "./piFile.js"
+
+export interface ConvertedClaude {
+  readonly header: RecordV2.SessionHeader
+  readonly entries: ReadonlyArray<RecordV2.SessionEntry>
+  /** Lines that are not part of the conversation, per kind (`progress`, `system:turn_duration`, `sidechain`, …). */
+  readonly skipped: Readonly<Record<string, number>>
+}
+
+type Mutable = Record<string, unknown>
+const hasOwn = Object.prototype.hasOwnProperty
+const isObject = (v: unknown): v is JsonRecord => typeof v === "object" && v !== null && !Array.isArray(v)
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0
+const isId = (v: unknown): v is string => typeof v === "string" && v !== ""
+
+const strict = { onExcessProperty: "error", errors: "first", exact: true } as const
+const decodeHeader = Schema.decodeUnknownEither(RecordV2.SessionHeader, strict)
+const decodeEntry = Schema.decodeUnknownEither(RecordV2.SessionEntry, strict)
+const explain = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
+
+/** The fields of `o` other than `used`; undefined when there are none. */
+const restOf = (o: JsonRecord, used: ReadonlyArray<string>): Mutable | undefined => {
+  let rest: Mutable | undefined
+  for (const key of Object.keys(o)) {
+    if (used.includes(key)) continue
+    rest ??= {}
+    rest[key] = o[key]
+  }
+  return rest
+}
+
+/** `value` with the block's other fields under `options.anthropic` (they are the Messages API's). */
+const withApi = (value: Mutable, block: JsonRecord, used: ReadonlyArray<string>): Mutable => {
+  const rest = restOf(block, ["type", ...used])
+  return rest === undefined ? value : { ...value, options: { anthropic: rest } }
+}
+
+interface Line {
+  readonly line: number
+  readonly record: JsonRecord
+}
+
+/** An image or document block's `source` → file data. */
+const fileData = (source: unknown): Mutable | string => {
+  if (!isObject(source)) return "a file block without a source"
+  switch (own(source, "type")) {
+    case "base64":
+      return { base64: own(source, "data") }
+    case "url":
+      return { url: own(source, "url") }
+    default:
+      return `a file source of type ${JSON.stringify(own(source, "type")) ?? "(none)"}`
+  }
+}
+
+const filePart = (block: JsonRecord): Mutable | string => {
+  const source = own(block, "source")
+  const data = fileData(source)
+  if (typeof data === "string") return data
+  // A URL source names no media type; the block's type still says what it is.
+  const mediaType = isObject(source) && hasOwn.call(source, "media_type") ? source.media_type : own(block, "type") === "image" ? "image/*" : "application/pdf"
+  const part: Mutable = { type: "file", mediaType, data }
+  // The block's other fields, and the source's beyond its type, media type and data, stay with the part.
+  const sourceRest = isObject(source) ? restOf(source, ["type", "media_type", "data", "url"]) : undefined
+  const api = { ...restOf(block, ["type", "source"]), ...(sourceRest === undefined ? {} : { source: sourceRest }) }
+  return Object.keys(api).length === 0 ? part : { ...part, options: { anthropic: api } }
+}
+
+/** Content of a user message or a tool result: text, images and documents. */
+const userPart = (block: unknown, index: number): Mutable | string => {
+  if (typeof block === "string") return { type: "text", text: block }
+  if (!isObject(block)) return `block ${index} is not an object`
+  switch (own(block, "type")) {
+    case "text":
+      return withApi({ type: "text", text: own(block, "text") }, block, ["text"])
+    case "image":
+    case "document":
+      return filePart(block)
+    default:
+      return `block ${index} has type ${JSON.stringify(own(block, "type")) ?? "(none)"}, which a user message cannot hold`
+  }
+}
+
+/** One assistant content block → a part; `calls` names every call made so far (a result part needs its name). */
+const assistantPart = (block: unknown, index: number, calls: Map<string, string>): Mutable | string => {
+  if (!isObject(block)) return `block ${index} is not an object`
+  const type = own(block, "type")
+  switch (type) {
+    case "text":
+      return withApi({ type: "text", text: own(block, "text") }, block, ["text"])
+    case "thinking":
+      return withApi({ type: "reasoning", text: own(block, "thinking") }, block, ["thinking"])
+    case "redacted_thinking":
+      // Redacted reasoning has no text: its encrypted payload goes back to the API as it came.
+      return { type: "reasoning", text: "", options: { anthropic: { redactedData: own(block, "data"), ...restOf(block, ["type", "data"]) } } }
+    case "tool_use":
+    case "server_tool_use": {
+      const id = own(block, "id")
+      if (isId(id) && typeof own(block, "name") === "string") calls.set(id, own(block, "name") as string)
+      const part: Mutable = { type: "tool-call", id, name: own(block, "name"), arguments: own(block, "input") }
+      if (type === "server_tool_use") part.providerExecuted = true
+      return withApi(part, block, ["id", "name", "input"])
+    }
+    default: {
+      // The API's results of server-run tools (`web_search_tool_result`, …) answer a call of the same message.
+      const callId = own(block, "tool_use_id")
+      if (typeof type === "string" && type.endsWith("_tool_result") && isId(callId) && calls.has(callId)) {
+        return withApi(
+          { type: "tool-result", toolCallId: callId, toolName: calls.get(callId), isError: false, result: own(block, "content") ?? null },
+          block,
+          ["tool_use_id", "content"]
+        )
+      }
+      return `block ${index} has type ${JSON.stringify(type) ?? "(none)"}, which an assistant message cannot hold`
+    }
+  }
+}
+
+/** Claude's usage object → `Usage`, when its two required counts are there. */
+const usageOf = (usage: unknown): Mutable | undefined => {
+  if (!isObject(usage) || !isCount(own(usage, "input_tokens")) || !isCount(own(usage, "output_tokens"))) return undefined
+  const out: Mutable = { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens }
+  if (isCount(own(usage, "cache_read_input_tokens"))) out.cachedInputTokens = usage.cache_read_input_tokens
+  if (isCount(own(usage, "cache_creation_input_tokens"))) out.cacheWriteTokens = usage.cache_creation_input_tokens
+  return out
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+    ? content.flatMap((b) => (isObject(b) && own(b, "type") === "text" && typeof own(b, "text") === "string" ? [b.text as string] : [])).join("\n")
+    : ""
+
+const invalid = (code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_MESSAGE", reason: string, line: number): SessionError =>
+  sessionError(code, reason, { line })
+
+export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, SessionError> => {
+  const text = decodeUtf8(bytes)
+  if (isSessionError(text)) return Either.left(text)
+  const texts = splitLines(text)
+
+  // Pass 1: every line parsed; the lines of each response; each compaction's summary line.
+  const lines: Array<Line> = []
+  let sessionId: unknown
+  let started: unknown
+  for (let i = 0; i < texts.length; i++) {
+    const line = i + 1
+    if (texts[i] === "" && i === texts.length - 1) break
+    const parsed = parseObjectLine(texts[i]!)
+    if (!parsed.ok) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line }))
+    const record = parsed.value
+    const type = own(record, "type")
+    if (typeof type !== "string") return Either.left(invalid("SESSION_INVALID_RECORD", "not a Claude Code transcript line: no string type", line))
+    if (type === "session" || type === "entry") {
+      return Either.left(sessionError("SESSION_INVALID_HEADER", "a session file (Pi or session-tree), not a Claude Code transcript", { line }))
+    }
+    const inexact = firstInexactNumber(texts[i]!)
+    if (inexact !== undefined) {
+      return Either.left(invalid("SESSION_INVALID_RECORD", `the number ${inexact.literal} cannot be held exactly (it would become ${JSON.stringify(Number(inexact.literal))})`, line))
+    }
+    if (sessionId === undefined && hasOwn.call(record, "sessionId")) sessionId = record.sessionId
+    if (started === undefined && hasOwn.call(record, "timestamp")) started = record.timestamp
+    lines.push({ line, record })
+  }
+  if (sessionId === undefined) return Either.left(sessionError("SESSION_INVALID_HEADER", "not a Claude Code transcript: no line names a sessionId", { line: 1 }))
+  const header = decodeHeader({ type: "session", version: RecordV2.VERSION, id: sessionId, timestamp: started })
+  if (Either.isLeft(header)) return Either.left(sessionError("SESSION_INVALID_HEADER", `the transcript's sessionId and first timestamp: ${explain(header.left)}`, { line: 1 }))
+
+  const isSidechain = (r: JsonRecord) => own(r, "isSidechain") === true
+  const isConversation = (r: JsonRecord) => (r.type === "user" || r.type === "assistant") && !isSidechain(r)
+  const isBoundary = (r: JsonRecord) => r.type === "system" && own(r, "subtype") === "compact_boundary" && !isSidechain(r)
+  const responses = new Map<string, Array<Line>>()
+  const summaries = new Map<string, Line>()
+  for (const l of lines) {
+    const r = l.record
+    if (r.type === "assistant" && !isSidechain(r) && isObject(r.message) && isId(own(r.message, "id"))) {
+      const id = r.message.id as string
+      const group = responses.get(id)
+      if (group === undefined) responses.set(id, [l])
+      else group.push(l)
+    }
+    if (r.type === "user" && own(r, "isCompactSummary") === true && typeof own(r, "parentUuid") === "string" && !summaries.has(r.parentUuid as string)) {
+      summaries.set(r.parentUuid as string, l)
+    }
+  }
+
+  // Pass 2.
+  const entries: Array<RecordV2.SessionEntry> = []
+  // The transcript line each entry comes from, to report what the loader finds where it comes from.
+  const origins: Array<number> = []
+  const skipped: Record<string, number> = {}
+  const seen = new Set<string>()
+  // Claude line uuid → the entry its children hang from.
+  const attach = new Map<string, string | null>()
+  // A response's entry and the tool messages answering it so far: results are chained after it in file order.
+  const tails = new Map<string, string>()
+  const chainOf = new Map<string, string>()
+  const callsOf = new Map<string, ReadonlySet<string>>()
+  const calls = new Map<string, string>()
+  const consumed = new Set<Line>()
+
+  const emit = (l: Line, id: string, parentId: string | null, timestamp: unknown, body: Mutable): RecordV2.SessionEntry | SessionError => {
+    if (seen.has(id)) return sessionError("SESSION_DUPLICATE_ID", `the entry ID "${id}" is already used`, { line: l.line })
+    const decoded = decodeEntry({ type: "entry", version: RecordV2.VERSION, id, parentId, timestamp, ...body })
+    if (Either.isLeft(decoded)) {
+      return invalid(body.kind === "message" ? "SESSION_INVALID_MESSAGE" : "SESSION_INVALID_RECORD", `line "${id}", converted: ${explain(decoded.left)}`, l.line)
+    }
+    const entry = deepFreeze(decoded.right)
+    seen.add(id)
+    entries.push(entry)
+    origins.push(l.line)
+    return entry
+  }
+  const parentOf = (l: Line): string | null | SessionError => {
+    const parentUuid = own(l.record, "parentUuid")
+    if (parentUuid === null) return null
+    const parent = typeof parentUuid === "string" ? attach.get(parentUuid) : undefined
+    if (parent === undefined) return sessionError("SESSION_UNKNOWN_PARENT", `parentUuid ${JSON.stringify(parentUuid)} is not an earlier line`, { line: l.line })
+    return parent
+  }
+  const skip = (l: Line, kind: string): void => {
+    skipped[kind] = (skipped[kind] ?? 0) + 1
+    // A skipped line's children hang from its own parent's entry (a parent missing from the file: a root).
+    const uuid = own(l.record, "uuid")
+    if (typeof uuid !== "string") return
+    const parentUuid = own(l.record, "parentUuid")
+    const parent = typeof parentUuid === "string" ? attach.get(parentUuid) : undefined
+    attach.set(uuid, parent ?? null)
+  }
+
+  for (const l of lines) {
+    const r = l.record
+    const type = r.type as string
+    if (consumed.has(l)) continue
+    if (isSidechain(r)) {
+      skip(l, "sidechain")
+      continue
+    }
+    if (!isConversation(r) && !isBoundary(r)) {
+      skip(l, type === "system" ? `system:${String(own(r, "subtype"))}` : type)
+      continue
+    }
+    const uuid = own(r, "uuid")
+    if (!isId(uuid)) return Either.left(invalid("SESSION_INVALID_RECORD", `a ${type} line without a uuid`, l.line))
+    if (attach.has(uuid)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `the uuid "${uuid}" is already used`, { line: l.line }))
+    const timestamp = own(r, "timestamp")
+    if (typeof timestamp !== "string" || !isCanonicalTimestamp(timestamp)) {
+      return Either.left(invalid("SESSION_INVALID_RECORD", `a ${type} line without an ISO-8601 UTC timestamp`, l.line))
+    }
+
+    if (isBoundary(r)) {
+      // Claude Code starts the compacted conversation at a new root; its logical parent keeps it on the branch it ends.
+      const logical = own(r, "logicalParentUuid")
+      const parent = typeof logical === "string" ? attach.get(logical) ?? null : null
+      const summary = summaries.get(uuid)
+      const metadata = own(r, "compactMetadata")
+      const body: Mutable = { kind: "compaction", summary: summary === undefined ? "" : textOf(isObject(summary.record.message) ? summary.record.message.content : undefined), firstKeptEntryId: null }
+      if (isObject(metadata) && isCount(own(metadata, "preTokens"))) body.tokensBefore = metadata.preTokens
+      const entry = emit(l, uuid, parent, timestamp, body)
+      if (isSessionError(entry)) return Either.left(entry)
+      attach.set(uuid, uuid)
+      if (summary !== undefined) {
+        consumed.add(summary)
+        if (isId(own(summary.record, "uuid"))) attach.set(summary.record.uuid as string, uuid)
+      }
+      continue
+    }
+
+    const message = own(r, "message")
+    if (!isObject(message) || own(message, "role") !== type) {
+      return Either.left(invalid("SESSION_INVALID_MESSAGE", `a ${type} line whose message is not an object of role "${type}"`, l.line))
+    }
+    const parent = parentOf(l)
+    if (isSessionError(parent)) return Either.left(parent)
+
+    if (type === "assistant") {
+      const responseId = own(message, "id")
+      const group = isId(responseId) ? responses.get(responseId)! : [l]
+      if (group[0] !== l) {
+        // A later block of a response already emitted whole: its children hang from that response's entry.
+        attach.set(uuid, attach.get(own(group[0]!.record, "uuid") as string)!)
+        continue
+      }
+      const content: Array<Mutable> = []
+      const madeCalls = new Set<string>()
+      for (const member of group) {
+        const blocks = own(member.record.message as JsonRecord, "content")
+        const list = typeof blocks === "string" ? [{ type: "text", text: blocks }] : blocks
+        if (!Array.isArray(list)) return Either.left(invalid("SESSION_INVALID_MESSAGE", "an assistant's content is neither a string nor an array of blocks", member.line))
+        for (let i = 0; i < list.length; i++) {
+          const part = assistantPart(list[i], i, calls)
+          if (typeof part === "string") return Either.left(invalid("SESSION_INVALID_MESSAGE", part, member.line))
+          if (part.type === "tool-call" && typeof part.id === "string") madeCalls.add(part.id)
+          content.push(part)
+        }
+      }
+      const last = group[group.length - 1]!.record.message as JsonRecord
+      const meta: Mutable = {}
+      if (typeof own(last, "model") === "string") meta.model = last.model
+      if (isId(responseId)) meta.responseId = responseId
+      const usage = usageOf(own(last, "usage"))
+      if (usage !== undefined) meta.usage = usage
+      const stop = [...group].reverse().map((m) => own(m.record.message as JsonRecord, "stop_reason")).find((s) => typeof s === "string")
+      if (stop !== undefined) meta.stopReason = stop
+      const claude: Mutable = {}
+      if (typeof own(r, "requestId") === "string") claude.requestId = r.requestId
+      if (group.length > 1) claude.lines = group.map((m) => own(m.record, "uuid"))
+      if (hasOwn.call(last, "usage")) claude.usage = last.usage
+      if (own(r, "isApiErrorMessage") === true) claude.isApiErrorMessage = true
+      const value: Mutable = { role: "assistant", id: uuid, content }
+      if (Object.keys(meta).length > 0) value.meta = meta
+      if (Object.keys(claude).length > 0) value.options = { claude }
+      const entry = emit(l, uuid, parent, timestamp, { kind: "message", message: value })
+      if (isSessionError(entry)) return Either.left(entry)
+      attach.set(uuid, uuid)
+      tails.set(uuid, uuid)
+      callsOf.set(uuid, madeCalls)
+      continue
+    }
+
+    // A user line: its tool results become tool messages, the rest one user message after them.
+    const blocks = own(message, "content")
+    const list: ReadonlyArray<unknown> = typeof blocks === "string" ? [blocks] : Array.isArray(blocks) ? blocks : []
+    if (typeof blocks !== "string" && !Array.isArray(blocks)) return Either.left(invalid("SESSION_INVALID_MESSAGE", "a user's content is neither a string nor an array of blocks", l.line))
+    const results = list.filter((b) => isObject(b) && own(b, "type") === "tool_result") as Array<JsonRecord>
+    const rest = list.filter((b) => !(isObject(b) && own(b, "type") === "tool_result"))
+    // Results of a response's parallel calls each name the block that made the call: they are chained after the response instead.
+    let at = parent
+    const response = at === null ? undefined : tails.has(at) ? at : chainOf.get(at)
+    const firstCall = results.length > 0 ? own(results[0]!, "tool_use_id") : undefined
+    if (response !== undefined && typeof firstCall === "string" && callsOf.get(response)?.has(firstCall) === true) at = tails.get(response)!
+    let n = 0
+    const nextId = () => (n++ === 0 ? uuid : `${uuid}:${n - 1}`)
+    for (const block of results) {
+      const callId = own(block, "tool_use_id")
+      const name = typeof callId === "string" ? calls.get(callId) : undefined
+      if (name === undefined) {
+        return Either.left(sessionError("SESSION_TOOL_LINK", `a tool_result for ${JSON.stringify(callId)}, which no earlier tool_use made`, { line: l.line }))
+      }
+      const resultContent = own(block, "content")
+      const parts: Array<Mutable> = []
+      const items: ReadonlyArray<unknown> = resultContent === undefined ? [] : typeof resultContent === "string" ? [resultContent] : Array.isArray(resultContent) ? resultContent : [null]
+      for (let i = 0; i < items.length; i++) {
+        const part = userPart(items[i], i)
+        if (typeof part === "string") return Either.left(invalid("SESSION_INVALID_MESSAGE", `a tool_result's ${part}`, l.line))
+        parts.push(part)
+      }
+      const id = nextId()
+      const value: Mutable = { role: "tool", id, toolCallId: callId, toolName: name, isError: own(block, "is_error") === true, content: parts }
+      // The structured result Claude Code keeps beside the block belongs to the line's only result.
+      if (results.length === 1 && hasOwn.call(r, "toolUseResult")) value.result = r.toolUseResult
+      const api = restOf(block, ["type", "tool_use_id", "content", "is_error"])
+      if (api !== undefined) value.options = { anthropic: api }
+      const entry = emit(l, id, at, timestamp, { kind: "message", message: value })
+      if (isSessionError(entry)) return Either.left(entry)
+      if (response !== undefined) {
+        chainOf.set(id, response)
+        tails.set(response, id)
+      }
+      at = id
+    }
+    if (rest.length > 0 || results.length === 0) {
+      const parts: Array<Mutable> = []
+      for (let i = 0; i < rest.length; i++) {
+        const part = userPart(rest[i], i)
+        if (typeof part === "string") return Either.left(invalid("SESSION_INVALID_MESSAGE", part, l.line))
+        parts.push(part)
+      }
+      const id = nextId()
+      const value: Mutable = { role: "user", id, content: parts }
+      const claude: Mutable = {}
+      if (typeof blocks === "string") claude.content = "string"
+      if (own(r, "isMeta") === true) claude.isMeta = true
+      if (own(r, "isCompactSummary") === true) claude.isCompactSummary = true
+      if (Object.keys(claude).length > 0) value.options = { claude }
+      const entry = emit(l, id, at, timestamp, { kind: "message", message: value })
+      if (isSessionError(entry)) return Either.left(entry)
+      at = id
+    }
+    attach.set(uuid, at)
+  }
+  const problem = checkLoads(header.right, entries, origins, "transcript")
+  if (problem !== undefined) return Either.left(problem)
+  return Either.right(Object.freeze({ header: Object.freeze(header.right), entries: Object.freeze(entries), skipped: Object.freeze(skipped) }))
+}

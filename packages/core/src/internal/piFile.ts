@@ -1,0 +1,76 @@
+/**
+ * Reading a Pi session file (format 3) up to its entries: the bytes as UTF-8,
+ * the lines, and the header. Shared by both conversions of `PiSession`, which
+ * differ only in what the entries become.
+ */
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { parseObjectLine } from "../Json.js"
+import { type SessionError, sessionError } from "../SessionError.js"
+
+/** The only Pi session format read here. Pi migrates older files when it opens them. */
+export const PI_VERSION = 3
+
+/** The first line of a Pi session file. */
+export const PiHeader = Schema.Struct({
+  type: Schema.Literal("session"),
+  version: Schema.Literal(PI_VERSION),
+  id: Schema.Unknown,
+  timestamp: Schema.Unknown,
+  // Every Pi header names its working directory; this project's own header has none.
+  cwd: Schema.String
+})
+
+const decodeHeader = Schema.decodeUnknownEither(PiHeader)
+const hasOwn = Object.prototype.hasOwnProperty
+
+export type JsonRecord = { readonly [key: string]: unknown }
+export const own = (o: JsonRecord, key: string): unknown => (hasOwn.call(o, key) ? o[key] : undefined)
+
+/** The file's text, or SESSION_INVALID_UTF8. */
+export const decodeUtf8 = (bytes: Uint8Array): string | SessionError => {
+  try {
+    // ignoreBOM keeps a byte order mark in the text, where it makes the header invalid JSON, as it does for Pi.
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes)
+  } catch (cause) {
+    return sessionError("SESSION_INVALID_UTF8", "the file is not valid UTF-8", { cause })
+  }
+}
+
+/**
+ * The lines of the file. A final newline ends the last line; bytes after the last newline are a
+ * last line without one. A CR before a newline needs no handling: JSON allows it as whitespace.
+ */
+export const splitLines = (text: string): Array<string> => {
+  const lines = text.split("\n")
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
+  return lines
+}
+
+/** The Pi header (line 1) as parsed, or why the file is not a Pi format-3 session. */
+export const readHeader = (text: string | undefined): JsonRecord | SessionError => {
+  if (text === undefined || text === "") return sessionError("SESSION_INVALID_HEADER", "the first line is empty: there is no Pi session header", { line: 1 })
+  const parsed = parseObjectLine(text)
+  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line: 1 })
+  const header = parsed.value
+  if (Either.isRight(decodeHeader(header))) return header
+  // Which rule failed, in an order that tells a session-tree file from a Pi one.
+  if (own(header, "type") !== "session") {
+    return sessionError("SESSION_INVALID_HEADER", "the first line is not a Pi session header", { line: 1 })
+  }
+  const version = own(header, "version")
+  if (typeof own(header, "cwd") !== "string") {
+    return sessionError(
+      "SESSION_INVALID_HEADER",
+      (version === 1 || version === 2) && !hasOwn.call(header, "cwd")
+        ? "not a Pi session header (no cwd): this looks like a session-tree file, which is imported as session-tree"
+        : "not a Pi session header (no cwd)",
+      { line: 1 }
+    )
+  }
+  return sessionError(
+    "SESSION_UNSUPPORTED_VERSION",
+    `Pi session format ${version === undefined ? "1 (no version)" : JSON.stringify(version)} is not supported, only ${PI_VERSION} (Pi migrates a file when it opens it)`,
+    { line: 1 }
+  )
+}

@@ -1,0 +1,420 @@
+/**
+ * A Pi session file (format 3) → a version-2 session, keeping every field Pi
+ * wrote (`docs/import.md` gives the mapping field by field). The rule that makes
+ * it lossless: each Pi object's fields go to the version-2 key made for them
+ * when the value fits that key, and every other field of that object is kept
+ * verbatim under `options.pi` of the part or message it belongs to. An entry
+ * that has no kind of its own, or does not fit its kind, becomes a `custom`
+ * entry `pi:<type>` holding all of its fields. Only what cannot be placed at all
+ * (an unknown entry type, role or part, a message that is not valid Message IR
+ * v2 once mapped) refuses the file, naming its line.
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { firstInexactNumber, parseObjectLine } from "../Json.js"
+import { checkLoads } from "./importCheck.js"
+import { deepFreeze, Id, Timestamp } from "../Record.js"
+import * as RecordV2 from "../RecordV2.js"
+import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
+import { decodeUtf8, type JsonRecord, own, readHeader, splitLines } from "./piFile.js"
+
+/** The ID and custom type of the root entry that holds the Pi header's own fields (`cwd`, …). */
+export const SESSION_ENTRY = "pi:session"
+/** The custom type of the entry after a compaction that holds the compaction's fields without a key (`details`, `fromHook`). */
+export const COMPACTION_FIELDS = "pi:compaction-fields"
+/** The prefix of the custom type of a Pi entry kept whole: `pi:` and its Pi type. */
+export const WHOLE_PREFIX = "pi:"
+/** The value of `options.pi.content` when Pi wrote a message's content as one string instead of parts. */
+export const STRING_CONTENT = "string"
+
+export interface ConvertedV2 {
+  readonly header: RecordV2.SessionHeader
+  readonly entries: ReadonlyArray<RecordV2.SessionEntry>
+  /** The Pi entries read, per Pi type (`message` entries per role: `message:user`, …). */
+  readonly read: Readonly<Record<string, number>>
+  /** The Pi entries kept whole as `custom` entries `pi:<type>`, per Pi type: no kind of their own, or not fitting it. */
+  readonly whole: Readonly<Record<string, number>>
+}
+
+type Mutable = Record<string, unknown>
+type Model = { readonly provider: string; readonly model: string }
+
+const hasOwn = Object.prototype.hasOwnProperty
+const isObject = (v: unknown): v is JsonRecord => typeof v === "object" && v !== null && !Array.isArray(v)
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0
+const isName = (v: unknown): v is string => typeof v === "string" && v !== ""
+
+const ENVELOPE = ["type", "id", "parentId", "timestamp"] as const
+
+const strict = { onExcessProperty: "error", errors: "first", exact: true } as const
+const decodeHeader = Schema.decodeUnknownEither(RecordV2.SessionHeader, strict)
+const decodeEntry = Schema.decodeUnknownEither(RecordV2.SessionEntry, strict)
+const decodeEnvelope = Schema.decodeUnknownEither(Schema.Struct({
+  type: Schema.String,
+  id: Id,
+  parentId: Schema.NullOr(Id),
+  timestamp: Timestamp
+}))
+
+const explain = (error: ParseResult.ParseError): string =>
+  ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
+
+/** The fields of `o` other than `used`, in Pi's order; undefined when there are none. */
+const restOf = (o: JsonRecord, used: ReadonlyArray<string>): Mutable | undefined => {
+  let rest: Mutable | undefined
+  for (const key of Object.keys(o)) {
+    if (used.includes(key)) continue
+    rest ??= {}
+    rest[key] = o[key]
+  }
+  return rest
+}
+
+/** `value` with `rest` kept under `options.pi`, or `value` alone when nothing is left. */
+const withRest = (value: Mutable, rest: Mutable | undefined): Mutable =>
+  rest === undefined ? value : { ...value, options: { pi: rest } }
+
+const PART_TYPES = {
+  user: new Set(["text", "image"]),
+  assistant: new Set(["text", "thinking", "toolCall"])
+} as const
+
+/** One Pi content part → a Message IR v2 part (left for the Schema to check), or why it has no place. */
+const convertPart = (part: unknown, index: number, allowed: ReadonlySet<string>): Mutable | string => {
+  if (!isObject(part)) return `part ${index} is not an object`
+  const type = own(part, "type")
+  if (typeof type !== "string" || !allowed.has(type)) {
+    return `part ${index} has type ${JSON.stringify(type) ?? "(none)"}, which this message cannot hold (only ${[...allowed].join(", ")})`
+  }
+  switch (type) {
+    case "text":
+      return withRest({ type: "text", text: own(part, "text") }, restOf(part, ["type", "text"]))
+    case "image":
+      return withRest(
+        { type: "file", mediaType: own(part, "mimeType"), data: { base64: own(part, "data") } },
+        restOf(part, ["type", "mimeType", "data"])
+      )
+    case "thinking":
+      // Redacted thinking has no text to show: its payload (and Pi's placeholder text) stay in options.
+      return own(part, "redacted") === true
+        ? withRest({ type: "reasoning", text: "" }, restOf(part, ["type"]))
+        : withRest({ type: "reasoning", text: own(part, "thinking") }, restOf(part, ["type", "thinking"]))
+    default:
+      return withRest(
+        { type: "tool-call", id: own(part, "id"), name: own(part, "name"), arguments: own(part, "arguments") },
+        restOf(part, ["type", "id", "name", "arguments"])
+      )
+  }
+}
+
+/** A message's content → parts, and whether Pi wrote it as one string; or why it has no place. */
+const convertContent = (
+  content: unknown,
+  allowed: ReadonlySet<string>
+): { readonly parts: Array<Mutable>; readonly string: boolean } | string => {
+  if (typeof content === "string") return { parts: [{ type: "text", text: content }], string: true }
+  if (!Array.isArray(content)) return "content is neither a string nor an array of parts"
+  const parts: Array<Mutable> = []
+  for (let i = 0; i < content.length; i++) {
+    const part = convertPart(content[i], i, allowed)
+    if (typeof part === "string") return part
+    parts.push(part)
+  }
+  return { parts, string: false }
+}
+
+/** The fields of a message besides `used`, with the mark of string content. */
+const messageRest = (message: JsonRecord, used: ReadonlyArray<string>, string: boolean): Mutable | undefined => {
+  const rest = restOf(message, used)
+  return string ? { ...rest, content: STRING_CONTENT } : rest
+}
+
+/** Pi's assistant fields with a key in `meta`, by Pi name. */
+const META_STRINGS = [["provider", "provider"], ["model", "model"], ["responseId", "responseId"], ["stopReason", "stopReason"], [
+  "errorMessage",
+  "error"
+]] as const
+
+const convertAssistant = (message: JsonRecord, id: string): Mutable | string => {
+  const content = own(message, "content")
+  if (!Array.isArray(content)) return "an assistant's content is not an array of parts"
+  const converted = convertContent(content, PART_TYPES.assistant)
+  if (typeof converted === "string") return converted
+  const used: Array<string> = ["role", "content"]
+  const meta: Mutable = {}
+  for (const [pi, key] of META_STRINGS) {
+    const value = own(message, pi)
+    if (typeof value === "string") {
+      meta[key] = value
+      used.push(pi)
+    }
+  }
+  // Usage fits when its two required counts do; the counts Usage has no key for (and the cost) stay in options.
+  const usage = own(message, "usage")
+  let usageRest: Mutable | undefined
+  if (isObject(usage) && isCount(own(usage, "input")) && isCount(own(usage, "output"))) {
+    const counted: Mutable = { inputTokens: usage.input, outputTokens: usage.output }
+    const usageUsed = ["input", "output"]
+    if (isCount(own(usage, "cacheRead"))) {
+      counted.cachedInputTokens = usage.cacheRead
+      usageUsed.push("cacheRead")
+    }
+    if (isCount(own(usage, "cacheWrite"))) {
+      counted.cacheWriteTokens = usage.cacheWrite
+      usageUsed.push("cacheWrite")
+    }
+    meta.usage = counted
+    used.push("usage")
+    usageRest = restOf(usage, usageUsed)
+  }
+  let rest = restOf(message, used)
+  if (usageRest !== undefined) rest = { ...rest, usage: usageRest }
+  const value: Mutable = { role: "assistant", id, content: converted.parts }
+  if (Object.keys(meta).length > 0) value.meta = meta
+  return withRest(value, rest)
+}
+
+/** What one Pi entry becomes: a body to store, or (a string) why it has no place. */
+type Body = Mutable | string
+
+/** A `message` entry's message → a message body, or a `custom` body for Pi's roles that are not messages to a model. */
+const convertMessage = (entry: JsonRecord, id: string): Body => {
+  const message = own(entry, "message")
+  if (!isObject(message)) return "message is not an object"
+  const role = own(message, "role")
+  switch (role) {
+    case "user":
+    case "custom": {
+      // Pi sends an extension's message to the model as the user's; its own fields stay in options.
+      const content = convertContent(own(message, "content"), PART_TYPES.user)
+      if (typeof content === "string") return content
+      const rest = messageRest(message, role === "user" ? ["role", "content"] : ["content"], content.string)
+      return { kind: "message", message: withRest({ role: "user", id, content: content.parts }, rest) }
+    }
+    case "assistant": {
+      const value = convertAssistant(message, id)
+      return typeof value === "string" ? value : { kind: "message", message: value }
+    }
+    case "toolResult": {
+      const content = convertContent(own(message, "content"), PART_TYPES.user)
+      if (typeof content === "string") return content
+      const value: Mutable = {
+        role: "tool",
+        id,
+        toolCallId: own(message, "toolCallId"),
+        toolName: own(message, "toolName"),
+        isError: own(message, "isError"),
+        content: content.parts
+      }
+      if (hasOwn.call(message, "details")) value.result = message.details
+      const rest = messageRest(message, ["role", "toolCallId", "toolName", "isError", "content", "details"], content.string)
+      return { kind: "message", message: withRest(value, rest) }
+    }
+    case "bashExecution":
+    case "branchSummary":
+    case "compactionSummary":
+      return whole("message", entry)
+    default:
+      return `unknown message role ${JSON.stringify(role) ?? "(none)"}`
+  }
+}
+
+/** A Pi entry kept whole: a `custom` entry `pi:<type>` whose data is every field after the envelope. */
+const whole = (type: string, entry: JsonRecord): Mutable => ({
+  kind: "custom",
+  customType: WHOLE_PREFIX + type,
+  data: restOf(entry, ENVELOPE) ?? {}
+})
+
+/** The state of one conversion. */
+interface Run {
+  /** Output entry ID → its parent, for every entry so far. */
+  readonly parents: Map<string, string | null>
+  /** Pi entry ID → the output entry its children hang from. */
+  readonly attach: Map<string, string>
+  /** Output entry ID → the model in effect after it on its branch. */
+  readonly models: Map<string, Model | undefined>
+}
+
+const isStrictAncestor = (run: Run, ancestor: unknown, parent: string | null): boolean => {
+  for (let at: string | null | undefined = parent; at != null; at = run.parents.get(at)) {
+    if (at === ancestor) return true
+  }
+  return false
+}
+
+/** A non-message Pi entry → the body of its kind, or undefined when it does not fit that kind exactly. */
+const convertOther = (run: Run, type: string, entry: JsonRecord, parent: string | null): Mutable | undefined => {
+  const extra = (keys: ReadonlyArray<string>) => restOf(entry, [...ENVELOPE, ...keys]) !== undefined
+  switch (type) {
+    case "model_change":
+      return extra(["provider", "modelId"]) ? undefined : { kind: "model", provider: own(entry, "provider"), model: own(entry, "modelId") }
+    case "thinking_level_change": {
+      // A model entry names a model: the one in effect on this branch, when one is known.
+      const model = parent === null ? undefined : run.models.get(parent)
+      return extra(["thinkingLevel"]) || model === undefined
+        ? undefined
+        : { kind: "model", provider: model.provider, model: model.model, thinking: own(entry, "thinkingLevel") }
+    }
+    case "label": {
+      if (extra(["targetId", "label"]) || !run.parents.has(own(entry, "targetId") as string)) return undefined
+      // Pi clears a label with an absent or empty one.
+      const label = own(entry, "label")
+      return { kind: "label", targetId: own(entry, "targetId"), label: label === undefined || label === "" ? null : label }
+    }
+    case "session_info":
+      return extra(["name"]) ? undefined : { kind: "title", title: own(entry, "name") }
+    case "custom":
+      return extra(["customType", "data"]) || !hasOwn.call(entry, "data")
+        ? undefined
+        : { kind: "custom", customType: own(entry, "customType"), data: own(entry, "data") }
+    case "compaction": {
+      if (!isStrictAncestor(run, own(entry, "firstKeptEntryId"), parent)) return undefined
+      const body: Mutable = { kind: "compaction", summary: own(entry, "summary"), firstKeptEntryId: own(entry, "firstKeptEntryId") }
+      if (hasOwn.call(entry, "tokensBefore")) body.tokensBefore = entry.tokensBefore
+      return body
+    }
+    default:
+      return undefined
+  }
+}
+
+const KNOWN = new Set(["message", "model_change", "thinking_level_change", "label", "session_info", "custom", "compaction", "branch_summary", "custom_message"])
+
+/** The body's entry decoded by the version-2 Schema: canonical key order, frozen; or the Schema's explanation. */
+const decode = (envelope: Mutable, body: Mutable): RecordV2.SessionEntry | string => {
+  const decoded = decodeEntry({ type: "entry", version: RecordV2.VERSION, ...envelope, ...body })
+  return Either.isRight(decoded) ? deepFreeze(decoded.right) : explain(decoded.left)
+}
+
+export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionError> => {
+  const text = decodeUtf8(bytes)
+  if (isSessionError(text)) return Either.left(text)
+  const lines = splitLines(text)
+  const piHeader = readHeader(lines[0])
+  if (isSessionError(piHeader)) return Either.left(piHeader)
+  const inexactHeader = firstInexactNumber(lines[0]!)
+  if (inexactHeader !== undefined) return Either.left(inexact(inexactHeader.literal, "the header", 1))
+  const header = decodeHeader({ type: "session", version: RecordV2.VERSION, id: own(piHeader, "id"), timestamp: own(piHeader, "timestamp") })
+  if (Either.isLeft(header)) return Either.left(sessionError("SESSION_INVALID_HEADER", explain(header.left), { line: 1 }))
+
+  const run: Run = { parents: new Map(), attach: new Map(), models: new Map() }
+  const read: Record<string, number> = {}
+  const wholes: Record<string, number> = {}
+  const entries: Array<RecordV2.SessionEntry> = []
+  // The Pi line each entry comes from, to report what the loader finds where it comes from.
+  const origins: Array<number> = []
+  let line = 1
+  const add = (entry: RecordV2.SessionEntry, model: Model | undefined): void => {
+    entries.push(entry)
+    origins.push(line)
+    run.parents.set(entry.id, entry.parentId)
+    run.models.set(entry.id, model)
+  }
+
+  // The header's fields this project's header has no key for, kept in a root entry of their own.
+  const root = decode(
+    { id: SESSION_ENTRY, parentId: null, timestamp: header.right.timestamp },
+    { kind: "custom", customType: SESSION_ENTRY, data: restOf(piHeader, ["type", "version", "id", "timestamp"]) ?? {} }
+  )
+  if (typeof root === "string") return Either.left(sessionError("SESSION_INVALID_HEADER", root, { line: 1 }))
+  add(root, undefined)
+
+  for (let i = 1; i < lines.length; i++) {
+    line = i + 1
+    const parsed = parseObjectLine(lines[i]!)
+    if (!parsed.ok) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line }))
+    const record = parsed.value
+    if (own(record, "type") === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
+    const envelope = decodeEnvelope(record)
+    if (Either.isLeft(envelope)) {
+      return Either.left(sessionError(
+        "SESSION_INVALID_RECORD",
+        "not a Pi entry: it needs a string type, a non-empty string id, a parentId that is null or an ID, and an ISO timestamp",
+        { line }
+      ))
+    }
+    const { id, parentId, timestamp, type } = envelope.right
+    if (!KNOWN.has(type)) return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has an unknown type ${JSON.stringify(type)}`, { line }))
+    if (run.parents.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `Pi entry ID "${id}" is already used`, { line }))
+    const parent = parentId === null ? null : run.attach.get(parentId)
+    if (parent === undefined) {
+      return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `Pi entry "${id}": parent "${parentId}" is not an earlier entry`, { line }))
+    }
+    // Storing a number is writing it again: a literal no number holds exactly would change.
+    const inexactNumber = firstInexactNumber(lines[i]!)
+    if (inexactNumber !== undefined) return Either.left(inexact(inexactNumber.literal, `Pi entry "${id}"`, line))
+
+    const at = { id, parentId: parent, timestamp }
+    const inherited = parent === null ? undefined : run.models.get(parent)
+    let entry: RecordV2.SessionEntry | string
+    let model = inherited
+    let key = type
+    if (type === "message" || type === "custom_message") {
+      if (type === "message" && restOf(record, [...ENVELOPE, "message"]) !== undefined) {
+        const fields = Object.keys(restOf(record, [...ENVELOPE, "message"])!).map((k) => JSON.stringify(k)).join(", ")
+        return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has fields with no place in a message entry: ${fields}`, { line }))
+      }
+      let body: Body
+      if (type === "message") {
+        const role = isObject(record.message) ? own(record.message, "role") : undefined
+        key = `message:${typeof role === "string" ? role : "?"}`
+        body = convertMessage(record, id)
+      } else {
+        // An extension's message that Pi sends to the model as the user's: its own fields stay in options.
+        const content = convertContent(own(record, "content"), PART_TYPES.user)
+        body = typeof content === "string"
+          ? content
+          : { kind: "message", message: withRest({ role: "user", id, content: content.parts }, messageRest(record, ["id", "parentId", "timestamp", "content"], content.string)) }
+      }
+      if (typeof body === "string") return Either.left(sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}": ${body}`, { line }))
+      entry = decode(at, body)
+      if (typeof entry === "string") return Either.left(sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}", converted: ${entry}`, { line }))
+      if (entry.kind === "custom") wholes[key] = (wholes[key] ?? 0) + 1
+      if (entry.kind === "message" && entry.message.role === "assistant") {
+        const { meta } = entry.message
+        if (isName(meta?.provider) && isName(meta?.model)) model = { provider: meta.provider, model: meta.model }
+      }
+    } else {
+      const body = convertOther(run, type, record, parent)
+      entry = body === undefined ? "" : decode(at, body)
+      if (typeof entry === "string") {
+        entry = decode(at, whole(type, record))
+        if (typeof entry === "string") return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}", kept whole: ${entry}`, { line }))
+        wholes[type] = (wholes[type] ?? 0) + 1
+      } else if (entry.kind === "model") {
+        model = { provider: entry.provider, model: entry.model }
+      }
+    }
+    read[key] = (read[key] ?? 0) + 1
+    add(entry, model)
+    run.attach.set(id, id)
+
+    // A compaction's fields without a key go to an entry of their own right after it, where its children then hang.
+    const fields = entry.kind === "compaction" ? restOf(record, [...ENVELOPE, "summary", "firstKeptEntryId", "tokensBefore"]) : undefined
+    if (fields !== undefined) {
+      const companion = `${id}:fields`
+      if (run.parents.has(companion)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `the entry ID "${companion}" for Pi entry "${id}"'s fields is already used`, { line }))
+      const kept = decode({ id: companion, parentId: id, timestamp }, { kind: "custom", customType: COMPACTION_FIELDS, data: fields })
+      if (typeof kept === "string") return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}", its fields: ${kept}`, { line }))
+      add(kept, model)
+      run.attach.set(id, companion)
+    }
+  }
+  const problem = checkLoads(header.right, entries, origins, "Pi")
+  if (problem !== undefined) return Either.left(problem)
+  return Either.right(Object.freeze({
+    header: Object.freeze(header.right),
+    entries: Object.freeze(entries),
+    read: Object.freeze(read),
+    whole: Object.freeze(wholes)
+  }))
+}
+
+const inexact = (literal: string, where: string, line: number): SessionError =>
+  sessionError(
+    "SESSION_INVALID_RECORD",
+    `${where} holds the number ${literal}, which cannot be held exactly (it would become ${JSON.stringify(Number(literal))})`,
+    { line }
+  )
