@@ -98,8 +98,10 @@ export interface Agent {
     content: string | ReadonlyArray<RecordV2.UserPart>
   ) => Effect.Effect<ReadonlyArray<Record.Entry>, AgentError>
   /**
-   * Answers again from where an assistant message was answered: moves to that
-   * entry's parent and runs the turn, on a new branch. Nothing is deleted.
+   * Runs again the turn an assistant message belongs to: moves to the user
+   * message that turn answers (the newest one before it; the entry's parent
+   * when there is none) and runs the turn on a new branch, tool calls
+   * included. Nothing is deleted.
    */
   readonly regenerate: (entryId: string) => Effect.Effect<ReadonlyArray<Record.Entry>, AgentError>
   /**

@@ -164,7 +164,7 @@ describe("Agent.send", () => {
 })
 
 describe("Agent.regenerate, Agent.edit", () => {
-  it.effect("regenerate answers again on a new branch from the same parent; nothing is deleted", () => {
+  it.effect("regenerate answers the same user message again on a new branch; nothing is deleted", () => {
     const { layer, script } = setup([text("First answer."), text("Second answer.")])
     return Effect.gen(function*() {
       const tree = yield* SessionTree.SessionTree
@@ -180,6 +180,21 @@ describe("Agent.regenerate, Agent.edit", () => {
       const refused = yield* Effect.flip(agent.regenerate(user!.id))
       expect(refused).toMatchObject({ code: "SESSION_INVALID_MESSAGE" })
       expect(yield* Effect.flip(agent.regenerate("nope"))).toMatchObject({ code: "SESSION_UNKNOWN_ENTRY" })
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("regenerate of a later step's answer runs the whole turn again from its user message", () => {
+    const { layer, script } = setup([...toolTurn, [callTool("call-2", "list_dir", { path: "/project" }), finish()], text("Two entries.")])
+    return Effect.gen(function*() {
+      const tree = yield* SessionTree.SessionTree
+      const agent = yield* Agent.make({ toolkit: tools })
+      const [user, , , answer] = yield* agent.send("What is in /project?")
+      const again = yield* agent.regenerate(answer!.id)
+      expect(roles(again)).toEqual(["assistant", "tool", "assistant"])
+      expect(again[0]!.parentId).toBe(user!.id)
+      expect(tree.children(user!.id)).toHaveLength(2)
+      expect(tree.entries).toHaveLength(7)
+      expect(shape(script.prompts[2]!)).toEqual(shape(script.prompts[0]!))
     }).pipe(Effect.provide(layer))
   })
 

@@ -194,6 +194,10 @@ const SCRIPT: ReadonlyArray<ReadonlyArray<Response.PartEncoded>> = [
     finish("tool-calls", 42, 18)
   ],
   [{ type: "text", text: "It holds README.md and src/." }, finish("stop", 90, 9)],
+  [
+    { type: "tool-call", id: "call-8", name: "list_dir", params: { path: "/project" } },
+    finish("tool-calls", 42, 12)
+  ],
   [{ type: "text", text: "Two entries: a README.md file and a src/ directory." }, finish("stop", 90, 12)],
   [{ type: "text", text: "Start with README.md." }, finish("stop", 120, 6)],
   [{ type: "text", text: "The user asked what /project holds: README.md and src/; start with README.md." }, finish("stop", 150, 20)],
@@ -247,10 +251,11 @@ const agentConversation = Effect.gen(function*() {
   yield* say(`the reasoning's signature went back to the model with the next step: ${SIGNATURE.anthropic.signature}`)
 
   const first = turn[turn.length - 1]!
-  yield* heading(`Regenerate ${first.id}: a new answer on a new branch, nothing deleted`)
+  yield* heading(`Regenerate ${first.id}: the turn runs again on a new branch, nothing deleted`)
   const again = yield* agent.regenerate(first.id)
   yield* show(again)
-  yield* check(again[0]!.parentId === first.parentId && tree.children(first.parentId).length === 2, "two answers to one tool result")
+  const asked = turn[1]!
+  yield* check(again[0]!.parentId === asked.id && tree.children(asked.id).length === 2, "two answers to one user message")
   yield* show(yield* agent.send("Which one should I read first?"))
 
   yield* heading("Compaction: the model summarises the oldest messages; nothing is deleted")

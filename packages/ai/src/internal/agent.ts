@@ -150,7 +150,16 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
       regenerate: (entryId) =>
         serialized(Effect.gen(function*() {
           const entry = yield* find(entryId, "assistant")
-          yield* tree.moveTo(entry.parentId)
+          // The turn starts at the newest user message before the answer; without one, at its parent.
+          const path = tree.pathTo(entry.id)
+          let start = entry.parentId
+          for (let i = path.length - 1; i >= 0; i--) {
+            if (messageOf(path[i])?.role === "user") {
+              start = path[i]!.id
+              break
+            }
+          }
+          yield* tree.moveTo(start)
           return yield* turn([])
         })),
       edit: (entryId, content) =>
