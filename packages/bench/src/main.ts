@@ -2,8 +2,8 @@
  * `npm run bench`: every benchmark, each a table of medians, p90s and ratios to
  * a baseline measured in the same run on the same data.
  *
- *   --only load,append,fill,concurrent,kernel-copy,list,db-list,startup   a subset
- *   --rounds N        rounds of the load, append and kernel-copy tables (default 25)
+ *   --only load,load-v2,append,fill,concurrent,kernel-copy,list,db-list,startup   a subset
+ *   --rounds N        rounds of the load, version-2 load, append and kernel-copy tables (default 25)
  *   --append-warmup N rounds of the append table run before measuring (default 40: the
  *                     first appends of a process run in V8's interpreter; the table shows them too)
  *   --fill-rounds N   fills per variant (default 1: a fill of ours takes a minute)
@@ -22,6 +22,7 @@ import { benchKernelCopy } from "./suites/kernel-copy.js"
 import { benchDbList } from "./suites/db-list.js"
 import { benchList } from "./suites/list.js"
 import { benchLoad } from "./suites/load.js"
+import { benchLoadV2 } from "./suites/load-v2.js"
 import { benchStartup } from "./suites/startup.js"
 
 const only = list("only")
@@ -40,6 +41,17 @@ if (wanted("load")) {
   show("1. Load a ~4 MB / 4,000-entry session (ratio to the floor: read + isUtf8 + split + JSON.parse)", rows)
   for (const r of rows.filter((r) => r.variant.startsWith("ours"))) {
     summary.push(`${r.group}: ours / floor = ${r.ratio!.toFixed(2)}× (goal ≤ 1.5×: ${r.ratio! <= 1.5 ? "met" : "missed"})`)
+  }
+}
+if (wanted("load-v2")) {
+  const { relative, rows, storeSkipped } = await benchLoadV2({ rounds: roundsN, warmup })
+  show("1b. Version 2 load: a ~4 MB agent session and the version-1 session of the same conversation, each against its floor", rows)
+  if (storeSkipped !== undefined) console.log(`No SessionStore.read rows: ${storeSkipped}.\n`)
+  for (const r of relative) {
+    summary.push(
+      `version-2 load (${r.what}), ${r.group}: (v2 / its floor) / (v1 / its floor) = ${r.relative.toFixed(2)}× ` +
+        `(goal ≤ 1.25×: ${r.relative <= 1.25 ? "met" : "missed"}), ${r.perRound.toFixed(2)}× round by round; v2 / v1 = ${r.v2OverV1.toFixed(2)}×`
+    )
   }
 }
 if (wanted("append")) {

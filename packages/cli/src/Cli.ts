@@ -163,9 +163,9 @@ const db = Options.all({
 
 // --- create -------------------------------------------------------------------------------
 
-/** `--version 1|2`: a format version. */
+/** `--format-version 1|2`: a format version (`--version` prints the command's own). */
 const formatVersion = (description: string) =>
-  Options.choice("version", ["1", "2"]).pipe(
+  Options.choice("format-version", ["1", "2"]).pipe(
     Options.map((v) => (v === "1" ? 1 : 2) as 1 | 2),
     Options.optional,
     Options.withDescription(description)

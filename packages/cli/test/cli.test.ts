@@ -63,9 +63,17 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     const dir = tempDir()
     const named = Path.join(dir, "named.jsonl")
     const random = Path.join(dir, "random.jsonl")
-    const [a, b] = await Promise.all([runCli("create", named, "--id", "s-42"), runCli("create", random)])
+    const course = Path.join(dir, "course.jsonl")
+    const [a, b, c] = await Promise.all([
+      runCli("create", named, "--id", "s-42"),
+      runCli("create", random),
+      runCli("create", course, "--format-version", "1", "--id", "s-1")
+    ])
     expect(a).toEqual({ code: 0, stdout: "s-42\n", stderr: "" })
-    expect(records(named)).toEqual([{ type: "session", version: 1, id: "s-42", timestamp: expect.any(String) }])
+    // Version 2, the agent format, unless version 1 is asked for.
+    expect(records(named)).toEqual([{ type: "session", version: 2, id: "s-42", timestamp: expect.any(String) }])
+    expect(c).toEqual({ code: 0, stdout: "s-1\n", stderr: "" })
+    expect(records(course)).toEqual([{ type: "session", version: 1, id: "s-1", timestamp: expect.any(String) }])
     expect(b.code).toBe(0)
     expect(b.stdout.trim()).toMatch(UUID)
     expect(records(random)[0]).toMatchObject({ type: "session", id: b.stdout.trim() })

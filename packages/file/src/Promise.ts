@@ -419,7 +419,7 @@ export class Sessions {
    * parents, timestamps and messages) under a new header; `source` is not changed.
    * SESSION_UNKNOWN_ENTRY when `leaf` is not in the source, SESSION_EXISTS when `target` is taken.
    */
-  fork(source: string, leaf: string, target: string, options?: { readonly id?: string }): Promise<CoreSessions.Summary> {
+  fork(source: string, leaf: string, target: string, options?: { readonly id?: string; readonly version?: 1 | 2 }): Promise<CoreSessions.Summary> {
     return this.#run((s) => s.fork(source, leaf, target, options))
   }
 
@@ -453,8 +453,8 @@ export class Sessions {
   }
 
   /** Stores `records` (a header and its entries) as a new session file at `to`, validated as a load validates. */
-  importRecords(records: CoreSessions.Records, to: string): Promise<CoreSessions.Summary> {
-    return this.#run((s) => s.import(records, to))
+  importRecords(records: CoreSessions.Records, to: string, options?: { readonly version?: 1 | 2 }): Promise<CoreSessions.Summary> {
+    return this.#run((s) => s.import(records, to, options))
   }
 
   #run<A>(f: (sessions: CoreSessions.SessionsService) => Effect.Effect<A, Errors.SessionError, Fs>): Promise<A> {

@@ -3,7 +3,7 @@
  * it once per load on up to 4 MB, so newlines are found with the native
  * `Buffer#indexOf` and each line is decoded straight from the shared buffer.
  */
-import { MAX_FILE_BYTES, MAX_LINE_BYTES } from "@session-tree/core/Codec"
+import { capsOf, MAX_FILE_BYTES, versionOf } from "@session-tree/core/Codec"
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { Buffer, isAscii, isUtf8 } from "node:buffer"
 
@@ -34,15 +34,22 @@ export const splitLines = (bytes: Uint8Array): SplitLines | SessionError => {
   if (encoding === "utf8" && !isUtf8(buf)) {
     return sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { line: firstInvalidLine(buf) })
   }
-  return encoding === "latin1" ? splitAscii(buf) : splitUtf8(buf)
+  // The line cap is the format version's, which the header line declares.
+  const firstEnd = buf.indexOf(LF)
+  const first = buf.toString("utf8", 0, Math.min(firstEnd === -1 ? size : firstEnd, HEADER_BYTES))
+  const lineBytes = capsOf(versionOf(first)).lineBytes
+  return encoding === "latin1" ? splitAscii(buf, lineBytes) : splitUtf8(buf, lineBytes)
 }
+
+/** The most of the first line read to learn the version: a header longer than any line may be is refused anyway. */
+const HEADER_BYTES = 1_048_577
 
 /**
  * An ASCII file: one string for the whole file and the lines as slices of it,
  * one large allocation instead of thousands of small ones. A character is a
  * byte, so lengths in characters are lengths in bytes.
  */
-const splitAscii = (buf: Buffer): SplitLines | SessionError => {
+const splitAscii = (buf: Buffer, lineBytes: number): SplitLines | SessionError => {
   const text = buf.toString("latin1")
   const lines: Array<string> = []
   const sizes: Array<number> = []
@@ -50,14 +57,14 @@ const splitAscii = (buf: Buffer): SplitLines | SessionError => {
   let nl = text.indexOf("\n")
   while (nl !== -1) {
     const end = nl > start && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl
-    if (end - start > MAX_LINE_BYTES) return lineTooLong(lines.length + 1, end - start)
+    if (end - start > lineBytes) return lineTooLong(lines.length + 1, end - start, lineBytes)
     lines.push(text.slice(start, end))
     sizes.push(end - start)
     start = nl + 1
     nl = text.indexOf("\n", start)
   }
   if (start === text.length) return { lines, sizes, tail: null }
-  return tail(lines, sizes, text.slice(start), buf.length - start)
+  return tail(lines, sizes, text.slice(start), buf.length - start, lineBytes)
 }
 
 /**
@@ -66,21 +73,21 @@ const splitAscii = (buf: Buffer): SplitLines | SessionError => {
  * character anywhere needs it; decoded alone, a line without one stays a
  * one-byte string, which decodes and parses faster (see BENCHMARKS.md).
  */
-const splitUtf8 = (buf: Buffer): SplitLines | SessionError => {
+const splitUtf8 = (buf: Buffer, lineBytes: number): SplitLines | SessionError => {
   const lines: Array<string> = []
   const sizes: Array<number> = []
   let start = 0
   let nl = buf.indexOf(LF, 0)
   while (nl !== -1) {
     const end = nl > start && buf[nl - 1] === CR ? nl - 1 : nl
-    if (end - start > MAX_LINE_BYTES) return lineTooLong(lines.length + 1, end - start)
+    if (end - start > lineBytes) return lineTooLong(lines.length + 1, end - start, lineBytes)
     lines.push(buf.toString("utf8", start, end))
     sizes.push(end - start)
     start = nl + 1
     nl = buf.indexOf(LF, start)
   }
   if (start === buf.length) return { lines, sizes, tail: null }
-  return tail(lines, sizes, buf.toString("utf8", start), buf.length - start)
+  return tail(lines, sizes, buf.toString("utf8", start), buf.length - start, lineBytes)
 }
 
 /**
@@ -88,13 +95,13 @@ const splitUtf8 = (buf: Buffer): SplitLines | SessionError => {
  * lone "\r" may be a terminator cut in half by a crash, so like a terminator
  * it does not count towards the cap; it stays in the text.
  */
-const tail = (lines: Array<string>, sizes: Array<number>, text: string, bytes: number): SplitLines | SessionError => {
+const tail = (lines: Array<string>, sizes: Array<number>, text: string, bytes: number, lineBytes: number): SplitLines | SessionError => {
   const length = bytes - (text.charCodeAt(text.length - 1) === CR ? 1 : 0)
-  return length > MAX_LINE_BYTES ? lineTooLong(lines.length + 1, length) : { lines, sizes, tail: text, tailSize: length }
+  return length > lineBytes ? lineTooLong(lines.length + 1, length, lineBytes) : { lines, sizes, tail: text, tailSize: length }
 }
 
-const lineTooLong = (line: number, length: number): SessionError =>
-  sessionError("SESSION_LINE_TOO_LONG", `line has ${length} bytes, at most ${MAX_LINE_BYTES} are allowed`, { line })
+const lineTooLong = (line: number, length: number, lineBytes: number): SessionError =>
+  sessionError("SESSION_LINE_TOO_LONG", `line has ${length} bytes, at most ${lineBytes} are allowed`, { line })
 
 /**
  * 0x0A never occurs inside a multi-byte UTF-8 sequence, so the buffer is valid
