@@ -149,6 +149,31 @@ describe("Agent.send", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("an interrupted tool commits nothing of its step; send continues", () => {
+    const started = Deferred.unsafeMake<void>(undefined as never)
+    const script = scripted([toolTurn[0]!, text("Here again.")])
+    const session = SessionTree.layer.pipe(
+      Layer.provideMerge(SessionStore.layerCreate("s")),
+      Layer.provide(MemoryJournal.layer),
+      Layer.provideMerge(Ids.layerDeterministic),
+      Layer.orDie
+    )
+    // A tool that never finishes once it has started.
+    const hanging = tools.toLayer({ list_dir: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never) })
+    return Effect.gen(function*() {
+      const tree = yield* SessionTree.SessionTree
+      const agent = yield* Agent.make({ toolkit: tools })
+      const fiber = yield* Effect.fork(agent.send("What is in /project?"))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      expect(roles(tree.entries)).toEqual(["user"])
+      expect(tree.activeLeafId).toBe(tree.entries[0]!.id)
+      const entries = yield* agent.send("Just answer.")
+      expect(roles(entries)).toEqual(["user", "assistant"])
+      expect(entries[0]!.parentId).toBe(tree.entries[0]!.id)
+    }).pipe(Effect.provide(Layer.mergeAll(session, script.layer, hanging)))
+  })
+
   it.effect("stops at the step limit with every step committed", () => {
     const call = (n: number): Answer => [callTool(`call-${n}`, "list_dir", { path: "/project" }), finish()]
     const { layer } = setup([call(1), call(2), call(3)])
