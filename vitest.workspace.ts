@@ -48,6 +48,7 @@ export default defineWorkspace([
     test: {
       name: "ai",
       include: ["packages/ai/test/**/*.test.ts"],
+      globalSetup: ["packages/pg/test/support/global-setup.ts"],
       testTimeout: 60_000
     }
   },

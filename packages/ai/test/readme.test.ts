@@ -1,6 +1,7 @@
 /**
- * Keeps the README's example true: the block after `<!-- example -->` runs as
- * written (against the sources) and prints what its comments say.
+ * Keeps the README's examples true: the blocks after `<!-- example -->` (the
+ * codec) and `<!-- example: agent -->` run as written (against the sources) and
+ * print what their comments say.
  */
 import { execFile } from "node:child_process"
 import * as NFS from "node:fs"
@@ -11,23 +12,25 @@ import { expect, it } from "vitest"
 const here = fileURLToPath(new URL("../", import.meta.url))
 const readme = NFS.readFileSync(Path.join(here, "README.md"), "utf8")
 
-it("runs the README's example and prints what its comments say", async () => {
-  const block = /<!-- example -->\n```js\n([\s\S]*?)```\n/.exec(readme)?.[1]
-  expect(block).toBeDefined()
-  const expected = [...block!.matchAll(/console\.log\(.*\) \/\/ (.*)$/gm)].map((m) => m[1])
-  expect(expected.length).toBeGreaterThan(0)
-  // Inside the package, so that its imports resolve as a user's would.
-  const dir = NFS.mkdtempSync(Path.join(here, "scratch-"))
-  try {
-    const file = Path.join(dir, "example.mjs")
-    NFS.writeFileSync(file, block!)
-    const tsx = Path.join(here, "../../node_modules/.bin/tsx")
-    const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(tsx, ["--conditions=@session-tree/source", file], { cwd: dir, encoding: "utf8" }, (error, out, err) =>
-        error === null ? resolve(out) : reject(new Error(`${error.message}\n${err}`)))
-    )
-    expect(stdout.trimEnd().split("\n")).toEqual(expected)
-  } finally {
-    NFS.rmSync(dir, { recursive: true, force: true })
-  }
-})
+for (const marker of ["example", "example: agent"]) {
+  it(`runs the README's block after <!-- ${marker} --> and prints what its comments say`, async () => {
+    const block = new RegExp(`<!-- ${marker} -->\\n\`\`\`js\\n([\\s\\S]*?)\`\`\`\\n`).exec(readme)?.[1]
+    expect(block).toBeDefined()
+    const expected = [...block!.matchAll(/console\.log\(.*\) \/\/ (.*)$/gm)].map((m) => m[1])
+    expect(expected.length).toBeGreaterThan(0)
+    // Inside the package, so that its imports resolve as a user's would.
+    const dir = NFS.mkdtempSync(Path.join(here, "scratch-"))
+    try {
+      const file = Path.join(dir, "example.mjs")
+      NFS.writeFileSync(file, block!)
+      const tsx = Path.join(here, "../../node_modules/.bin/tsx")
+      const stdout = await new Promise<string>((resolve, reject) =>
+        execFile(tsx, ["--conditions=@session-tree/source", file], { cwd: dir, encoding: "utf8" }, (error, out, err) =>
+          error === null ? resolve(out) : reject(new Error(`${error.message}\n${err}`)))
+      )
+      expect(stdout.trimEnd().split("\n")).toEqual(expected)
+    } finally {
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+}
