@@ -97,7 +97,10 @@ const describeMessageV2 = (m: V2.Message): string => {
       return `${column("assistant")}${short(textOf(m))}${extras(m.content)}${calls(m.content)}${results(m.content)}${model}${error}`
     }
     case "tool":
-      return `${column("tool")}${printable(m.toolName)} [${printable(m.toolCallId)}]${m.isError ? " error" : ""} → ${short(textOf(m))}${extras(m.content)}`
+      // A result held as data (`result`) with no text is shown as its JSON, so the line says what came back.
+      return `${column("tool")}${printable(m.toolName)} [${printable(m.toolCallId)}]${m.isError ? " error" : ""} → ${
+        m.result !== undefined && textOf(m) === "" ? compactJson(m.result) : short(textOf(m))
+      }${extras(m.content)}`
   }
 }
 

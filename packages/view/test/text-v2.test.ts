@@ -53,6 +53,14 @@ describe("Text on version 2", () => {
     expect(lines[7]).toBe("entry-008  label      entry-006 unlabelled")
   })
 
+  it("a tool message whose result is data, with no text, shows the result's JSON", async () => {
+    const session = build2("s", (s) => {
+      s.add({ kind: "message", message: { role: "assistant", id: "a", content: [{ type: "tool-call", id: "c1", name: "ls", arguments: {} }] } })
+      s.add({ kind: "message", message: { role: "tool", id: "t", toolCallId: "c1", toolName: "ls", isError: false, content: [], result: { files: ["a", "b"] } } })
+    })
+    expect((await log(session))[1]).toBe("entry-002  tool       ls [c1] → {\"files\":[\"a\",\"b\"]}")
+  })
+
   it("tree: the title on the line after the header, labels on their targets, every kind in its place", async () => {
     const session = agent()
     const lines = await tree(session)
