@@ -34,3 +34,14 @@ for (const marker of ["example", "example: agent"]) {
     }
   }, 120_000)
 }
+
+it("the repository's README shows the same agent examples as this package's", () => {
+  const root = NFS.readFileSync(Path.join(here, "../../README.md"), "utf8")
+  const agentBlocks = (text: string) => {
+    const start = text.indexOf("<!-- example: agent -->")
+    const scripted = /```js\n[\s\S]*?```\n/.exec(text.slice(start))![0]
+    const rest = text.slice(start + scripted.length)
+    return [scripted, /```ts\n[\s\S]*?```\n/.exec(rest)![0]]
+  }
+  expect(agentBlocks(root)).toEqual(agentBlocks(readme))
+})

@@ -13,7 +13,7 @@ import { checkLoads } from "./importCheck.js"
 import { deepFreeze, isCanonicalTimestamp } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
 import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
-import { decodeUtf8, type JsonRecord, own, splitLines } from "./piFile.js"
+import { decodeUtf8, type JsonRecord, own, restOf, splitLines } from "./piFile.js"
 
 export interface ConvertedClaude {
   readonly header: RecordV2.SessionHeader
@@ -33,16 +33,6 @@ const decodeHeader = Schema.decodeUnknownEither(RecordV2.SessionHeader, strict)
 const decodeEntry = Schema.decodeUnknownEither(RecordV2.SessionEntry, strict)
 const explain = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
 
-/** The fields of `o` other than `used`; undefined when there are none. */
-const restOf = (o: JsonRecord, used: ReadonlyArray<string>): Mutable | undefined => {
-  let rest: Mutable | undefined
-  for (const key of Object.keys(o)) {
-    if (used.includes(key)) continue
-    rest ??= {}
-    rest[key] = o[key]
-  }
-  return rest
-}
 
 /** `value` with the block's other fields under `options.anthropic` (they are the Messages API's). */
 const withApi = (value: Mutable, block: JsonRecord, used: ReadonlyArray<string>): Mutable => {

@@ -74,3 +74,14 @@ export const readHeader = (text: string | undefined): JsonRecord | SessionError 
     { line: 1 }
   )
 }
+
+/** The fields of `o` other than `used`, in the file's order; undefined when there are none (what an import keeps verbatim). */
+export const restOf = (o: JsonRecord, used: ReadonlyArray<string>): Record<string, unknown> | undefined => {
+  let rest: Record<string, unknown> | undefined
+  for (const key of Object.keys(o)) {
+    if (used.includes(key)) continue
+    rest ??= {}
+    rest[key] = o[key]
+  }
+  return rest
+}

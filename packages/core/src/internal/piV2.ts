@@ -17,7 +17,7 @@ import { checkLoads } from "./importCheck.js"
 import { deepFreeze, Id, Timestamp } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
 import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
-import { decodeUtf8, type JsonRecord, own, readHeader, splitLines } from "./piFile.js"
+import { decodeUtf8, type JsonRecord, own, readHeader, restOf, splitLines } from "./piFile.js"
 
 /** The ID and custom type of the root entry that holds the Pi header's own fields (`cwd`, …). */
 export const SESSION_ENTRY = "pi:session"
@@ -60,16 +60,6 @@ const decodeEnvelope = Schema.decodeUnknownEither(Schema.Struct({
 const explain = (error: ParseResult.ParseError): string =>
   ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
 
-/** The fields of `o` other than `used`, in Pi's order; undefined when there are none. */
-const restOf = (o: JsonRecord, used: ReadonlyArray<string>): Mutable | undefined => {
-  let rest: Mutable | undefined
-  for (const key of Object.keys(o)) {
-    if (used.includes(key)) continue
-    rest ??= {}
-    rest[key] = o[key]
-  }
-  return rest
-}
 
 /** `value` with `rest` kept under `options.pi`, or `value` alone when nothing is left. */
 const withRest = (value: Mutable, rest: Mutable | undefined): Mutable =>
