@@ -46,6 +46,8 @@ it(`fuzzes the loader with ${TOTAL} inputs: no crash, no hang, no untyped error,
     resultDiffers: 0,
     codeDiffers: 0,
     notFrozen: 0,
+    /** Inputs a mutation gave a version-2 header: the reference models version 1 only (see support/oracle.ts). */
+    versionTwo: 0,
     hangs: 0,
     maxMs: 0,
     maxMsInput: "",
@@ -71,7 +73,8 @@ it(`fuzzes the loader with ${TOTAL} inputs: no crash, no hang, no untyped error,
       stats.hangs++
       findings.push({ kind: "hang", label, detail: `${verdict.ms} ms`, base64: Buffer.from(bytes).toString("base64") })
     }
-    if (verdict.kind !== "ok") {
+    if (verdict.kind === "version-2") stats.versionTwo++
+    else if (verdict.kind !== "ok") {
       const key = ({ crash: "crashes", untyped: "untyped", "accepted-corrupt": "acceptedCorrupt", "rejected-valid": "rejectedValid", "result-differs": "resultDiffers", "code-differs": "codeDiffers", "not-frozen": "notFrozen" } as const)[verdict.kind as "crash"]
       stats[key]++
       if (findings.filter((f) => f.kind === verdict.kind).length < 25) {

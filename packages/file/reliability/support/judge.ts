@@ -2,7 +2,7 @@
 import { type DecodedSession } from "@session-tree/core/Codec"
 import { decode as decodeSession } from "../../src/Jsonl.js"
 import { SessionError, SessionErrorCode, isSessionError } from "@session-tree/core/SessionError"
-import { referenceDecode } from "./oracle.js"
+import { referenceDecode, VERSION_2 } from "./oracle.js"
 import { messageOf } from "@session-tree/core/Record"
 
 const CODES = new Set<string>(SessionErrorCode.literals)
@@ -34,6 +34,15 @@ export const judge = (bytes: Uint8Array): Verdict => {
   }
   const ms = performance.now() - t0
   const ref = referenceDecode(bytes)
+  if (!ref.ok && ref.code === VERSION_2) {
+    // A mutation made the header version 2: typed either way, and accepted only as a version-2 session.
+    if (isSessionError(lib)) {
+      return CODES.has(lib.code) ? { kind: "version-2", detail: "", ms, outcome: lib.code } : { kind: "untyped", detail: `code ${String(lib.code)}`, ms, outcome: "untyped" }
+    }
+    return lib.header.version === 2
+      ? { kind: "version-2", detail: "", ms, outcome: "accepted" }
+      : { kind: "accepted-corrupt", detail: "a version-2 header read as another version", ms, outcome: "accepted" }
+  }
   if (isSessionError(lib)) {
     if (!CODES.has(lib.code)) return { kind: "untyped", detail: `code ${String(lib.code)}`, ms, outcome: "untyped" }
     if (ref.ok) return { kind: "rejected-valid", detail: `library: ${lib.message}; reference: accepted`, ms, outcome: lib.code }
