@@ -127,7 +127,7 @@ const badScalar = fc.constantFrom<unknown>(
 )
 
 interface Mutation {
-  readonly kind: "none" | "remove" | "add" | "retype" | "proto" | "literal" | "rename" | "reorder" | "scalar"
+  readonly kind: "none" | "remove" | "add" | "retype" | "proto" | "literal" | "rename" | "reorder" | "scalar" | "header"
   readonly at: number
   readonly pick: number
   readonly value: unknown
@@ -135,7 +135,7 @@ interface Mutation {
 }
 
 const mutation: fc.Arbitrary<Mutation> = fc.record({
-  kind: fc.constantFrom("none", "none", "remove", "add", "retype", "retype", "proto", "literal", "literal", "rename", "reorder", "scalar", "scalar"),
+  kind: fc.constantFrom("none", "none", "remove", "add", "retype", "retype", "proto", "literal", "literal", "rename", "reorder", "scalar", "scalar", "header"),
   at: fc.nat(),
   pick: fc.nat(),
   value: fc.oneof(wrongValue, json, badScalar),
@@ -151,6 +151,10 @@ const mutate = (r: unknown, m: Mutation, protoSpelling: string): string => {
   const key = Array.isArray(target) ? target.length === 0 ? 0 : m.pick % target.length : keys.length === 0 ? undefined : keys[m.pick % keys.length]!
   const set = (k: string | number, v: unknown) => ((target as Record<string, unknown>)[k] = v)
   switch (m.kind) {
+    case "header":
+      // The record becomes a second header (`type` "session"): rare for the generic mutations to reach.
+      ;(copy as Record<string, unknown>)["type"] = "session"
+      break
     case "remove":
       if (Array.isArray(target)) target.splice(m.pick % (target.length + 1), 1)
       else if (key !== undefined) delete (target as Record<string, unknown>)[key]
