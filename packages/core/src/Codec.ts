@@ -120,7 +120,7 @@ const decodeEntryLineV2 = (text: string, line: number): Entry | SessionError => 
   }
   const canonical = V2.decodeCanonicalLine(value, text)
   if (canonical !== undefined) {
-    const blob = blobOf(canonical.entry, line)
+    const blob = V2.missingBlob(canonical.entry, line)
     if (blob !== undefined) return blob
     return canonical.numbers ? exactNumbers(canonical.entry, text, line) : canonical.entry
   }
@@ -135,15 +135,9 @@ const decodeEntryLineV2 = (text: string, line: number): Entry | SessionError => 
   }
   const entry = V2.decodeEntry(record, line)
   if (isSessionError(entry)) return entry
-  return blobOf(entry, line) ?? exactNumbers(entry, text, line)
+  return V2.missingBlob(entry, line) ?? exactNumbers(entry, text, line)
 }
 
-/** A blob an entry refers to: until the store holds blobs, every one of them is missing. */
-const blobOf = (entry: V2.SessionEntry, line: number): SessionError | undefined => {
-  if (entry.kind !== "message") return undefined
-  const blob = V2.firstBlob(entry.message)
-  return blob === undefined ? undefined : sessionError("SESSION_BLOB_MISSING", `blob "${blob.blob}" is not in the store`, { line })
-}
 
 /**
  * `record`, unless its line holds a number literal that the record cannot hold exactly, which the

@@ -392,6 +392,16 @@ export const firstBlob = (message: Message): BlobData | undefined => {
 }
 export type BlobData = typeof BlobData.Type
 
+/**
+ * Why an entry cannot be held: a blob it refers to. Until the store holds blobs, every one of
+ * them is missing, on load (with the line) and on append alike.
+ */
+export const missingBlob = (entry: Body | SessionEntry, line?: number): SessionError | undefined => {
+  if (entry.kind !== "message") return undefined
+  const blob = firstBlob(entry.message)
+  return blob === undefined ? undefined : sessionError("SESSION_BLOB_MISSING", `blob "${blob.blob}" is not in the store`, { line })
+}
+
 /** The version-2 form of a version-1 entry: the same envelope, kind `message`, the message upgraded. */
 export const upgradeEntry = (entry: V1.SessionEntry): MessageEntry => ({
   type: "entry",

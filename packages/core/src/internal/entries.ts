@@ -62,12 +62,6 @@ const checkParent = (parentId: unknown): SessionError | undefined =>
     ? sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID")
     : undefined
 
-/** The blob a message refers to: until the store holds blobs, every one of them is missing. */
-const blobProblem = (fields: V2.Body): SessionError | undefined => {
-  if (fields.kind !== "message") return undefined
-  const blob = V2.firstBlob(fields.message)
-  return blob === undefined ? undefined : sessionError("SESSION_BLOB_MISSING", `blob "${blob.blob}" is not in the store`)
-}
 
 /**
  * Checks and copies a message append at call time, so later changes to `message` cannot reach the
@@ -79,7 +73,7 @@ export const prepare = (parentId: unknown, message: unknown, version: 1 | 2 = 1)
   const snapshot = snapshotMessageFor(message, version)
   if (isSessionError(snapshot)) return snapshot
   const fields = version === 1 ? { message: snapshot } : { kind: "message" as const, message: snapshot as V2.Message }
-  const blob = version === 2 ? blobProblem(fields as V2.Body) : undefined
+  const blob = version === 2 ? V2.missingBlob(fields as V2.Body) : undefined
   return blob ?? { parentId: parentId as string | null, version, fields: Object.freeze(fields) }
 }
 
@@ -92,7 +86,7 @@ export const prepareEntry = (parentId: unknown, body: unknown, version: 1 | 2): 
   }
   const snapshot = snapshotBody(body)
   if (isSessionError(snapshot)) return snapshot
-  return blobProblem(snapshot) ?? { parentId: parentId as string | null, version, fields: snapshot }
+  return V2.missingBlob(snapshot) ?? { parentId: parentId as string | null, version, fields: snapshot }
 }
 
 /** The entry of an append with this ID and time: the envelope, then the append's keys in order. */

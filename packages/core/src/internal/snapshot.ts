@@ -14,6 +14,10 @@ export type Snapshot = { readonly ok: true; readonly value: unknown } | { readon
 
 const refuse = (reason: string): Snapshot => ({ ok: false, reason })
 
+/** The error of a refused snapshot: over the line's cap, or not data of the kind `code` names. */
+const refused = (snapshot: Extract<Snapshot, { readonly ok: false }>, code: "SESSION_INVALID_MESSAGE" | "SESSION_INVALID_RECORD"): SessionError =>
+  sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : code, snapshot.reason)
+
 /** The objects enclosing a value, innermost first: a cycle is an object that encloses itself. */
 interface Enclosing {
   readonly value: object
@@ -111,7 +115,7 @@ export const snapshotJson = (input: unknown, rootDepth: number, lineBytes: numbe
 export const snapshotMessage = (message: unknown): Message | SessionError => {
   const snapshot = snapshotJson(message, 2)
   if (!snapshot.ok) {
-    return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
+    return refused(snapshot, "SESSION_INVALID_MESSAGE")
   }
   // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
   const decoded = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
@@ -126,7 +130,7 @@ export const snapshotMessageFor = (message: unknown, version: 1 | 2): AnyMessage
   if (version === 1) return snapshotMessage(message)
   const snapshot = snapshotJson(message, 2, CAPS_V2.lineBytes)
   if (!snapshot.ok) {
-    return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", snapshot.reason)
+    return refused(snapshot, "SESSION_INVALID_MESSAGE")
   }
   if (V2.isVersion1Shaped(snapshot.value)) {
     const v1 = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
@@ -141,7 +145,7 @@ export const snapshotMessageFor = (message: unknown, version: 1 | 2): AnyMessage
 export const snapshotBody = (body: unknown): V2.Body | SessionError => {
   const snapshot = snapshotJson(body, 1, CAPS_V2.lineBytes)
   if (!snapshot.ok) {
-    return sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_RECORD", snapshot.reason)
+    return refused(snapshot, "SESSION_INVALID_RECORD")
   }
   const value = snapshot.value
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
