@@ -31,23 +31,33 @@ export class SyncFloor {
 }
 
 /**
- * The version-2 append protocol step by step: an intent file (the session's
- * marker name) created exclusively, holding the committed end, the new end and
- * the batch's SHA-256, made durable with its directory entry; the batch written
- * at the committed end and made durable; the intent file removed.
+ * The version-2 append protocol step by step (see the file journal's
+ * `internal/append.ts`): the intent file (the session's marker name) created
+ * exclusively; the directory and the file checked to be the ones held (and the
+ * file unchanged: same size and modification time); the intent (the committed
+ * end, the new end, the batch's SHA-256, the writer) written and made durable
+ * with its directory entry; the batch written at the committed end and made
+ * durable, its size checked; the intent removed.
  */
 export class AppendFloor {
   private readonly marker: string
   private readonly fd: number
   private readonly dirFd: number
+  private readonly dirId: NFS.BigIntStats
+  private readonly id: NFS.BigIntStats
+  private mtimeNs: bigint
+  private seq = 0
   /** The committed end. */
   end: number
 
   constructor(readonly path: string) {
     this.marker = `${path}.marker`
     this.dirFd = NFS.openSync(Path.dirname(path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+    this.dirId = NFS.fstatSync(this.dirFd, { bigint: true })
     this.fd = NFS.openSync(path, O_WRONLY | O_NOFOLLOW)
-    this.end = NFS.fstatSync(this.fd).size
+    this.id = NFS.fstatSync(this.fd, { bigint: true })
+    this.end = Number(this.id.size)
+    this.mtimeNs = this.id.mtimeNs
   }
 
   append(batch: Uint8Array): void {
@@ -56,20 +66,36 @@ export class AppendFloor {
     const hash = createHash("sha256").update(batch).digest("hex")
     const intent = NFS.openSync(this.marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
     try {
-      NFS.writeSync(intent, Buffer.from(JSON.stringify({ from, to, sha256: hash }) + "\n", "utf8"))
+      check(sameId(NFS.lstatSync(Path.dirname(this.path), { bigint: true }), this.dirId))
+      const file = NFS.lstatSync(this.path, { bigint: true })
+      check(sameId(file, this.id) && Number(file.size) === from && file.mtimeNs === this.mtimeNs)
+      const text = `${MAGIC}{"from":${from},"to":${to},"sha256":"${hash}","owner":"${OWNER}","seq":${++this.seq}}\n`
+      NFS.writeSync(intent, Buffer.from(text, "utf8"), 0, Buffer.byteLength(text), 0)
       NFS.fdatasyncSync(intent)
+      NFS.fsyncSync(this.dirFd)
     } finally {
       NFS.closeSync(intent)
     }
-    NFS.fsyncSync(this.dirFd)
     NFS.writeSync(this.fd, batch, 0, batch.length, from)
     NFS.fdatasyncSync(this.fd)
+    const after = NFS.fstatSync(this.fd, { bigint: true })
+    check(Number(after.size) === to)
     NFS.unlinkSync(this.marker)
     this.end = to
+    this.mtimeNs = after.mtimeNs
   }
 
   close(): void {
     NFS.closeSync(this.fd)
     NFS.closeSync(this.dirFd)
   }
+}
+
+const MAGIC = "session-tree append intent 1\n"
+const OWNER = `00000000-${process.pid}-0`
+
+const sameId = (a: NFS.BigIntStats, b: NFS.BigIntStats) => a.dev === b.dev && a.ino === b.ino
+
+const check = (ok: boolean): void => {
+  if (!ok) throw new Error("identity check failed")
 }
