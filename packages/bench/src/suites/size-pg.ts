@@ -55,6 +55,8 @@ export interface SizePgResult {
   readonly note: string
 }
 
+const SMALL = 64 * 1024
+const SMALL_ID = "bench-small"
 const APPEND_FLOOR = "floor: bare pg, BEGIN + UPDATE head + INSERT + COMMIT"
 const LOAD_FLOOR = "floor: bare pg, SELECT header + lines, JSON.parse"
 
@@ -83,8 +85,11 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     const c = sessionOfSize(options.bytes)
     const bytes = fileV2(c).length
     const ids = { ours: "bench-ours", floor: "bench-floor", group: "bench-group" }
-    for (const id of Object.values(ids)) {
-      await run(Effect.flatMap(Sessions.Sessions, (s) => s.import({ header: { ...c.header, id } as never, entries: c.entries as never }, id)))
+    // A small session beside them shows whether the append's cost grows with the session.
+    const small = sessionOfSize(SMALL)
+    const imported = [...Object.values(ids).map((id) => [id, c] as const), [SMALL_ID, small] as const]
+    for (const [id, session] of imported) {
+      await run(Effect.flatMap(Sessions.Sessions, (s) => s.import({ header: { ...session.header, id } as never, entries: session.entries as never }, id)))
     }
 
     // Load.
@@ -109,6 +114,8 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     const hold = (id: string) => run(Scope.extend(SessionStore.load(id), scope))
     const store = await hold(ids.ours)
     let leaf: string = store.entries.at(-1)!.id
+    const smallStore = await hold(SMALL_ID)
+    let smallLeaf: string = smallStore.entries.at(-1)!.id
     let head = c.entries.length
     let i = 0
     const floorParent = c.entries.at(-1)!.id
@@ -130,7 +137,11 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     }
     const appendSamples = await rounds([
       { name: APPEND_FLOOR, run: floorAppend },
-      { name: "ours: store.append", run: async () => void (leaf = (await run(store.append(leaf, userMessage(++i)))).id) }
+      { name: "ours: store.append", run: async () => void (leaf = (await run(store.append(leaf, userMessage(++i)))).id) },
+      {
+        name: `ours: store.append, session of ${small.entries.length} entries`,
+        run: async () => void (smallLeaf = (await run(smallStore.append(smallLeaf, userMessage(++i)))).id)
+      }
     ], options)
     const appendRows = summarize(`append ~1 KB to a session of ${c.entries.length} entries in PostgreSQL`, appendSamples, APPEND_FLOOR)
     const appended = options.rounds + options.warmup
