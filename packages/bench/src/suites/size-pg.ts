@@ -18,6 +18,7 @@ import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Migrations from "@session-tree/pg/Migrations"
 import * as PgJournal from "@session-tree/pg/PgJournal"
+import * as Listing from "../../../core/src/internal/listing.js"
 import { bootServer } from "@session-tree/testing/Postgres"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -25,6 +26,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
 import pg from "pg"
+const { SessionListing } = Listing
 import { userMessage } from "../data.js"
 import { fileV2 } from "../dataV2.js"
 import { sessionOfSize } from "../dataSize.js"
@@ -56,6 +58,7 @@ export interface SizePgResult {
 }
 
 const SMALL = 64 * 1024
+const NO_LISTING = "ours: store.append, no listing kept"
 const SMALL_ID = "bench-small"
 const APPEND_FLOOR = "floor: bare pg, BEGIN + UPDATE head + INSERT + COMMIT"
 const LOAD_FLOOR = "floor: bare pg, SELECT header + lines, JSON.parse"
@@ -84,7 +87,7 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     await client.connect()
     const c = sessionOfSize(options.bytes)
     const bytes = fileV2(c).length
-    const ids = { ours: "bench-ours", floor: "bench-floor", group: "bench-group" }
+    const ids = { ours: "bench-ours", floor: "bench-floor", group: "bench-group", unlisted: "bench-unlisted" }
     // A small session beside them shows whether the append's cost grows with the session.
     const small = sessionOfSize(SMALL)
     const imported = [...Object.values(ids).map((id) => [id, c] as const), [SMALL_ID, small] as const]
@@ -114,6 +117,9 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     const hold = (id: string) => run(Scope.extend(SessionStore.load(id), scope))
     const store = await hold(ids.ours)
     let leaf: string = store.entries.at(-1)!.id
+    // A store that keeps no listing with its commits (the hook `Sessions` fills by default): what the listing costs an append.
+    const unlisted = await run(Scope.extend(Effect.provideService(SessionStore.load(ids.unlisted), SessionListing, Listing.none), scope))
+    let unlistedLeaf: string = unlisted.entries.at(-1)!.id
     const smallStore = await hold(SMALL_ID)
     let smallLeaf: string = smallStore.entries.at(-1)!.id
     let head = c.entries.length
@@ -138,6 +144,7 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     const appendSamples = await rounds([
       { name: APPEND_FLOOR, run: floorAppend },
       { name: "ours: store.append", run: async () => void (leaf = (await run(store.append(leaf, userMessage(++i)))).id) },
+      { name: NO_LISTING, run: async () => void (unlistedLeaf = (await run(unlisted.append(unlistedLeaf, userMessage(++i)))).id) },
       {
         name: `ours: store.append, session of ${small.entries.length} entries`,
         run: async () => void (smallLeaf = (await run(smallStore.append(smallLeaf, userMessage(++i)))).id)
