@@ -2,12 +2,11 @@
  * Floors of the version-2 append on files, in bare node:fs with synchronous
  * calls: what the store's append is compared with.
  */
-import { Buffer } from "node:buffer"
 import { createHash } from "node:crypto"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 
-const { O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_RDONLY, O_WRONLY } = NFS.constants
+const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_WRONLY } = NFS.constants
 
 /** The least a durable append can do: one `write` of the bytes at the end of a file held open, then `fdatasync`. */
 export class SyncFloor {
@@ -32,12 +31,13 @@ export class SyncFloor {
 
 /**
  * The version-2 append protocol step by step (see the file journal's
- * `internal/append.ts`): the intent file (the session's marker name) created
- * exclusively; the directory and the file checked to be the ones held (and the
- * file unchanged: same size and modification time); the intent (the committed
- * end, the new end, the batch's SHA-256, the writer) written and made durable
- * with its directory entry; the batch written at the committed end and made
- * durable, its size checked; the intent removed.
+ * `internal/append.ts`): the intent, a symbolic link at the session's marker
+ * name whose text holds the committed end, the new end, the batch's SHA-256
+ * and the writer, created exclusively (it is the lock); the directory and the
+ * file checked to be the ones held (and the file unchanged: same size and
+ * modification time); the directory synced, which makes the intent durable;
+ * the batch written at the committed end and made durable, its size checked;
+ * the intent removed.
  */
 export class AppendFloor {
   private readonly marker: string
@@ -64,18 +64,11 @@ export class AppendFloor {
     const from = this.end
     const to = from + batch.length
     const hash = createHash("sha256").update(batch).digest("hex")
-    const intent = NFS.openSync(this.marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-    try {
-      check(sameId(NFS.lstatSync(Path.dirname(this.path), { bigint: true }), this.dirId))
-      const file = NFS.lstatSync(this.path, { bigint: true })
-      check(sameId(file, this.id) && Number(file.size) === from && file.mtimeNs === this.mtimeNs)
-      const text = `${MAGIC}{"from":${from},"to":${to},"sha256":"${hash}","owner":"${OWNER}","seq":${++this.seq}}\n`
-      NFS.writeSync(intent, Buffer.from(text, "utf8"), 0, Buffer.byteLength(text), 0)
-      NFS.fdatasyncSync(intent)
-      NFS.fsyncSync(this.dirFd)
-    } finally {
-      NFS.closeSync(intent)
-    }
+    NFS.symlinkSync(`session-tree-append-1:${from}:${to}:${hash}:${OWNER}:${++this.seq}`, this.marker)
+    check(sameId(NFS.lstatSync(Path.dirname(this.path), { bigint: true }), this.dirId))
+    const file = NFS.lstatSync(this.path, { bigint: true })
+    check(sameId(file, this.id) && Number(file.size) === from && file.mtimeNs === this.mtimeNs)
+    NFS.fsyncSync(this.dirFd)
     NFS.writeSync(this.fd, batch, 0, batch.length, from)
     NFS.fdatasyncSync(this.fd)
     const after = NFS.fstatSync(this.fd, { bigint: true })
@@ -91,7 +84,6 @@ export class AppendFloor {
   }
 }
 
-const MAGIC = "session-tree append intent 1\n"
 const OWNER = `00000000-${process.pid}-0`
 
 const sameId = (a: NFS.BigIntStats, b: NFS.BigIntStats) => a.dev === b.dev && a.ino === b.ino

@@ -121,7 +121,7 @@ export const benchSizeAppend = async (options: SizeAppendOptions): Promise<SizeA
           }
           : {}),
         [FLOOR]: `${entryLineV2(floorParent, 0).length} B line`,
-        [`protocol floor at ${label(large)}: intent + write + fdatasync, bare node:fs`]: "intent O_EXCL, identity checks, its fdatasync + dir fsync; pwrite + fdatasync + fstat; unlink"
+        [`protocol floor at ${label(large)}: intent + write + fdatasync, bare node:fs`]: "intent symlink, identity checks, dir fsync; pwrite + fdatasync + fstat; unlink"
       })
       if (ours.length !== 2) return { rows, skipped: skipped! }
       const growth = rows[1]!.median / rows[0]!.median
