@@ -13,7 +13,9 @@
  *      the marker's entries are a prefix of its entries (a commit only adds), and
  *      the marker is restored when only the marker loads. Anything else is
  *      refused (SESSION_REPLACED) and nothing is touched.
- * 3. Temp, next and rollback names of gone writers are removed.
+ * 3. Temp, next, rollback and tombstone names of gone writers are removed, and
+ *    what a delete past its commit point left (`removeDeleted`): the blob
+ *    directories it moved aside, and the blob directory of a session that is gone.
  * Every change is followed by a directory fsync. An entry whose append resolved
  * is in both candidates, so no rule above can lose it.
  *
@@ -30,6 +32,7 @@ import { SessionError, sessionError, isSessionError } from "@session-tree/core/S
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { Fs, type FsService, sameFile } from "./Fs.js"
+import { removeDeleted } from "./internal/delete.js"
 import * as Generation from "./internal/generation.js"
 import { closeQuietly, expectIdentity, lstatNamed, readBytes, step } from "./internal/io.js"
 import { processLocks } from "./internal/locks.js"
@@ -40,7 +43,7 @@ export interface RecoveryReport {
   readonly path: string
   /** What happened to the marker. */
   readonly marker: "none" | "removed" | "restored"
-  /** Leftover names (temp, next, rollback) that were removed. */
+  /** Leftover names (temp, next, rollback, tombstone, blob directories of a deleted session) that were removed. */
   readonly removed: ReadonlyArray<string>
 }
 
@@ -146,6 +149,7 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
           yield* step(`remove ${l.kind}`, fs.unlink(target).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.void)))
           removed.push(l.name)
         }
+        removed.push(...(yield* removeDeleted(fs, paths)))
         if (removed.length > 0) yield* syncDir
         return { path: paths.path, marker, removed }
       })
