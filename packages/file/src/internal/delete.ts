@@ -139,6 +139,8 @@ const remove = (fs: FsService, paths: Paths.SessionPaths, dirHandle: Handle, dir
 
     // With the marker held no commit installs a file at the path, and the marker is the session whole.
     yield* Effect.gen(function*() {
+      // The marker is durable before the file moves, so no crash finds the file moved and no marker.
+      yield* syncDir
       yield* step("rename to tombstone", fs.rename(paths.path, tombstone))
       yield* expectIdentity(fs, "tombstone", tombstone, "file", locked)
       yield* expectIdentity(fs, "directory", paths.dir, "directory", dirId)
