@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NFS from "node:fs"
+import * as OS from "node:os"
 import * as Path from "node:path"
 import * as Ids from "@session-tree/core/Ids"
 import type { SessionError } from "@session-tree/core/SessionError"
@@ -15,6 +16,7 @@ import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "../src/FileJournal.js"
 import * as Fs from "../src/Fs.js"
+import * as Promised from "../src/Promise.js"
 import * as Recovery from "../src/Recovery.js"
 import { describeStep, ERRNO_KINDS, listing, tempDir, user } from "./fixtures/helpers.js"
 
@@ -212,4 +214,72 @@ describe("delete: a fault or a crash at every filesystem step", () => {
         expect(outcomes.has("whole/ok")).toBe(false)
       }), { timeout: 120_000 })
   }
+})
+
+// Owner names computed here from /proc, independently of the library: boot, pid, start time.
+const BOOT = NFS.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().replace(/-/g, "").slice(0, 8)
+const startTimeOf = (pid: number) => {
+  const stat = NFS.readFileSync(`/proc/${pid}/stat`, "utf8")
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!
+}
+const LIVE = `${BOOT}-${process.ppid}-${startTimeOf(process.ppid)}`
+const GONE = `${BOOT === "00000000" ? "11111111" : "00000000"}-${process.pid}-1`
+
+describe("recover after an interrupted delete", () => {
+  it.scoped("marker kept, file at its tombstone: a live deleter blocks recover; once gone, the session is put back whole", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const { bytes, ids, path } = yield* session(dir, 1)
+      NFS.linkSync(path, `${path}.marker`)
+      NFS.renameSync(path, `${path}.deleted-${LIVE}-1`)
+      NFS.writeFileSync(`${path}.tmp-${LIVE}-1`, "")
+      const refused = yield* Effect.either(Recovery.recover(path))
+      expect(codeOf(refused)).toBe("SESSION_BUSY")
+      expect(NFS.existsSync(path)).toBe(false)
+      NFS.renameSync(`${path}.deleted-${LIVE}-1`, `${path}.deleted-${GONE}-1`)
+      NFS.renameSync(`${path}.tmp-${LIVE}-1`, `${path}.tmp-${GONE}-1`)
+      const report = yield* Recovery.recover(path)
+      expect(report.marker).toBe("restored")
+      expect([...report.removed].sort()).toEqual([`${NAME}.deleted-${GONE}-1`, `${NAME}.tmp-${GONE}-1`])
+      expect(listing(dir)).toEqual([NAME, BLOBS])
+      expect(NFS.readFileSync(path)).toEqual(bytes)
+      expect((yield* SessionStore.read(path)).entries.map((e) => e.id)).toEqual(ids)
+    }).pipe(Effect.provide(layerReal)))
+
+  it.scoped("past the commit point: the tombstone and the blob directories go; a session at the path keeps its own", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const { path } = yield* session(dir, 2)
+      NFS.renameSync(path, `${path}.deleted-${GONE}-7`)
+      NFS.mkdirSync(`${path}.deleted-${GONE}-7.blobs`)
+      NFS.writeFileSync(Path.join(`${path}.deleted-${GONE}-7.blobs`, "c".repeat(64)), "moved aside")
+      const report = yield* Recovery.recover(path)
+      expect([...report.removed].sort()).toEqual([BLOBS, `${NAME}.deleted-${GONE}-7`, `${NAME}.deleted-${GONE}-7.blobs`])
+      expect(listing(dir)).toEqual([])
+      // A blob directory beside a session file is that session's: recover leaves it.
+      yield* session(dir, 2)
+      expect((yield* Recovery.recover(path)).removed).toEqual([])
+      expect(listing(dir)).toEqual([NAME, BLOBS])
+      // A moved-aside blob directory of a deleter that may still run is left to it.
+      NFS.mkdirSync(`${path}.deleted-${LIVE}-2.blobs`)
+      expect(codeOf(yield* Effect.either(Recovery.recover(path)))).toBe("ok")
+      expect(listing(dir)).toEqual([NAME, BLOBS, `${NAME}.deleted-${LIVE}-2.blobs`])
+    }).pipe(Effect.provide(layerReal)))
+})
+
+describe("the Promise facade", () => {
+  it("Sessions.delete removes a session file and resolves with its path; twice rejects with SESSION_NOT_FOUND", async () => {
+    const dir = NFS.mkdtempSync(Path.join(OS.tmpdir(), "session-tree-delete-"))
+    try {
+      const path = Path.join(dir, NAME)
+      const store = await Promised.SessionStore.create(path)
+      await store.close()
+      const sessions = new Promised.Sessions()
+      expect(await sessions.delete(path)).toBe(NFS.realpathSync(dir) + Path.sep + NAME)
+      expect(listing(dir)).toEqual([])
+      await expect(sessions.delete(path)).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" })
+    } finally {
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
