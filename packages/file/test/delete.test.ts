@@ -267,6 +267,32 @@ describe("recover after an interrupted delete", () => {
     }).pipe(Effect.provide(layerReal)))
 })
 
+describe("a delete whose undo fails", () => {
+  it.scoped("SESSION_ROLLBACK_FAILED naming recover, only the marker left (no name of a running process), and recover puts the session back whole", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const { bytes, ids, path } = yield* session(dir, 1)
+      let moved = false
+      // The directory fsync after the file moved fails, and so does putting it back.
+      const around: Fs.Around = (step, run) =>
+        Effect.suspend(() => {
+          if (step.op === "rename" && step.target !== undefined && /\.deleted-/.test(step.target)) moved = true
+          const fails = (moved && step.op === "fsync") || (step.op === "rename" && /\.rollback-/.test(step.path))
+          return fails ? Effect.fail(new Fs.FsError({ op: step.op, path: step.path, errno: "EIO" })) : run
+        })
+      const result = yield* Effect.either(
+        Effect.provide(deleteWith(path), Layer.merge(FileJournal.layerIntercepted(around), Ids.layerDeterministic))
+      )
+      expect(codeOf(result)).toBe("SESSION_ROLLBACK_FAILED")
+      expect(Either.isLeft(result) && result.left.reason).toContain(`session-tree recover ${path}`)
+      expect(listing(dir)).toEqual([BLOBS, `${NAME}.marker`])
+      expect((yield* Recovery.recover(path)).marker).toBe("restored")
+      expect(listing(dir)).toEqual([NAME, BLOBS])
+      expect(NFS.readFileSync(path)).toEqual(bytes)
+      expect((yield* SessionStore.read(path)).entries.map((e) => e.id)).toEqual(ids)
+    }).pipe(Effect.provide(layerReal)))
+})
+
 describe("the Promise facade", () => {
   it("Sessions.delete removes a session file and resolves with its path; twice rejects with SESSION_NOT_FOUND", async () => {
     const dir = NFS.mkdtempSync(Path.join(OS.tmpdir(), "session-tree-delete-"))

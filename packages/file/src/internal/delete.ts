@@ -80,6 +80,13 @@ const remove = (fs: FsService, paths: Paths.SessionPaths, dirHandle: Handle, dir
         yield* fs.fsync(dirHandle)
       })
 
+    /** Removes the tombstone name while it is the locked file: another name (the path, the marker) still holds the session. */
+    const dropTombstone = (locked: FileId) =>
+      Effect.gen(function*() {
+        const stone = yield* Effect.orElseSucceed(lstatOrMissing(fs, tombstone), () => undefined)
+        if (stone !== undefined && sameFile(stone, locked)) yield* removeOwn(fs, tombstone)
+      })
+
     /** After a failure with the marker held: the file back at its path from the marker, then unlocked. */
     const undo = (locked: FileId) => (failure: SessionError): Effect.Effect<never, SessionError> =>
       Effect.gen(function*() {
@@ -93,18 +100,22 @@ const remove = (fs: FsService, paths: Paths.SessionPaths, dirHandle: Handle, dir
           return yield* Effect.fail("the path holds another file" as const)
         }
         yield* unlock(locked)
-        yield* removeOwn(fs, tombstone)
-        yield* removeOwn(fs, tmp)
       }).pipe(
         Effect.matchEffect({
           onFailure: (cause) =>
-            Effect.fail(sessionError(
-              "SESSION_ROLLBACK_FAILED",
-              `${failure.reason}; the session could not be put back, so the marker ${paths.marker} is kept: ` +
-                `run \`session-tree recover ${paths.path}\` (Recovery.recover), which puts it back whole`,
-              { path: paths.path, cause: typeof cause === "string" ? failure : cause }
-            )),
-          onSuccess: () => Effect.fail(failure)
+            Effect.gen(function*() {
+              // Only the marker stays, holding the session whole: own names of a running process would keep `recover` away.
+              const marker = yield* Effect.orElseSucceed(lstatOrMissing(fs, paths.marker), () => undefined)
+              if (marker !== undefined && sameFile(marker, locked)) yield* dropTombstone(locked)
+              yield* removeOwn(fs, tmp)
+              return yield* sessionError(
+                "SESSION_ROLLBACK_FAILED",
+                `${failure.reason}; the session could not be put back, so the marker ${paths.marker} is kept: ` +
+                  `run \`session-tree recover ${paths.path}\` (Recovery.recover), which puts it back whole`,
+                { path: paths.path, cause: typeof cause === "string" ? failure : cause }
+              )
+            }),
+          onSuccess: () => Effect.zipRight(Effect.zipRight(dropTombstone(locked), removeOwn(fs, tmp)), Effect.fail(failure))
         })
       )
 
