@@ -9,7 +9,7 @@ import { type SessionError, sessionError } from "@session-tree/core/SessionError
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Path from "node:path"
-import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
+import { type FileId, Flags, type FsService, type Handle, sameFile } from "../Fs.js"
 import * as Generation from "./generation.js"
 import { closeQuietly, expectIdentity, lstatNamed, lstatOrMissing, removeOwn, step, stepError } from "./io.js"
 import { processLocks } from "./locks.js"
@@ -60,7 +60,7 @@ const busy = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<SessionEr
  * The steps of one delete, run uninterruptibly with the file's in-process lock held: once the
  * marker is linked, the outcome must be the session whole (and unlocked) or gone.
  */
-const remove = (fs: FsService, paths: Paths.SessionPaths, dirHandle: Handle, dirId: FileId, found: Stat) =>
+const remove = (fs: FsService, paths: Paths.SessionPaths, dirHandle: Handle, dirId: FileId) =>
   Effect.gen(function*() {
     const n = Paths.nextSeq()
     const tmp = Paths.ownName(paths, "tmp", n)
@@ -129,11 +129,13 @@ const remove = (fs: FsService, paths: Paths.SessionPaths, dirHandle: Handle, dir
         )
       )
       const marker = yield* Effect.either(step("lstat marker", fs.lstat(paths.marker)))
-      // Whatever the link made is this delete's; a marker that is not the file looked at first is undone at once.
-      if (Either.isLeft(marker) || marker.right.kind !== "file" || !sameFile(marker.right, found)) {
+      // Whatever the link made is this delete's, and the file it links is the one deleted: a newer
+      // generation a commit installed since the path was looked at is the same session. A marker
+      // that is not a regular file (a symlink swapped in: link never follows one) is undone at once.
+      if (Either.isLeft(marker) || marker.right.kind !== "file") {
         const failure = Either.isLeft(marker)
           ? marker.left
-          : sessionError("SESSION_REPLACED", "the file changed while it was being deleted; try again", { path: paths.path })
+          : sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${marker.right.kind}, not a regular file`, { path: paths.path })
         const unlinked = yield* removeOwn(fs, paths.marker)
         yield* Effect.ignore(fs.fsync(dirHandle))
         if (!unlinked) {
@@ -196,7 +198,7 @@ export const deleteSession = (fs: FsService, location: string): Effect.Effect<st
         return yield* sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${found.kind}, not a regular file`, { path: paths.path })
       }
       const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dir), (h) => closeQuietly(fs, h))
-      yield* Effect.uninterruptible(remove(fs, paths, dirHandle, dir, found))
+      yield* Effect.uninterruptible(remove(fs, paths, dirHandle, dir))
       return paths.path
     }))
   }))
