@@ -104,10 +104,10 @@ describe("the version-2 append on files", () => {
       const refused = yield* Effect.either(SessionStore.read(path).pipe(Effect.provide(layer)))
       expect(Either.isLeft(refused) && refused.left.code).toBe("SESSION_FILE_TOO_LARGE")
       expect(steps.filter((s) => s.op === "read")).toEqual([])
-      // Above version 1's cap, a version-2 file is read (and refused here for what it holds, not for its size).
+      // Above version 1's cap, a version-2 file is read (and refused here for its 4 MiB line of zeros, not for its size).
       NFS.truncateSync(path, MAX_FILE_BYTES + 1)
       const above = yield* Effect.either(SessionStore.read(path))
-      expect(Either.isLeft(above) && above.left.code).toBe("SESSION_INVALID_JSON")
+      expect(Either.isLeft(above) && above.left.code).toBe("SESSION_LINE_TOO_LONG")
 
       const v1 = encodeLine({ type: "session", version: 1, id: "old", timestamp: "2026-01-02T03:04:05.006Z" } as Header)
       NFS.writeFileSync(path, v1)
