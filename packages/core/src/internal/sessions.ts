@@ -137,6 +137,12 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
         const created = yield* createWhole(journal, target, header, converted(path, version))
         return summarize(created.location, created)
       }),
+    delete: (location) =>
+      Effect.tap(catalog.delete(location), (deleted) =>
+        Effect.sync(() => {
+          cache.delete(deleted)
+          cache.delete(location)
+        })),
     exportJsonl: (location) => Effect.map(read(location), toJsonl),
     import: (records, to, options) =>
       Effect.gen(function*() {
