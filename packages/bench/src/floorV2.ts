@@ -36,8 +36,8 @@ export class SyncFloor {
  * and the writer, created exclusively (it is the lock); the directory and the
  * file checked to be the ones held (and the file unchanged: same size and
  * modification time); the directory synced, which makes the intent durable;
- * the batch written at the committed end and made durable, its size checked;
- * the intent removed.
+ * the batch written at the committed end and made durable, its size checked,
+ * the directory and the file checked again; the intent removed.
  */
 export class AppendFloor {
   private readonly marker: string
@@ -73,6 +73,7 @@ export class AppendFloor {
     NFS.fdatasyncSync(this.fd)
     const after = NFS.fstatSync(this.fd, { bigint: true })
     check(Number(after.size) === to)
+    check(sameId(NFS.lstatSync(Path.dirname(this.path), { bigint: true }), this.dirId) && sameId(NFS.lstatSync(this.path, { bigint: true }), this.id))
     NFS.unlinkSync(this.marker)
     this.end = to
     this.mtimeNs = after.mtimeNs
