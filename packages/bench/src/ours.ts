@@ -46,3 +46,10 @@ export const read = (path: string): Promise<SessionStore.Loaded> =>
 /** One append, as a Promise. */
 export const append = (store: SessionStore.SessionStore, parentId: string | null, message: unknown) =>
   Effect.runPromise(store.append(parentId, message))
+
+/** One append of any kind (version 2), as a Promise. */
+export const appendEntry = (store: SessionStore.SessionStore, parentId: string | null, body: unknown) =>
+  Effect.runPromise(store.appendEntry(parentId, body))
+
+/** Runs an effect of the store as a Promise. */
+export const run = <A>(effect: Effect.Effect<A, unknown>): Promise<A> => Effect.runPromise(effect)
