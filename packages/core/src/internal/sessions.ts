@@ -3,7 +3,7 @@ import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
 import { SessionError, sessionError, isSessionError } from "../SessionError.js"
-import { SessionJournal, type Stored } from "../SessionJournal.js"
+import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
 import type { Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
 import type { Entry } from "../Record.js"
@@ -43,6 +43,22 @@ const upgraded = (records: Records): Records => ({
   header: { type: "session", version: V2.VERSION, id: records.header.id, timestamp: records.header.timestamp },
   entries: converted(records.entries, 2)
 })
+
+/**
+ * The blobs `entries` refer to, each once, to be taken from the session at `from`: a fork shares
+ * or copies them, so that deleting either session leaves the other whole.
+ */
+const blobsFrom = (entries: ReadonlyArray<Entry>, from: string): ReadonlyArray<NewBlob> => {
+  const found = new Map<string, NewBlob>()
+  for (const entry of entries) {
+    if (entry.version !== 2 || entry.kind !== "message") continue
+    for (const ref of V2.blobsOf(entry.message)) {
+      const hash = V2.hashOf(ref.blob)
+      if (!found.has(hash)) found.set(hash, { hash, size: ref.size, from })
+    }
+  }
+  return [...found.values()]
+}
 
 export const toJsonl = (records: Records): string => encodeLine(records.header) + records.entries.map(encodeLine).join("")
 
@@ -134,7 +150,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           version,
           forkedFrom: version === 2 ? { session: loaded.header.id, entry: leaf } : undefined
         })
-        const created = yield* createWhole(journal, target, header, converted(path, version))
+        const created = yield* createWhole(journal, target, header, converted(path, version), blobsFrom(path, loaded.location))
         return summarize(created.location, created)
       }),
     exportJsonl: (location) => Effect.map(read(location), toJsonl),

@@ -190,6 +190,7 @@ const makeWriter = (
           if (state.locked !== undefined) return Effect.fail(state.locked)
           const generation = canonicalOf(batch)
           if (batch.lines.length === 0) return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
+          if (batch.blobs !== undefined && batch.blobs.length > 0) return Effect.fail(noBlobs(paths.path))
           const added = sizeOf(batch)
           return Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
             generation.length += added
@@ -215,11 +216,15 @@ export interface Options {
   readonly kernelCopyFrom?: number | undefined
 }
 
+const noBlobs = (path: string): SessionError =>
+  sessionError("SESSION_BLOB_MISSING", "session files hold no blobs yet", { path })
+
 /** The journal of session files, every step through `fs`. */
 export const make = (fs: FsService, options?: Options): SessionJournalService => {
   const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
   return {
     sessionIdAt: () => undefined,
+    blob: (location) => Effect.fail(noBlobs(location)),
     read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
     open: (location) =>
       // Uninterruptible from the first descriptor to the finalizer that owns it.
@@ -246,6 +251,7 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
     create: (location, session) =>
       Effect.uninterruptible(Effect.gen(function*() {
         const paths = yield* Paths.resolve(fs, location)
+        if (session.blobs !== undefined && session.blobs.length > 0) return yield* noBlobs(paths.path)
         // The first generation is the buffer's bytes: later commits grow it without a copy of them.
         const generation = new GenerationBuffer(session)
         const bytes = generation.bytes()

@@ -40,6 +40,8 @@ const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, 
     }
   )
 
+const noBlobs = (id: string): SessionError => sessionError("SESSION_BLOB_MISSING", "the database holds no blobs yet", { path: id })
+
 export const make = (client: SqlClient.SqlClient, options?: Options): SessionJournalService => {
   // Column names are ours: a client that renames result columns (camelCase) must not rename them.
   const sql = client.withoutTransforms()
@@ -54,6 +56,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
       const n = batch.lines.length
       // An empty batch asks for the canonical generation to be written; rows always hold it.
       if (n === 0) return Effect.void
+      if (batch.blobs !== undefined && batch.blobs.length > 0) return Effect.fail(noBlobs(id))
       const seen = held.head
       const listing = batch.listing?.(id) ?? null
       const progress: Progress = { committing: false }
@@ -117,6 +120,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
   return {
     // In the database a session's location is its ID.
     sessionIdAt: (location) => location,
+    blob: (location) => Effect.fail(noBlobs(location)),
     create: (location, session) =>
       Effect.gen(function*() {
         if (!storableId(location)) {
@@ -126,6 +130,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
             { path: location }
           )
         }
+        if (session.blobs !== undefined && session.blobs.length > 0) return yield* noBlobs(location)
         const incarnation = globalThis.crypto.randomUUID()
         const head = session.lines.length - 1
         const listing = session.listing?.(location) ?? null
