@@ -113,6 +113,30 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE TRIGGER session_tree_header_updated BEFORE UPDATE ON session_tree_sessions
         FOR EACH ROW EXECUTE FUNCTION session_tree_header_updated()`
     ]
+  },
+  {
+    version: 3,
+    name: "blobs",
+    statements: [
+      // The blobs of a session (`docs/format.md`, "Blobs"): named by the SHA-256 of their bytes (64
+      // lowercase hexadecimal digits), each stored once per session. They go with their session:
+      // the foreign key removes them when it is deleted. A fork copies the rows it needs, so no
+      // session ever depends on another's rows.
+      `CREATE TABLE session_tree_blobs (
+        session_id text NOT NULL,
+        hash text NOT NULL,
+        size integer NOT NULL,
+        bytes bytea NOT NULL,
+        CONSTRAINT session_tree_blobs_pkey PRIMARY KEY (session_id, hash),
+        CONSTRAINT session_tree_blobs_session_fkey FOREIGN KEY (session_id)
+          REFERENCES session_tree_sessions (id) ON DELETE CASCADE,
+        CONSTRAINT session_tree_blobs_hash_check CHECK (hash ~ '^[0-9a-f]{64}$'),
+        CONSTRAINT session_tree_blobs_size_check CHECK (size >= 0)
+      )`,
+      // Images and documents are mostly compressed already: stored out of line without a second try
+      // at compressing them, and their length is then known without reading them.
+      `ALTER TABLE session_tree_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL`
+    ]
   }
 ]
 
