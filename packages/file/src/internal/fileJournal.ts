@@ -8,6 +8,7 @@ import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 import type { FileId, FsService, Handle } from "../Fs.js"
 import { toLines } from "../Jsonl.js"
+import * as Blobs from "./blobs.js"
 import * as Generation from "./generation.js"
 import { closeQuietly } from "./io.js"
 import { processLocks } from "./locks.js"
@@ -190,11 +191,10 @@ const makeWriter = (
           if (state.locked !== undefined) return Effect.fail(state.locked)
           const generation = canonicalOf(batch)
           if (batch.lines.length === 0) return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
-          if (batch.blobs !== undefined && batch.blobs.length > 0) return Effect.fail(noBlobs(paths.path))
           const added = sizeOf(batch)
-          return Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
+          return Effect.zipRight(Blobs.put(fs, paths, batch.blobs), Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
             generation.length += added
-          })
+          }))
         })))
     }
   })
@@ -210,21 +210,19 @@ const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<S
 
 /** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
 export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, SessionError> =>
-  Effect.flatMap(Generation.read(fs, paths), (bytes) => storedOf(paths, bytes))
+  Effect.flatMap(Generation.read(fs, paths), (bytes) => Effect.flatMap(storedOf(paths, bytes), (stored) => Blobs.attach(fs, paths, stored)))
 
 export interface Options {
   readonly kernelCopyFrom?: number | undefined
 }
-
-const noBlobs = (path: string): SessionError =>
-  sessionError("SESSION_BLOB_MISSING", "session files hold no blobs yet", { path })
 
 /** The journal of session files, every step through `fs`. */
 export const make = (fs: FsService, options?: Options): SessionJournalService => {
   const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
   return {
     sessionIdAt: () => undefined,
-    blob: (location) => Effect.fail(noBlobs(location)),
+    sha256: Blobs.sha256,
+    blob: (location, hash) => Effect.flatMap(Paths.resolve(fs, location), (paths) => Blobs.read(fs, paths, hash)),
     read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
     open: (location) =>
       // Uninterruptible from the first descriptor to the finalizer that owns it.
@@ -232,7 +230,7 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const paths = yield* Paths.resolve(fs, location)
         const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
-          const stored = yield* storedOf(paths, opened.bytes)
+          const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) => Blobs.attach(fs, paths, read))
           const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
           const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
           const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: opened.dir }, lock, {
@@ -251,13 +249,13 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
     create: (location, session) =>
       Effect.uninterruptible(Effect.gen(function*() {
         const paths = yield* Paths.resolve(fs, location)
-        if (session.blobs !== undefined && session.blobs.length > 0) return yield* noBlobs(paths.path)
         // The first generation is the buffer's bytes: later commits grow it without a copy of them.
         const generation = new GenerationBuffer(session)
         const bytes = generation.bytes()
         const dirStat = yield* Generation.statDirectory(fs, paths)
         const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dirStat), (h) => closeQuietly(fs, h))
         const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+        yield* Blobs.put(fs, paths, session.blobs)
         const created = yield* lock.withPermits(1)(Generation.create(fs, paths, bytes, handle, dirStat))
         const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {
           base: created.generation,
