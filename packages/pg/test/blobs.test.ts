@@ -102,6 +102,29 @@ describe("PgJournal blobs", () => {
         expect(yield* forked.blob(`sha256:${hex(kept)}`)).toEqual(kept)
       }))
 
+    it.scoped("a blob row changed or deleted behind the library's back draws a new incarnation: a kept listing is not used, a writer is replaced", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const sessions = yield* Sessions.Sessions
+        const bytes = bytesOf(72_000)
+        const incarnation = Effect.map(
+          sql<{ readonly i: string }>`SELECT incarnation::text AS i FROM session_tree_sessions WHERE id = 'b6'`,
+          (rows) => rows[0]!.i
+        )
+        yield* Effect.scoped(Effect.flatMap(sessions.create("b6"), (store) => store.append(null, image(bytes))))
+        const listedOf = Effect.map(sessions.list(), (listing) => listing.sessions.find((l) => l.location === "b6"))
+        expect(yield* listedOf).toMatchObject({ entries: 1 })
+        const writer = yield* SessionStore.load("b6")
+        const before = yield* incarnation
+        yield* sql`UPDATE session_tree_blobs SET bytes = substring(bytes from 2) WHERE session_id = 'b6'`
+        const after = yield* incarnation
+        expect(after).not.toBe(before)
+        expect(yield* listedOf).toMatchObject({ error: { code: "SESSION_BLOB_MISSING" } })
+        expect(codeOf(yield* Effect.either(writer.append(null, image(bytesOf(70_000), "m2"))))).toBe("SESSION_REPLACED")
+        yield* sql`DELETE FROM session_tree_blobs WHERE session_id = 'b6'`
+        expect(yield* incarnation).not.toBe(after)
+      }))
+
     it.scoped("a create whose blob to copy is not in its source with its size is refused whole: no session row and no blob row", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

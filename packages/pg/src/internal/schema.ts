@@ -135,7 +135,17 @@ export const migrations: ReadonlyArray<Migration> = [
       )`,
       // Images and documents are mostly compressed already: stored out of line without a second try
       // at compressing them, and their length is then known without reading them.
-      `ALTER TABLE session_tree_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL`
+      `ALTER TABLE session_tree_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL`,
+      // The library only ever inserts blob rows. One updated, deleted or truncated behind its back
+      // can make a session unreadable, so it draws the session a new incarnation, as a changed
+      // entry row does: listings made before read it again, and a writer that loaded it is told it
+      // was replaced. (Rows removed with their session need nothing: the session is gone.)
+      `CREATE TRIGGER session_tree_blobs_updated AFTER UPDATE ON session_tree_blobs
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_updated()`,
+      `CREATE TRIGGER session_tree_blobs_deleted AFTER DELETE ON session_tree_blobs
+        REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_deleted()`,
+      `CREATE TRIGGER session_tree_blobs_truncated AFTER TRUNCATE ON session_tree_blobs
+        FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_truncated()`
     ]
   }
 ]
