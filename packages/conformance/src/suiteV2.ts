@@ -464,6 +464,35 @@ export const conformanceV2 = (backend: Backend): { readonly cases: number; reado
         expect(yield* read.blob(`sha256:${kept.hash}`)).toEqual(kept.bytes)
       }))
 
+    test("import with the blobs' bytes round-trips a session with blobs: the same entries, every blob read back", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const journal = yield* SessionJournal
+        const service = yield* Sessions.make
+        const source = kit.location("v2-blob-export")
+        const one = blobBytes(9)
+        const two = blobBytes(10, 65_537)
+        yield* Effect.scoped(Effect.gen(function*() {
+          const tree = yield* SessionTree.make(yield* SessionStore.create(source, { id: idAt(journal, source) }))
+          yield* tree.append(fileOf(one.bytes))
+          yield* tree.appendEntry({ kind: "message", message: assistant("m2", [text("seen"), { type: "file", mediaType: "image/png", data: { base64: Buffer.from(two.bytes).toString("base64") } }]) })
+        }))
+        const loaded = yield* service.read(source)
+        const bytes = new Map<string, Uint8Array>()
+        for (const hash of [one.hash, two.hash]) bytes.set(`sha256:${hash}`, yield* loaded.blob(`sha256:${hash}`))
+        const into = kit.location("v2-blob-import")
+        const records = { header: { ...loaded.header, id: idAt(journal, into) }, entries: loaded.entries }
+        const to = journal.sessionIdAt(into) === undefined ? into : undefined
+        expect(codeOf(yield* Effect.either(service.import(records, to)))).toBe("SESSION_BLOB_MISSING")
+        expect(yield* kit.raw(into)).toBeUndefined()
+        const imported = yield* service.import(records, to, { blobs: bytes })
+        const stored = yield* service.read(imported.location)
+        expect(stored.entries).toEqual(loaded.entries)
+        expect(yield* kit.blobs(into)).toEqual([one.hash, two.hash].sort())
+        expect(yield* stored.blob(`sha256:${two.hash}`)).toEqual(two.bytes)
+        expect(yield* service.exportJsonl(imported.location)).toBe(Sessions.toJsonl(records))
+      }))
+
     test("fork and import convert a version-1 source to version 2 when asked, and never down", () =>
       Effect.gen(function*() {
         const kit = yield* Kit

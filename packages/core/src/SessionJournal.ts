@@ -52,9 +52,9 @@ export interface Batch extends Lines {
   /** The session's listing once this batch is committed, for a backend that keeps listings (`SessionCatalog.Listings`). */
   readonly listing?: Listing | undefined
   /**
-   * Blobs the batch's entries are the first to refer to. They are durable before the batch's
-   * lines are committed (or, in a database, in the same transaction), and they stay when the
-   * commit fails: nothing refers to them then, and a later commit may store them again.
+   * Blobs the batch's entries are the first to refer to: durable before the batch's lines are
+   * committed (in a database, in the same transaction). A failed commit may leave some of them
+   * stored; nothing refers to them then, and a later commit may store them again.
    */
   readonly blobs?: ReadonlyArray<NewBlob> | undefined
 }

@@ -292,6 +292,35 @@ describe("blobs on load and read", () => {
   })
 })
 
+describe("blobs on import", () => {
+  it("an import stores the blobs its entries refer to from the bytes given; missing bytes and wrong bytes are refused, storing nothing", async () => {
+    const storage: MemoryJournal.Storage = new Map()
+    const blobs: MemoryJournal.BlobStorage = new Map()
+    const layer = Sessions.layer.pipe(Layer.provideMerge(MemoryJournal.layerStorage(storage, blobs)), Layer.provideMerge(Ids.layerDeterministic))
+    const one = bytesOf(70_000)
+    const two = bytesOf(70_001)
+    const unused = bytesOf(70_002)
+    await Effect.runPromise(Effect.scoped(Effect.provide(Effect.gen(function*() {
+      const sessions = yield* Sessions.Sessions
+      const store = yield* sessions.create("a")
+      const first = yield* store.append(null, image(one))
+      yield* store.append(first.id, image(two, "m2"))
+      const records = yield* sessions.read("a")
+      const refused = yield* Effect.either(sessions.import(records, "b", { blobs: new Map([[`sha256:${hex(one)}`, one]]) }))
+      expect(Either.isLeft(refused) && refused.left.code).toBe("SESSION_BLOB_MISSING")
+      const wrong = yield* Effect.either(sessions.import(records, "b", { blobs: new Map([[`sha256:${hex(one)}`, one], [hex(two), one]]) }))
+      expect(Either.isLeft(wrong) && wrong.left.code).toBe("SESSION_BLOB_CORRUPT")
+      expect(storage.has("b") || blobs.has("b")).toBe(false)
+      const given = new Map([[`sha256:${hex(one)}`, one], [hex(two), two], [hex(unused), unused]])
+      yield* sessions.import(records, "b", { blobs: given })
+      expect([...blobs.get("b")!.keys()].sort()).toEqual([hex(one), hex(two)].sort())
+      const imported = yield* sessions.read("b")
+      expect(imported.entries).toEqual(records.entries)
+      expect(yield* imported.blob(`sha256:${hex(two)}`)).toEqual(two)
+    }), layer)))
+  })
+})
+
 describe("blobs on fork", () => {
   it("a fork holds the blobs of its path: each session reads them after the other is gone", async () => {
     const storage: MemoryJournal.Storage = new Map()
