@@ -315,6 +315,11 @@ const markerText: Record<Recovery.RecoveryReport["marker"], string> = {
   restored: "recovery marker restored onto the path: the previous complete version is back"
 }
 
+const batchText: Record<Exclude<Recovery.RecoveryReport["batch"], "none">, string> = {
+  kept: "interrupted append finished: its entries were all written and are kept",
+  removed: "interrupted append undone: the file is cut back to its last complete append"
+}
+
 const recover = Command.make(
   "recover",
   { path, json, db },
@@ -324,14 +329,14 @@ const recover = Command.make(
       if (db._tag === "Database") {
         // Every commit is one transaction: a crash leaves nothing beside the rows to resolve.
         yield* Backend.run(db, SessionStore.read(path), path)
-        if (json) return yield* Console.log(jsonLine({ ok: true, marker: "none", removed: [] }))
+        if (json) return yield* Console.log(jsonLine({ ok: true, marker: "none", batch: "none", removed: [] }))
         return yield* Console.log("nothing to recover: every commit to the database is one transaction, so a crash leaves nothing behind")
       }
       const report = yield* Backend.run(db, Recovery.recover(path), path)
       if (json) {
-        return yield* Console.log(jsonLine({ ok: true, marker: report.marker, removed: report.removed }))
+        return yield* Console.log(jsonLine({ ok: true, marker: report.marker, batch: report.batch, removed: report.removed }))
       }
-      yield* Console.log(markerText[report.marker])
+      yield* Console.log(report.batch === "none" ? markerText[report.marker] : batchText[report.batch])
       yield* Console.log(
         report.removed.length === 0
           ? "no leftover files"

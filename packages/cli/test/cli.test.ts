@@ -219,11 +219,11 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     NFS.renameSync(path, `${path}.marker`)
     const [restored, nothing] = await Promise.all([runCli("recover", path, "--json"), runCli("recover", clean, "--json")])
     expect(restored.code).toBe(0)
-    expect(JSON.parse(restored.stdout)).toEqual({ ok: true, marker: "restored", removed: [] })
+    expect(JSON.parse(restored.stdout)).toEqual({ ok: true, marker: "restored", batch: "none", removed: [] })
     expect(NFS.readFileSync(path).equals(bytes)).toBe(true)
     expect(NFS.existsSync(`${path}.marker`)).toBe(false)
     expect(nothing.code).toBe(0)
-    expect(JSON.parse(nothing.stdout)).toEqual({ ok: true, marker: "none", removed: [] })
+    expect(JSON.parse(nothing.stdout)).toEqual({ ok: true, marker: "none", batch: "none", removed: [] })
   })
 
   it("log prints the active path root→leaf, one line per entry with tool calls and results; --json gives the records", async ({ expect }) => {

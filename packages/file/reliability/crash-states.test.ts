@@ -1,6 +1,6 @@
 /**
- * Crash-state enumeration (SPEC B5): the filesystem steps of `create` and of
- * `append` are recorded on a real directory, replayed into a model of a POSIX
+ * Crash-state enumeration (durability, `docs/format.md`): the filesystem steps of `create` and of
+ * `append` (version 1's generations, version 2's appends in place) are recorded on a real directory, replayed into a model of a POSIX
  * filesystem that may lose whatever was not fsynced (support/posix-model.ts), and
  * every state a crash after every prefix may leave is materialised, recovered and
  * read. It must be a generation the trace installed — the previous one or the
@@ -121,7 +121,7 @@ describe("crash states of create and append", () => {
   it("first append: the previous or the next generation, the next once the append resolved", async () => {
     const recorded = await record("first-append", (path, rec, start) =>
       Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
+        const store = yield* SessionStore.create(path, { version: 1 })
         rec.mark("create resolved")
         start()
         yield* store.append(null, user("m1", "first"))
@@ -183,7 +183,7 @@ describe("crash states of create and append", () => {
     let commits = 0
     const recorded = await record("group-commit", (path, rec, start) =>
       Effect.gen(function*() {
-        const store = yield* SessionStore.create(path)
+        const store = yield* SessionStore.create(path, { version: 1 })
         const root = yield* store.append(null, user("m0", "root"))
         rec.mark("root resolved")
         start()
@@ -222,7 +222,7 @@ describe("crash states of create and append", () => {
       (p, rec, start) =>
         Effect.gen(function*() {
           path = p
-          const store = yield* SessionStore.create(p)
+          const store = yield* SessionStore.create(p, { version: 1 })
           const root = yield* store.append(null, user("m0", "root"))
           rec.mark("root resolved")
           const before = NFS.readFileSync(p)
@@ -265,6 +265,135 @@ describe("crash states of create and append", () => {
     expect(ops(recorded)).toContain("copyFile")
     const result = await check("kernel-copy", recorded)
     expect(result.violations).toEqual([])
+  })
+})
+
+describe("crash states of the version-2 append (in place, behind an intent)", () => {
+  const isIntentCreate = (e: TraceEvent) => e.op === "symlink" && e.path.endsWith(".marker")
+
+  it("first append: the previous or the next state, the next once the append resolved; no generation is rewritten", async () => {
+    const recorded = await record("v2-first-append", (path, rec, start) =>
+      Effect.gen(function*() {
+        const store = yield* SessionStore.create(path)
+        rec.mark("create resolved")
+        start()
+        yield* store.append(null, user("m1", "first"))
+        rec.mark("append resolved")
+      }))
+    const steps = recorded.events.slice(recorded.from)
+    expect(steps.filter(isIntentCreate).length).toBe(1)
+    expect(steps.some((e) => e.op === "rename")).toBe(false)
+    expect(steps.map((e) => e.op)).toEqual(expect.arrayContaining(["symlink", "write", "fdatasync", "fsync", "unlink"]))
+    const result = await check("v2-first-append", recorded)
+    expect(result.violations).toEqual([])
+    expect(Object.keys(result.outcomes).length).toBe(2)
+  })
+
+  it("a batch of several entries (a chain): all of it or none of it", async () => {
+    const recorded = await record("v2-chain", (path, rec, start) =>
+      Effect.gen(function*() {
+        const store = yield* SessionStore.create(path)
+        const root = yield* store.append(null, user("m0", "root"))
+        rec.mark("root resolved")
+        start()
+        const bodies = [1, 2, 3, 4].map((i) => ({ kind: "message" as const, message: { role: "user" as const, id: `c${i}`, content: [{ type: "text" as const, text: `chained ${i} ${"x".repeat(300)}` }] } }))
+        yield* store.appendChain(root.id, bodies)
+        rec.mark("chain resolved")
+      }))
+    const result = await check("v2-chain", recorded)
+    expect(result.violations).toEqual([])
+    // Only the state before the chain and the state with all four entries are ever seen.
+    expect(Object.keys(result.outcomes).length).toBe(2)
+  })
+
+  it("a group commit: appends queued behind a commit share the next batch", async () => {
+    let commits = 0
+    const recorded = await record("v2-group-commit", (path, rec, start) =>
+      Effect.gen(function*() {
+        const store = yield* SessionStore.create(path)
+        const root = yield* store.append(null, user("m0", "root"))
+        rec.mark("root resolved")
+        start()
+        yield* Effect.all(
+          [1, 2, 3, 4, 5].map((i) => store.append(root.id, user(`g${i}`, `grouped ${i}`)).pipe(Effect.tap(() => Effect.sync(() => rec.mark(`g${i} resolved`))))),
+          { concurrency: "unbounded" }
+        )
+        commits = rec.events.slice(rec.events.findIndex((e) => e.op === "settled" && e.label === "root resolved")).filter(isIntentCreate).length
+        expect(store.entries.length).toBe(6)
+      }))
+    expect(commits).toBeGreaterThanOrEqual(1)
+    expect(commits).toBeLessThan(5)
+    const result = await check("v2-group-commit", recorded)
+    report("crash-states:v2-group-commit", { appends: 5, commits })
+    expect(result.violations).toEqual([])
+  })
+
+  it("an append whose data sync fails is cut back: the previous state once the failure is reported", async () => {
+    let armed = false
+    let fired = false
+    const around: Parameters<typeof Fs.intercept>[1] = (step, effect) => {
+      if (!armed || fired) return effect
+      if (step.op === "fdatasync" && Path.basename(step.path) === BASE) {
+        // The batch reached the file, its sync fails: the append must truncate it away.
+        fired = true
+        return Effect.fail(new Fs.FsError({ op: "fdatasync", path: step.path, errno: "EIO" }))
+      }
+      return effect
+    }
+    const recorded = await record(
+      "v2-rollback",
+      (p, rec, start) =>
+        Effect.gen(function*() {
+          const store = yield* SessionStore.create(p)
+          const root = yield* store.append(null, user("m0", "root"))
+          rec.mark("root resolved")
+          const before = NFS.readFileSync(p)
+          start()
+          armed = true
+          const failed = yield* Effect.either(store.append(root.id, user("m1", "rolled back")))
+          rec.mark("append failed; the previous state is reported intact")
+          expect(failed._tag === "Left" && failed.left.code).toBe("SESSION_IO")
+          expect(store.entries.map((e) => e.id)).toEqual([root.id])
+          expect(NFS.readFileSync(p).equals(before)).toBe(true)
+          armed = false
+          yield* store.append(root.id, user("m2", "after the rollback"))
+          rec.mark("next append resolved")
+        }),
+      { around }
+    )
+    expect(fired).toBe(true)
+    expect(recorded.events.some((e) => e.op === "ftruncate")).toBe(true)
+    const result = await check("v2-rollback", recorded)
+    expect(result.violations).toEqual([])
+  })
+
+  it("the first append after a recovered tail rewrites the canonical generation once, then appends in place", async () => {
+    const recorded = await record(
+      "v2-after-tail",
+      (path, rec, start) =>
+        Effect.gen(function*() {
+          yield* Effect.scoped(Effect.gen(function*() {
+            const store = yield* SessionStore.create(path)
+            yield* store.append(null, user("k1", "kept"))
+          }))
+          NFS.appendFileSync(path, `{"type":"entry","id":"cut`)
+          fsyncPath(path)
+          rec.mark("setup resolved")
+          const store = yield* SessionStore.load(path)
+          expect(store.tail).toBe("incomplete")
+          start()
+          const first = yield* store.append(store.entries[0]!.id, user("m2", "after the tail"))
+          rec.mark("append resolved")
+          yield* store.append(first.id, user("m3", "in place"))
+          rec.mark("second append resolved")
+        })
+    )
+    const steps = recorded.events.slice(recorded.from)
+    expect(steps.filter((e) => e.op === "rename").length).toBe(1)
+    expect(steps.filter(isIntentCreate).length).toBe(1)
+    const result = await check("v2-after-tail", recorded)
+    expect(result.violations).toEqual([])
+    expect(NFS.readFileSync(recorded.path, "utf8")).not.toContain(`"cut`)
   })
 })
 

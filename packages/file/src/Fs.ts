@@ -60,7 +60,11 @@ export const sameFile = (a: FileId, b: FileId): boolean => a.dev === b.dev && a.
 export const Flags = {
   readNoFollow: NFS.constants.O_RDONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK,
   createExclusive: NFS.constants.O_WRONLY | NFS.constants.O_CREAT | NFS.constants.O_EXCL | NFS.constants.O_NOFOLLOW,
-  directory: NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW
+  directory: NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW,
+  /** An existing regular file, for writing in place; never through a link, never blocking. */
+  writeNoFollow: NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK,
+  /** An existing regular file, for reading and writing in place (recovery); never through a link, never blocking. */
+  readWriteNoFollow: NFS.constants.O_RDWR | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK
 } as const
 
 /**
@@ -78,6 +82,10 @@ export interface FsService {
   /** Writes once; returns the count written, which may be short. */
   readonly write: (handle: Handle, buffer: Uint8Array, offset: number, length: number, position: number) => Effect.Effect<number, FsError>
   readonly fsync: (handle: Handle) => Effect.Effect<void, FsError>
+  /** Makes the file's data (and the size that reaches it) durable, without its other metadata. */
+  readonly fdatasync: (handle: Handle) => Effect.Effect<void, FsError>
+  /** Sets the file's size: the bytes past `length` are gone. */
+  readonly ftruncate: (handle: Handle, length: number) => Effect.Effect<void, FsError>
   readonly close: (handle: Handle) => Effect.Effect<void, FsError>
   /**
    * The `close` of a descriptor nobody waits for: the last close of a file with no name left
@@ -85,6 +93,10 @@ export interface FsService {
    */
   readonly closeDetached: (handle: Handle) => Effect.Effect<void, FsError>
   readonly link: (existing: string, newPath: string) => Effect.Effect<void, FsError>
+  /** Creates a symbolic link at `path` holding `target`; fails with EEXIST when the name is taken. */
+  readonly symlink: (target: string, path: string) => Effect.Effect<void, FsError>
+  /** The target a symbolic link holds. */
+  readonly readlink: (path: string) => Effect.Effect<string, FsError>
   readonly rename: (from: string, to: string) => Effect.Effect<void, FsError>
   readonly unlink: (path: string) => Effect.Effect<void, FsError>
   readonly readdir: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
@@ -151,9 +163,13 @@ export const node: FsService = {
   write: (h, buffer, offset, length, position) =>
     sync("write", h.path, () => NFS.writeSync(h.fd, buffer, offset, length, position)),
   fsync: (h) => sync("fsync", h.path, () => NFS.fsyncSync(h.fd)),
+  fdatasync: (h) => sync("fdatasync", h.path, () => NFS.fdatasyncSync(h.fd)),
+  ftruncate: (h, length) => sync("ftruncate", h.path, () => NFS.ftruncateSync(h.fd, length)),
   close: (h) => sync("close", h.path, () => NFS.closeSync(h.fd)),
   closeDetached: closeInPool,
   link: (existing, newPath) => sync("link", newPath, () => NFS.linkSync(existing, newPath)),
+  symlink: (target, path) => sync("symlink", path, () => NFS.symlinkSync(target, path)),
+  readlink: (path) => sync("readlink", path, () => NFS.readlinkSync(path, "utf8")),
   rename: (from, to) => sync("rename", to, () => NFS.renameSync(from, to)),
   unlink: (path) => sync("unlink", path, () => NFS.unlinkSync(path)),
   readdir: (path) => sync("readdir", path, () => NFS.readdirSync(path)),
@@ -173,9 +189,13 @@ export const threadPool: FsService = {
   write: (h, buffer, offset, length, position) =>
     call<number>("write", h.path, (cb) => NFS.write(h.fd, buffer, offset, length, position, cb)),
   fsync: (h) => call<void>("fsync", h.path, (cb) => NFS.fsync(h.fd, cb)),
+  fdatasync: (h) => call<void>("fdatasync", h.path, (cb) => NFS.fdatasync(h.fd, cb)),
+  ftruncate: (h, length) => call<void>("ftruncate", h.path, (cb) => NFS.ftruncate(h.fd, length, cb)),
   close: closeInPool,
   closeDetached: closeInPool,
   link: (existing, newPath) => call<void>("link", newPath, (cb) => NFS.link(existing, newPath, cb)),
+  symlink: (target, path) => call<void>("symlink", path, (cb) => NFS.symlink(target, path, cb)),
+  readlink: (path) => call<string>("readlink", path, (cb) => NFS.readlink(path, "utf8", cb)),
   rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
   unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
   readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
@@ -191,9 +211,9 @@ export const layerThreadPool: Layer.Layer<Fs> = Layer.succeed(Fs, threadPool)
 export interface Step {
   readonly op: Op
   readonly path: string
-  /** The second path of `link` (new name), `rename` (target) and `copyFile` (target). */
+  /** The second path of `link` (new name), `rename` (target) and `copyFile` (target); a `symlink`'s text. */
   readonly target?: string
-  /** Bytes requested, for `write`. */
+  /** Bytes requested, for `write`; the new size, for `ftruncate`. */
   readonly length?: number
 }
 
@@ -208,9 +228,13 @@ export const intercept = (fs: FsService, around: Around): FsService => ({
   read: (h, b, o, l, p) => around({ op: "read", path: h.path, length: l }, fs.read(h, b, o, l, p)),
   write: (h, b, o, l, p) => around({ op: "write", path: h.path, length: l }, fs.write(h, b, o, l, p)),
   fsync: (h) => around({ op: "fsync", path: h.path }, fs.fsync(h)),
+  fdatasync: (h) => around({ op: "fdatasync", path: h.path }, fs.fdatasync(h)),
+  ftruncate: (h, length) => around({ op: "ftruncate", path: h.path, length }, fs.ftruncate(h, length)),
   close: (h) => around({ op: "close", path: h.path }, fs.close(h)),
   closeDetached: (h) => around({ op: "close", path: h.path }, fs.closeDetached(h)),
   link: (existing, newPath) => around({ op: "link", path: existing, target: newPath }, fs.link(existing, newPath)),
+  symlink: (target, path) => around({ op: "symlink", path, target }, fs.symlink(target, path)),
+  readlink: (path) => around({ op: "readlink", path }, fs.readlink(path)),
   rename: (from, to) => around({ op: "rename", path: from, target: to }, fs.rename(from, to)),
   unlink: (path) => around({ op: "unlink", path }, fs.unlink(path)),
   readdir: (path) => around({ op: "readdir", path }, fs.readdir(path)),

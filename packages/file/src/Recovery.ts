@@ -13,6 +13,9 @@
  *      the marker's entries are a prefix of its entries (a commit only adds), and
  *      the marker is restored when only the marker loads. Anything else is
  *      refused (SESSION_REPLACED) and nothing is touched.
+ *    An append intent there instead (version 2, `docs/format.md`) is refused while its
+ *    writer may run; else the file is cut back to what the intent's rule shows (its batch
+ *    when whole, else the committed end) and the intent goes; an unfinished intent only goes.
  * 3. Temp, next and rollback names of gone writers are removed.
  * Every change is followed by a directory fsync. An entry whose append resolved
  * is in both candidates, so no rule above can lose it.
@@ -25,13 +28,15 @@
  * same generation taken for the one judged; `recover` is an explicit operation
  * for after a crash or a lock, not one to run in a loop beside live writers.
  */
-import { encodeLine, MAX_FILE_BYTES } from "@session-tree/core/Codec"
+import { CAPS_V2, encodeLine } from "@session-tree/core/Codec"
 import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { Fs, type FsService, sameFile } from "./Fs.js"
+import { type FileId, Flags, Fs, type FsService, sameFile } from "./Fs.js"
+import * as Append from "./internal/append.js"
 import * as Generation from "./internal/generation.js"
 import { closeQuietly, expectIdentity, lstatNamed, readBytes, step } from "./internal/io.js"
+import * as Owner from "./internal/owner.js"
 import { processLocks } from "./internal/locks.js"
 import * as Paths from "./internal/paths.js"
 import { decode } from "./Jsonl.js"
@@ -40,13 +45,18 @@ export interface RecoveryReport {
   readonly path: string
   /** What happened to the marker. */
   readonly marker: "none" | "removed" | "restored"
+  /**
+   * With an append intent at the marker's name (version 2): whether the interrupted batch was
+   * whole and kept, or removed (the file cut back to its committed end); "none" otherwise.
+   */
+  readonly batch: "none" | "kept" | "removed"
   /** Leftover names (temp, next, rollback) that were removed. */
   readonly removed: ReadonlyArray<string>
 }
 
 /** The records of the file at `path` (of the directory `recover` already resolved and pinned), or undefined. */
 const decodeAt = (fs: FsService, path: string) =>
-  readBytes(fs, path, MAX_FILE_BYTES, "session file").pipe(
+  readBytes(fs, path, CAPS_V2.sessionBytes, "session file").pipe(
     Effect.map((bytes) => {
       const d = decode(bytes)
       return isSessionError(d) ? undefined : d
@@ -75,6 +85,92 @@ const leftoversOfGoneWriters = (fs: FsService, paths: Paths.SessionPaths): Effec
         path: paths.path
       })))
 
+/** Removes the temp, next and rollback names of gone writers; the directory is fsynced after. */
+const removeLeftovers = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  leftovers: ReadonlyArray<Paths.Leftover>,
+  syncDir: Effect.Effect<void, SessionError>
+): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+  Effect.gen(function*() {
+    const removed: Array<string> = []
+    for (const l of leftovers) {
+      const target = Path.join(paths.dir, l.name)
+      yield* step(`remove ${l.kind}`, fs.unlink(target).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.void)))
+      removed.push(l.name)
+    }
+    if (removed.length > 0) yield* syncDir
+    return removed
+  })
+
+/**
+ * An append intent at the marker's name (`docs/format.md`, "Appending to a version-2 file"):
+ * refused while its writer may be running; otherwise the file is cut back to what the intent's
+ * rule shows (the batch when it is whole, else the committed end), durably, and the intent goes.
+ * Beside no file (the session was deleted after a crash brought the intent back) it only goes.
+ */
+const settleIntent = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  markerStat: FileId,
+  syncDir: Effect.Effect<void, SessionError>
+): Effect.Effect<RecoveryReport["batch"], SessionError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const text = yield* step("readlink marker", fs.readlink(paths.marker))
+    const intent = Append.parseIntent(text)
+    if (intent === undefined) {
+      return yield* sessionError("SESSION_REPLACED", "the marker is a link but not an append intent; it is left for inspection", { path: paths.marker })
+    }
+    if (Owner.isAlive(intent.owner)) {
+      return yield* sessionError("SESSION_BUSY", `a writer (pid ${intent.owner.pid}) may still be appending`, { path: paths.path })
+    }
+    // No file: an intent whose removal a crash undid, beside a session since deleted. Nothing to settle.
+    if ((yield* lstatNamed(fs, "lstat", paths.path)) === undefined) return yield* removeMarker(fs, paths, markerStat, syncDir, "none" as const)
+    const handle = yield* Effect.acquireRelease(
+      step("open for recovery", fs.open(paths.path, Flags.readWriteNoFollow), { ENOENT: "SESSION_REPLACED", ELOOP: "SESSION_NOT_REGULAR_FILE" }),
+      (h) => closeQuietly(fs, h)
+    )
+    const stat = yield* step("fstat", fs.fstat(handle))
+    if (stat.kind !== "file") return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
+    if (stat.size < intent.from || stat.size > intent.to) {
+      return yield* sessionError(
+        "SESSION_REPLACED",
+        `the file holds ${stat.size} bytes, which its append intent (bytes ${intent.from} to ${intent.to}) cannot explain; both are left for inspection`,
+        { path: paths.path }
+      )
+    }
+    // Only the batch's bytes are needed: the rule looks at nothing before `from`.
+    const batchBytes = Buffer.allocUnsafe(stat.size - intent.from)
+    for (let read = 0; read < batchBytes.length;) {
+      const n = yield* step("read", fs.read(handle, batchBytes, read, batchBytes.length - read, intent.from + read))
+      if (n === 0) return yield* sessionError("SESSION_BUSY", "the file changed while recover read it", { path: paths.path })
+      read += n
+    }
+    const whole = stat.size === intent.to && Append.sha256(batchBytes) === intent.sha256
+    if (!whole && stat.size > intent.from) {
+      yield* step("truncate", fs.ftruncate(handle, intent.from))
+      yield* step("fsync", fs.fsync(handle))
+    }
+    return yield* removeMarker(fs, paths, markerStat, syncDir, whole ? "kept" as const : "removed" as const)
+  }))
+
+/** Removes the marker, judged on what was seen before: only while it is still exactly that. */
+const removeMarker = <A>(
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  markerStat: FileId,
+  syncDir: Effect.Effect<void, SessionError>,
+  result: A
+): Effect.Effect<A, SessionError> =>
+  Effect.gen(function*() {
+    yield* expectIdentity(fs, "marker", paths.marker, "symlink", markerStat).pipe(
+      Effect.mapError(() => sessionError("SESSION_BUSY", "the marker changed while recover looked at it", { path: paths.path }))
+    )
+    yield* step("unlink marker", fs.unlink(paths.marker))
+    yield* syncDir
+    return result
+  })
+
 export const recover = (path: string): Effect.Effect<RecoveryReport, SessionError, Fs> =>
   Effect.scoped(Effect.gen(function*() {
     const fs = yield* Fs
@@ -91,6 +187,10 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
         const syncDir = step("fsync directory", fs.fsync(dirHandle))
         let marker: RecoveryReport["marker"] = "none"
         if (markerStat !== undefined) {
+          if (markerStat.kind === "symlink") {
+            const batch = yield* settleIntent(fs, paths, markerStat, syncDir)
+            return { path: paths.path, marker: "removed" as const, batch, removed: yield* removeLeftovers(fs, paths, leftovers, syncDir) }
+          }
           if (markerStat.kind !== "file") {
             return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the marker is not a regular file", { path: paths.marker })
           }
@@ -140,14 +240,7 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, SessionErro
           yield* step("unlink marker", fs.unlink(paths.marker))
           yield* syncDir
         }
-        const removed: Array<string> = []
-        for (const l of leftovers) {
-          const target = Path.join(paths.dir, l.name)
-          yield* step(`remove ${l.kind}`, fs.unlink(target).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.void)))
-          removed.push(l.name)
-        }
-        if (removed.length > 0) yield* syncDir
-        return { path: paths.path, marker, removed }
+        return { path: paths.path, marker, batch: "none" as const, removed: yield* removeLeftovers(fs, paths, leftovers, syncDir) }
       })
     }))
   }))

@@ -113,14 +113,15 @@ describe("the locks of files", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "s.jsonl")
-      // The first store's commit waits at its temp file's fsync until the gate opens.
+      // The first store's commit waits inside its commit until the gate opens.
       const arrived = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
       let holding = false
       const steps: Array<string> = []
       const gated = Fs.intercept(Fs.node, (step, run) =>
         Effect.suspend(() => {
-          if (holding && step.op === "fsync" && step.path.includes(".tmp-")) {
+          // Inside the commit of either protocol: the temp file's fsync, or the creation of the append intent.
+          if (holding && ((step.op === "fsync" && step.path.includes(".tmp-")) || step.op === "symlink")) {
             holding = false
             return Effect.zipRight(Effect.zipRight(Deferred.succeed(arrived, undefined), Deferred.await(gate)), run)
           }

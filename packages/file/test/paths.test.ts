@@ -43,7 +43,7 @@ describe("a session in a symlinked directory", () => {
       expect(again.entries).toEqual([first])
       expect((yield* SessionStore.read(viaLink)).location).toBe(real)
       yield* again.append(first.id, user("m2", "again"))
-      expect(yield* Recovery.recover(viaLink)).toEqual({ path: real, marker: "none", removed: [] })
+      expect(yield* Recovery.recover(viaLink)).toEqual({ path: real, marker: "none", batch: "none", removed: [] })
       expect(NFS.readdirSync(Path.join(root, "real"))).toEqual(["a.jsonl"])
     }).pipe(Effect.provide(live)))
 

@@ -89,7 +89,7 @@ describe("processes", () => {
         child.process.stdin!.write("go\n")
         await child.waitFor((l) => l === "ready")
         if (i % 2 === 0) {
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 60))
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 120))
         } else {
           // Every other kill lands inside a commit: once one of its names appears, a random part of a
           // millisecond later. (A timer of this process fires when it gets a CPU; with both busy, that

@@ -47,7 +47,7 @@ describe("recover", () => {
     Effect.gen(function*() {
       const { dir, path } = yield* session
       const hash = hashDir(dir)
-      expect(yield* Recovery.recover(path)).toEqual({ path, marker: "none", removed: [] })
+      expect(yield* Recovery.recover(path)).toEqual({ path, marker: "none", batch: "none", removed: [] })
       expect(hashDir(dir)).toBe(hash)
     }).pipe(Effect.provide(layerReal)))
 
@@ -69,7 +69,7 @@ describe("recover", () => {
       expect(Either.isLeft(busy) && busy.left.code).toBe("SESSION_BUSY")
       expect(store.entries).toBe(before)
       expect(hashDir(dir)).toBe(hash)
-      expect(yield* Recovery.recover(path)).toEqual({ path, marker: "removed", removed: [dead] })
+      expect(yield* Recovery.recover(path)).toEqual({ path, marker: "removed", batch: "none", removed: [dead] })
       expect(listing(dir)).toEqual([NAME])
       expect(NFS.readFileSync(path)).toEqual(bytes)
       // The same store still holds the generation at the path, so it appends now.
@@ -90,7 +90,7 @@ describe("recover", () => {
       NFS.linkSync(Path.join(dir, tmp), Path.join(dir, leftoverName("next", `${otherBoot}-7-7`)))
       NFS.renameSync(Path.join(dir, leftoverName("next", `${otherBoot}-7-7`)), path)
       const report = yield* Recovery.recover(path)
-      expect(report).toEqual({ path, marker: "removed", removed: [tmp] })
+      expect(report).toEqual({ path, marker: "removed", batch: "none", removed: [tmp] })
       expect(NFS.readFileSync(path)).toEqual(newer)
       expect(listing(dir)).toEqual([NAME])
       const store = yield* SessionStore.load(path)
@@ -175,7 +175,7 @@ describe("recover", () => {
       expect(hashDir(dir)).toBe(hash)
       child.kill("SIGKILL")
       yield* Effect.promise(() => new Promise<void>((resolve) => child.once("exit", () => resolve())))
-      expect(yield* Recovery.recover(path)).toEqual({ path, marker: "removed", removed: [live] })
+      expect(yield* Recovery.recover(path)).toEqual({ path, marker: "removed", batch: "none", removed: [live] })
       expect(listing(dir)).toEqual([NAME])
       expect(NFS.readFileSync(path)).toEqual(bytes)
     }).pipe(Effect.provide(layerReal)))
@@ -210,7 +210,7 @@ describe("recover", () => {
       const { dir, path } = yield* session
       const own = leftoverName("tmp", `${BOOT}-${process.pid}-${startTimeOf(process.pid)}`, 999)
       NFS.writeFileSync(Path.join(dir, own), "")
-      expect(yield* Recovery.recover(path)).toEqual({ path, marker: "none", removed: [own] })
+      expect(yield* Recovery.recover(path)).toEqual({ path, marker: "none", batch: "none", removed: [own] })
       expect(listing(dir)).toEqual([NAME])
     }).pipe(Effect.provide(layerReal)))
 

@@ -66,7 +66,7 @@ export const leftoverPattern = (base: string): RegExp =>
 
 const stateKey = (state: CrashState): string =>
   state.files
-    .map((f) => `${f.names.join("+")}=${digest(f.bytes)}`)
+    .map((f) => `${f.names.join("+")}${f.symlink === true ? "@" : "="}${digest(f.bytes)}`)
     .sort()
     .join("|")
 
@@ -91,10 +91,18 @@ const limiter = (n: number) => {
 const materialise = (dir: string, state: CrashState): void => {
   for (const file of state.files) {
     const [first, ...others] = file.names
+    if (file.symlink === true) {
+      NFS.symlinkSync(Buffer.from(file.bytes).toString("utf8"), Path.join(dir, first!))
+      continue
+    }
     NFS.writeFileSync(Path.join(dir, first!), file.bytes)
     for (const other of others) NFS.linkSync(Path.join(dir, first!), Path.join(dir, other))
   }
 }
+
+/** A name's content: a symbolic link's text, else the file's bytes. */
+const entryDigest = (path: string): string =>
+  NFS.lstatSync(path).isSymbolicLink() ? `link:${NFS.readlinkSync(path)}` : digest(NFS.readFileSync(path))
 
 const describeState = (state: CrashState): string =>
   `survived [${state.survived.join("; ")}] files [${state.files.map((f) => `${f.names.join("+")}:${f.data}(${f.bytes.length}B)`).join(", ")}]`
@@ -156,7 +164,14 @@ export const checkTrace = async (input: TraceCheck): Promise<TraceReport> => {
       const before = NFS.readdirSync(dir)
       const strange = before.filter((n) => n !== base && !leftover.test(n))
       if (strange.length > 0) return `unrecognisable names ${strange.join(", ")}`
+      // A load before recovery never writes, and never shows what recovery would not keep (part of a batch).
+      let early: ReadonlyArray<string> | undefined
       if (before.some((n) => n !== base)) {
+        const snapshot = before.map((n) => `${n}:${entryDigest(Path.join(dir, n))}`).join("|")
+        const read = await attempt(SessionStore.read(path))
+        if (read._tag === "Right") early = read.right.entries.map((e) => e.id)
+        const now = NFS.readdirSync(dir).map((n) => `${n}:${entryDigest(Path.join(dir, n))}`).join("|")
+        if (now !== snapshot) return "a load before recovery changed the directory"
         const recovered = await attempt(Recovery.recover(path))
         if (recovered._tag === "Left") return `recover failed: ${recovered.left.message}`
       }
@@ -173,6 +188,9 @@ export const checkTrace = async (input: TraceCheck): Promise<TraceReport> => {
         if (loaded._tag === "Left") return `generation G${g} fails to load: ${loaded.left.message}`
         const ids = loaded.right.entries.map((e) => e.id)
         if (JSON.stringify(ids) !== JSON.stringify(generations[g]!.ids)) return `generation G${g} loads other entries`
+        if (early !== undefined && JSON.stringify(early) !== JSON.stringify(ids)) {
+          return `a load before recovery showed ${early.length} entries, recovery kept G${g} (${ids.length})`
+        }
         if (input.appendAfter === true || (typeof input.appendAfter === "number" && index % input.appendAfter === 0)) {
           const appended = await attempt(Effect.gen(function*() {
             const store = yield* SessionStore.load(path)

@@ -29,6 +29,8 @@ interface Inode {
   readonly ino: number
   durable: Uint8Array
   data: Uint8Array
+  /** A symbolic link: its text is `data`, durable with its name (it lives in the inode, not in data blocks). */
+  readonly symlink?: true
 }
 
 /** A directory step not yet covered by an fsync of the directory. */
@@ -42,6 +44,8 @@ export interface CrashFile {
   /** Hard links of one inode. */
   readonly names: ReadonlyArray<string>
   readonly bytes: Uint8Array
+  /** A symbolic link whose text is `bytes`. */
+  readonly symlink?: boolean
   /** Which version of the data: "durable", "all", "zeros" or "cut@N". */
   readonly data: string
 }
@@ -116,7 +120,15 @@ export class Model {
     for (const name of NFS.readdirSync(dir).sort()) {
       const full = Path.join(dir, name)
       const st = NFS.lstatSync(full, { bigint: true })
-      if (!st.isFile()) throw new Error(`the model holds regular files only: ${full}`)
+      if (st.isSymbolicLink()) {
+        const text = Buffer.from(NFS.readlinkSync(full, "utf8"), "utf8")
+        const ino = model.nextIno++
+        model.inodes.set(ino, { ino, durable: text, data: text, symlink: true })
+        model.names.set(name, ino)
+        model.durableNames.set(name, ino)
+        continue
+      }
+      if (!st.isFile()) throw new Error(`the model holds regular files and symbolic links only: ${full}`)
       let ino = byIno.get(st.ino)
       if (ino === undefined) {
         const bytes = NFS.readFileSync(full)
@@ -211,6 +223,17 @@ export class Model {
         inode.data = data
         return event.bytes.length > 0
       }
+      case "ftruncate": {
+        const ino = this.inodeOf(event.fd, event.path)
+        if (ino === "dir") throw new Error("ftruncate of a directory")
+        const inode = this.inodes.get(ino)!
+        const data = new Uint8Array(event.length)
+        data.set(inode.data.subarray(0, Math.min(event.length, inode.data.length)))
+        const changed = !equalBytes(data, inode.data)
+        inode.data = data
+        return changed
+      }
+      case "fdatasync":
       case "fsync": {
         const ino = this.inodeOf(event.fd, event.path)
         if (ino === "dir") {
@@ -233,6 +256,15 @@ export class Model {
         if (ino === undefined) throw new Error(`link of a missing ${from} succeeded`)
         const to = this.nameOf(event.target)
         this.dirStep({ step: `link ${from} -> ${to}`, set: [to, ino] })
+        return true
+      }
+      case "symlink": {
+        const name = this.nameOf(event.path)
+        if (this.names.has(name)) throw new Error(`symlink onto an existing ${name} succeeded`)
+        const text = Buffer.from(event.text, "utf8")
+        const ino = this.nextIno++
+        this.inodes.set(ino, { ino, durable: text, data: text, symlink: true })
+        this.dirStep({ step: `symlink ${name}`, set: [name, ino] })
         return true
       }
       case "rename": {
@@ -303,14 +335,14 @@ export class Model {
           options = this.dataOptions(this.inodes.get(ino)!, mode)
           optionsOf.set(ino, options)
         }
-        return { linkNames, options }
+        return { linkNames, options, symlink: this.inodes.get(ino)!.symlink === true }
       })
       // Cross product of the data versions of every reachable inode.
       const choice = groups.map(() => 0)
       for (;;) {
         yield {
           survived,
-          files: groups.map((g, i) => ({ names: g.linkNames, ...g.options[choice[i]!]! }))
+          files: groups.map((g, i) => ({ names: g.linkNames, symlink: g.symlink, ...g.options[choice[i]!]! }))
         }
         let i = 0
         while (i < groups.length && ++choice[i]! === groups[i]!.options.length) choice[i++] = 0

@@ -16,12 +16,17 @@ export type TraceEvent =
   | { readonly op: "open"; readonly path: string; readonly flags: number; readonly fd: number }
   | { readonly op: "write"; readonly path: string; readonly fd: number; readonly position: number; readonly bytes: Uint8Array }
   | { readonly op: "fsync"; readonly path: string; readonly fd: number }
+  /** Data and size durable: for this model, what an fsync of the file makes durable. */
+  | { readonly op: "fdatasync"; readonly path: string; readonly fd: number }
+  | { readonly op: "ftruncate"; readonly path: string; readonly fd: number; readonly length: number }
   | { readonly op: "close"; readonly path: string; readonly fd: number }
   | { readonly op: "link"; readonly path: string; readonly target: string }
+  /** A symbolic link created at `path` holding `text`. */
+  | { readonly op: "symlink"; readonly path: string; readonly text: string }
   | { readonly op: "rename"; readonly path: string; readonly target: string }
   | { readonly op: "unlink"; readonly path: string }
   | { readonly op: "copyFile"; readonly path: string; readonly target: string }
-  | { readonly op: "lstat" | "fstat" | "read" | "readdir" | "realpath"; readonly path: string }
+  | { readonly op: "lstat" | "fstat" | "read" | "readdir" | "realpath" | "readlink"; readonly path: string }
   /** A step that failed: it changed nothing. */
   | { readonly op: "failed"; readonly step: string; readonly path: string; readonly errno: string }
   /**
@@ -76,10 +81,15 @@ export const recorder = (service: FsService): Recorder => {
         bytes: Uint8Array.prototype.slice.call(buffer, offset, offset + n)
       })),
     fsync: (h) => rec(base.fsync(h), "fsync", h.path, () => ({ op: "fsync", path: h.path, fd: h.fd })),
+    fdatasync: (h) => rec(base.fdatasync(h), "fdatasync", h.path, () => ({ op: "fdatasync", path: h.path, fd: h.fd })),
+    ftruncate: (h, length) =>
+      rec(base.ftruncate(h, length), "ftruncate", h.path, () => ({ op: "ftruncate", path: h.path, fd: h.fd, length })),
     close: (h) => rec(base.close(h), "close", h.path, () => ({ op: "close", path: h.path, fd: h.fd })),
     closeDetached: (h) => rec(base.closeDetached(h), "close", h.path, () => ({ op: "close", path: h.path, fd: h.fd })),
     link: (existing, newPath) => rec(base.link(existing, newPath), "link", existing, () => ({ op: "link", path: existing, target: newPath })),
     rename: (from, to) => rec(base.rename(from, to), "rename", from, () => ({ op: "rename", path: from, target: to })),
+    symlink: (text, path) => rec(base.symlink(text, path), "symlink", path, () => ({ op: "symlink", path, text })),
+    readlink: (path) => rec(base.readlink(path), "readlink", path, () => ({ op: "readlink", path })),
     unlink: (path) => rec(base.unlink(path), "unlink", path, () => ({ op: "unlink", path })),
     readdir: (path) => rec(base.readdir(path), "readdir", path, () => ({ op: "readdir", path })),
     realpath: (path) => rec(base.realpath(path), "realpath", path, () => ({ op: "realpath", path })),
@@ -100,12 +110,17 @@ export const describe = (event: TraceEvent, dir: string): string => {
     case "write":
       return `write fd ${event.fd} (${rel(event.path)}) ${event.bytes.length} bytes @${event.position}`
     case "fsync":
+    case "fdatasync":
     case "close":
       return `${event.op} fd ${event.fd} (${rel(event.path)})`
+    case "ftruncate":
+      return `ftruncate fd ${event.fd} (${rel(event.path)}) to ${event.length}`
     case "link":
     case "rename":
     case "copyFile":
       return `${event.op} ${rel(event.path)} -> ${rel(event.target)}`
+    case "symlink":
+      return `symlink ${rel(event.path)} (${event.text.length} characters)`
     case "failed":
       return `failed ${event.step} ${rel(event.path)}: ${event.errno}`
     case "settled":

@@ -1,4 +1,4 @@
-import type { RecordLines } from "@session-tree/core/Codec"
+import { type RecordLines, versionOf } from "@session-tree/core/Codec"
 import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
 import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
@@ -8,10 +8,12 @@ import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 import type { FileId, FsService, Handle } from "../Fs.js"
 import { toLines } from "../Jsonl.js"
+import * as Append from "./append.js"
 import * as Blobs from "./blobs.js"
 import * as Generation from "./generation.js"
-import { closeQuietly } from "./io.js"
+import { closeQuietly, step } from "./io.js"
 import { processLocks } from "./locks.js"
+import { versionOfHead } from "./lines.js"
 import * as Paths from "./paths.js"
 
 /** Commits at or above this size copy the current generation in the kernel (reflink/copy_file_range). */
@@ -70,6 +72,17 @@ interface State {
   loadedBytes: Uint8Array | undefined
   /** Whether the file holds exactly `generation`. */
   diskCanonical: boolean
+  /**
+   * Version 2: batches are appended in place (`append.ts`) once the file is known to hold the
+   * canonical lines; version 1 writes every generation whole.
+   */
+  readonly appendInPlace: boolean
+  /** Version 2, after a load and until the first commit: the lines read, to tell whether the file is canonical. */
+  loadedLines: RecordLines | undefined
+  /** Version 2: the file open for writing, once an append has opened it. */
+  appendHandle: Handle | undefined
+  /** Version 2: an intent whose removal failed after its batch was durable, removed before the next commit. */
+  staleIntent: string | undefined
   /** Set when a commit could not prove its rollback: the marker is kept, nothing more is committed. */
   locked: SessionError | undefined
   /** Set once the scope has closed: the descriptors are gone. */
@@ -150,9 +163,19 @@ const makeWriter = (
     yield* Effect.addFinalizer(() =>
       lock.withPermits(1)(Effect.suspend(() => {
         state.closed = true
-        return awaitReplacedClosed.pipe(Effect.zipRight(closeQuietly(fs, state.base.handle)), Effect.zipRight(removeLeftovers))
+        return awaitReplacedClosed.pipe(
+          Effect.zipRight(closeQuietly(fs, state.base.handle)),
+          Effect.zipRight(closeAppendHandle),
+          Effect.zipRight(removeLeftovers)
+        )
       }))
     )
+
+    const closeAppendHandle = Effect.suspend(() => {
+      const handle = state.appendHandle
+      state.appendHandle = undefined
+      return handle === undefined ? Effect.void : closeQuietly(fs, handle)
+    })
 
     const canonicalOf = (batch: Batch): GenerationBuffer => {
       if (state.generation === undefined) {
@@ -182,6 +205,53 @@ const makeWriter = (
         yield* closeReplaced(old.handle)
       })
 
+    /** A version-2 batch after the committed end of a canonical file (`append.ts`). */
+    const appendBatch = (batch: Batch): Effect.Effect<void, SessionError> =>
+      Effect.gen(function*() {
+        yield* removeLeftovers
+        if (state.staleIntent !== undefined && (yield* Append.removeIntent(fs, paths, state.staleIntent))) state.staleIntent = undefined
+        const bytes = Buffer.allocUnsafe(sizeOf(batch))
+        writeLines(bytes, 0, batch)
+        const appended = yield* Append.append(fs, {
+          paths,
+          dirHandle: dir.handle,
+          dirId: dir.id,
+          base: state.base,
+          bytes,
+          handle: state.appendHandle,
+          rolledBack: (generation) => {
+            state.base = generation
+          }
+        }, Generation.busy(fs, paths)).pipe(Effect.catchTag("Locked", ({ error }) => {
+          state.locked = error
+          return Effect.fail(error)
+        }))
+        state.base = appended.generation
+        state.appendHandle = appended.handle
+        state.staleIntent = appended.staleIntent
+      })
+
+    /**
+     * A version-2 commit: in place when the file holds exactly the canonical lines, else (a skipped
+     * tail, CRLF endings, lines written otherwise) the whole canonical generation once, like version 1.
+     */
+    const commitV2 = (batch: Batch): Effect.Effect<void, SessionError> => {
+      if (state.loadedLines !== undefined) {
+        state.diskCanonical = holdsExactly(state.loadedLines, batch.accepted())
+        state.loadedLines = undefined
+      }
+      if (state.diskCanonical) return batch.lines.length === 0 ? Effect.void : appendBatch(batch)
+      // The generation is built for this commit only: in-place appends never need it again.
+      const generation = new GenerationBuffer(batch.accepted())
+      const added = sizeOf(batch)
+      // An append intent removed without a directory sync since (by any writer) could come back in a
+      // crash beside the new generation, which it does not describe: the sync makes its removal durable first.
+      return step("fsync directory", fs.fsync(dir.handle)).pipe(
+        Effect.zipRight(commitBytes(generation.stage(batch, added), added)),
+        Effect.zipRight(closeAppendHandle)
+      )
+    }
+
     return {
       // Waiting for the lock is interruptible, holding it is not: once a commit has linked its marker,
       // its outcome must reach this state, which the next commit starts from.
@@ -189,15 +259,24 @@ const makeWriter = (
         lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
           if (state.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: paths.path }))
           if (state.locked !== undefined) return Effect.fail(state.locked)
+          // Only a version-2 batch holds blobs: durable before the commit of the lines that refer to them.
+          if (state.appendInPlace) return Effect.zipRight(Blobs.put(fs, paths, batch.blobs), commitV2(batch))
           const generation = canonicalOf(batch)
           if (batch.lines.length === 0) return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
           const added = sizeOf(batch)
-          return Effect.zipRight(Blobs.put(fs, paths, batch.blobs), Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
+          return Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
             generation.length += added
-          }))
+          })
         })))
     }
   })
+
+/** Whether `loaded` (a file's lines as read) is exactly the canonical generation `canonical`: no CRLF, no skipped tail, the same lines. */
+const holdsExactly = (loaded: RecordLines, canonical: Lines): boolean => {
+  if (loaded.tail !== "none" || loaded.lines.length !== canonical.lines.length || loaded.size !== sizeOf(canonical)) return false
+  for (let i = 0; i < canonical.lines.length; i++) if (loaded.lines[i] !== canonical.lines[i]) return false
+  return true
+}
 
 /** The record lines of a generation's bytes. */
 const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, SessionError> => {
@@ -231,12 +310,17 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
           const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) => Blobs.attach(fs, paths, read))
+          const appendInPlace = versionOfHead(opened.bytes) === 2
           const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
           const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
           const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: opened.dir }, lock, {
             base: opened.generation,
             generation: undefined,
-            loadedBytes: opened.bytes,
+            loadedBytes: appendInPlace ? undefined : opened.bytes,
+            appendInPlace,
+            loadedLines: appendInPlace ? stored : undefined,
+            appendHandle: undefined,
+            staleIntent: undefined,
             diskCanonical: false,
             locked: undefined,
             closed: false,
@@ -257,10 +341,15 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
         yield* Blobs.put(fs, paths, session.blobs)
         const created = yield* lock.withPermits(1)(Generation.create(fs, paths, bytes, handle, dirStat))
+        const appendInPlace = versionOf(session.lines[0]) === 2
         const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {
           base: created.generation,
-          generation,
+          generation: appendInPlace ? undefined : generation,
           loadedBytes: undefined,
+          appendInPlace,
+          loadedLines: undefined,
+          appendHandle: undefined,
+          staleIntent: undefined,
           diskCanonical: true,
           locked: undefined,
           closed: false,

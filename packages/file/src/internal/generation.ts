@@ -8,7 +8,6 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NFS from "node:fs"
-import { MAX_FILE_BYTES } from "@session-tree/core/Codec"
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import {
@@ -16,13 +15,16 @@ import {
   expectIdentity,
   lstatNamed,
   lstatOrMissing,
-  readBytes,
-  readWhole,
+  readSessionFile,
   removeOwn,
   step,
   stepError,
+  type Whole,
   writeAll
 } from "./io.js"
+import * as Append from "./append.js"
+import { SESSION_CAPS, versionOfHead } from "./lines.js"
+import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
 
 /** A generation this process holds open: the descriptor pins the inode, so its (dev, ino) cannot be reused. */
@@ -60,13 +62,13 @@ export const statDirectory = (fs: FsService, paths: Paths.SessionPaths): Effect.
   )
 
 /**
- * Opens the generation at `paths.path` for reading (see `readWhole`): never through a link,
+ * Opens the generation at `paths.path` for reading (see `readSettled`): never through a link,
  * never blocking, the same file from lstat to the last byte. The handle stays open for the
  * caller; on failure it is closed.
  */
 export const open = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Opened, SessionError> =>
   Effect.flatMap(statDirectory(fs, paths), (dir) =>
-    Effect.map(readWhole(fs, paths.path, MAX_FILE_BYTES, "session file"), ({ bytes, handle, stat }) => ({
+    Effect.map(readSettled(fs, paths), ({ bytes, handle, stat }) => ({
       bytes,
       generation: held(handle, stat, bytes.length),
       dir
@@ -74,7 +76,83 @@ export const open = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Op
 
 /** The bytes of the generation at `paths.path`, read as `open` reads them, holding nothing afterwards. */
 export const read = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Uint8Array, SessionError> =>
-  Effect.zipRight(statDirectory(fs, paths), readBytes(fs, paths.path, MAX_FILE_BYTES, "session file"))
+  Effect.zipRight(
+    statDirectory(fs, paths),
+    Effect.acquireUseRelease(readSettled(fs, paths), ({ bytes }) => Effect.succeed(bytes), ({ handle }) => closeQuietly(fs, handle))
+  )
+
+/** What is at the marker's name: nothing, a version-1 commit's marker (a file), or an append intent (a link's text). */
+type MarkerNow = undefined | { readonly _tag: "File"; readonly stat: Stat } | { readonly _tag: "Intent"; readonly text: string }
+
+const markerNow = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<MarkerNow | "changing", SessionError> =>
+  Effect.flatMap(lstatNamed(fs, "lstat marker", paths.marker), (stat): Effect.Effect<MarkerNow | "changing", SessionError> => {
+    if (stat === undefined) return Effect.succeed(undefined)
+    if (stat.kind === "file") return Effect.succeed({ _tag: "File" as const, stat })
+    if (stat.kind === "symlink") {
+      return Effect.matchEffect(fs.readlink(paths.marker), {
+        // Gone or replaced between the lstat and the readlink: an append ended meanwhile.
+        onFailure: (e) => e.errno === "ENOENT" || e.errno === "EINVAL" ? Effect.succeed("changing" as const) : Effect.fail(stepError("readlink marker", e)),
+        onSuccess: (text) => Effect.succeed({ _tag: "Intent" as const, text })
+      })
+    }
+    return Effect.fail(sessionError("SESSION_BUSY", `${paths.marker} is not a regular file: it blocks this session until it is removed`, { path: paths.path }))
+  })
+
+/** The same marker before and after a read: both absent, the same file unchanged, or the same intent (each is unique). */
+const sameMarker = (a: MarkerNow, b: MarkerNow): boolean =>
+  a === undefined || b === undefined
+    ? a === b
+    : a._tag === "File"
+    ? b._tag === "File" && sameFile(a.stat, b.stat) && a.stat.size === b.stat.size && a.stat.mtimeNs === b.stat.mtimeNs
+    : b._tag === "Intent" && a.text === b.text
+
+/** Reads of a version-2 file that an append overlapped are tried again this many times, then SESSION_BUSY. */
+const READ_ATTEMPTS = 100
+
+/**
+ * The session file read whole as a load must see it (`docs/format.md`, "Appending to a
+ * version-2 file"). A version-1 file is read as it is, and one that grew while it was read is
+ * SESSION_REPLACED. A version-2 file may grow under a running append: the marker is looked at
+ * before and after the read, and a read that an append overlapped is tried again; with an
+ * append intent there, the file shows what the intent's rule (`Append.settle`) allows.
+ */
+const readSettled = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Whole, SessionError> => {
+  const attempt = (left: number): Effect.Effect<Whole, SessionError> =>
+    Effect.gen(function*() {
+      const before = yield* markerNow(fs, paths)
+      const whole = yield* readSessionFile(fs, paths.path, SESSION_CAPS)
+      const settled = yield* Effect.gen(function*() {
+        if (versionOfHead(whole.bytes) === 1) {
+          return whole.sizeAfter === whole.stat.size
+            ? whole
+            : yield* sessionError("SESSION_REPLACED", "the file grew while it was read", { path: paths.path })
+        }
+        const after = yield* markerNow(fs, paths)
+        if (before === "changing" || after === "changing" || whole.sizeAfter !== whole.stat.size || !sameMarker(before, after)) {
+          return undefined
+        }
+        if (after === undefined || after._tag === "File") return whole
+        const intent = Append.parseIntent(after.text)
+        if (intent === undefined) {
+          return yield* sessionError("SESSION_BUSY", `${paths.marker} is a link but not an append intent: it blocks this session until it is removed`, {
+            path: paths.path
+          })
+        }
+        const end = Append.settle(whole.bytes, intent, paths.path)
+        if (typeof end !== "number") return yield* end
+        return { ...whole, bytes: whole.bytes.subarray(0, end) }
+      }).pipe(Effect.onError(() => closeQuietly(fs, whole.handle)))
+      if (settled !== undefined) return settled
+      yield* closeQuietly(fs, whole.handle)
+      if (left <= 1) {
+        return yield* sessionError("SESSION_BUSY", "the session is being appended to without a pause long enough to read it; try again", {
+          path: paths.path
+        })
+      }
+      return yield* attempt(left - 1)
+    })
+  return attempt(READ_ATTEMPTS)
+}
 
 /**
  * Opens the directory so commits can fsync it; the descriptor also pins its identity. Not
@@ -170,10 +248,15 @@ const undoOnFailure = <A, E, E2>(effect: Effect.Effect<A, E>, undo: (failure: E)
  * in flight (its temp file names a running process), or one that crashed or could not prove its
  * rollback, which only `recover` resolves.
  */
-const busy = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<SessionError> =>
+export const busy = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<SessionError> =>
   // Unlisted, the marker is still there: the message then points at `recover`, which lists again.
-  Effect.map(Effect.orElseSucceed(Paths.leftovers(fs, paths), () => undefined), (found) => {
-    const live = found?.live?.owner
+  Effect.map(Effect.all([
+    Effect.orElseSucceed(Paths.leftovers(fs, paths), () => undefined),
+    Effect.orElseSucceed(fs.readlink(paths.marker), () => "")
+  ]), ([found, link]) => {
+    // A version-1 commit names its writer with its temp file, a version-2 append in its intent.
+    const appender = Append.parseIntent(link)?.owner
+    const live = found?.live?.owner ?? (appender !== undefined && Owner.isAlive(appender) ? appender : undefined)
     return live !== undefined
       ? sessionError(
         "SESSION_BUSY",

@@ -131,6 +131,54 @@ const readAll = (fs: FsService, { handle, stat }: Checked, maxBytes: number): Ef
     return from(0)
   })
 
+/**
+ * The session file at `path` opened and read as a load reads it: `openChecked` with the largest
+ * cap any version allows, then, for a file over `caps.least`, the head read first so that the
+ * cap its header declares (`caps.of`) refuses it before it is read whole. It reads exactly the
+ * size fstat gave (a file that shrank meanwhile is SESSION_REPLACED) and reports the size after
+ * the read: what a file that grew meanwhile means depends on its version, so the caller decides.
+ * The descriptor stays open for the caller, as with `readWhole`.
+ */
+export const readSessionFile = (
+  fs: FsService,
+  path: string,
+  caps: SessionCaps
+): Effect.Effect<Whole & { readonly sizeAfter: number }, SessionError> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(openChecked(fs, path, caps.most, "session file"), (checked) =>
+      restore(Effect.gen(function*() {
+        const size = checked.stat.size
+        if (size > caps.least) {
+          const head = Buffer.allocUnsafe(Math.min(size, caps.headBytes))
+          const cap = caps.of(yield* readExactly(fs, checked.handle, head, path))
+          if (size > cap) return yield* tooLarge(path, cap, size)
+        }
+        const bytes = yield* readExactly(fs, checked.handle, Buffer.allocUnsafe(size), path)
+        const after = yield* step("fstat", fs.fstat(checked.handle))
+        return { bytes, handle: checked.handle, stat: checked.stat, sizeAfter: after.size }
+      })).pipe(Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : closeQuietly(fs, checked.handle)))
+    )
+  )
+
+/** The caps of a session file: the most any version allows, the least, and the one the head declares. */
+export interface SessionCaps {
+  readonly most: number
+  readonly least: number
+  /** How many bytes from the start `of` needs. */
+  readonly headBytes: number
+  readonly of: (head: Uint8Array) => number
+}
+
+/** Fills `buffer` from the start of the file; a file that ends first is SESSION_REPLACED (it shrank). */
+const readExactly = (fs: FsService, handle: Handle, buffer: Buffer, path: string): Effect.Effect<Buffer, SessionError> => {
+  const from = (length: number): Effect.Effect<Buffer, SessionError> =>
+    length === buffer.length
+      ? Effect.succeed(buffer)
+      : Effect.flatMap(step("read", fs.read(handle, buffer, length, buffer.length - length, length)), (n) =>
+        n === 0 ? Effect.fail(sessionError("SESSION_REPLACED", "the file shrank while it was read", { path })) : from(length + n))
+  return from(0)
+}
+
 /** A regular file read whole, with the descriptor it was read through. */
 export interface Whole extends Checked {
   readonly bytes: Uint8Array

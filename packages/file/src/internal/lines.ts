@@ -1,11 +1,12 @@
 /**
  * Bytes → physical lines (`docs/format.md`, "Lines, caps and the tail"). Pure and allocation-light: the loader calls
- * it once per load on up to 4 MB, so newlines are found with the native
+ * it once per load on the whole file, so newlines are found with the native
  * `Buffer#indexOf` and each line is decoded straight from the shared buffer.
  */
-import { capsOf, MAX_FILE_BYTES, versionOf } from "@session-tree/core/Codec"
+import { CAPS_V1, CAPS_V2, capsOf, versionOf } from "@session-tree/core/Codec"
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { Buffer, isAscii, isUtf8 } from "node:buffer"
+import type { SessionCaps } from "./io.js"
 
 export interface SplitLines {
   /** Complete lines without their `\n` / `\r\n`; `lines[0]` is physical line 1. */
@@ -23,26 +24,46 @@ const CR = 0x0d
 
 export const splitLines = (bytes: Uint8Array): SplitLines | SessionError => {
   const size = bytes.byteLength
-  if (size > MAX_FILE_BYTES) {
-    return sessionError("SESSION_FILE_TOO_LARGE", `file has ${size} bytes, at most ${MAX_FILE_BYTES} are allowed`)
-  }
   // A view, not a copy: `Buffer.from(Uint8Array)` would copy the bytes.
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, size)
+  // The caps are the format version's, which the header line declares.
+  const caps = capsOf(versionOf(headerText(buf)))
+  if (size > caps.sessionBytes) {
+    return sessionError("SESSION_FILE_TOO_LARGE", `file has ${size} bytes, at most ${caps.sessionBytes} are allowed`)
+  }
   // SIMD passes over the whole file; only a failure pays for locating the line.
   // Pure ASCII (the usual case) is valid UTF-8, and decodes faster as latin1.
   const encoding = isAscii(buf) ? "latin1" : "utf8"
   if (encoding === "utf8" && !isUtf8(buf)) {
     return sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { line: firstInvalidLine(buf) })
   }
-  // The line cap is the format version's, which the header line declares.
-  const firstEnd = buf.indexOf(LF)
-  const first = buf.toString("utf8", 0, Math.min(firstEnd === -1 ? size : firstEnd, HEADER_BYTES))
-  const lineBytes = capsOf(versionOf(first)).lineBytes
-  return encoding === "latin1" ? splitAscii(buf, lineBytes) : splitUtf8(buf, lineBytes)
+  return encoding === "latin1" ? splitAscii(buf, caps.lineBytes) : splitUtf8(buf, caps.lineBytes)
 }
 
 /** The most of the first line read to learn the version: a header longer than any line may be is refused anyway. */
 const HEADER_BYTES = 1_048_577
+
+/** The text of the first line, as much of it as the version needs (`HEADER_BYTES`). */
+const headerText = (head: Uint8Array): string => {
+  const buf = Buffer.from(head.buffer, head.byteOffset, head.byteLength)
+  const end = buf.indexOf(LF)
+  return buf.toString("utf8", 0, Math.min(end === -1 ? buf.length : end, HEADER_BYTES))
+}
+
+/** The format version the first line of `bytes` declares (see `Codec.versionOf`). */
+export const versionOfHead = (bytes: Uint8Array): 1 | 2 => versionOf(headerText(bytes))
+
+/**
+ * The caps of a session file before it is read whole: a version-1 file over its cap is refused
+ * from its first line, and no file is read beyond the largest cap.
+ */
+export const SESSION_CAPS: SessionCaps = {
+  most: CAPS_V2.sessionBytes,
+  least: CAPS_V1.sessionBytes,
+  headBytes: HEADER_BYTES,
+  of: (head) => capsOf(versionOf(headerText(head))).sessionBytes
+}
+
 
 /**
  * An ASCII file: one string for the whole file and the lines as slices of it,
