@@ -30,6 +30,14 @@ export interface KitService {
   readonly put: (location: string, lines: ReadonlyArray<string>) => Effect.Effect<void>
   /** The lines stored at `location` now, or undefined when nothing is. */
   readonly raw: (location: string) => Effect.Effect<ReadonlyArray<string> | undefined>
+  /** Stores `bytes` as the blob `hash` (64 hexadecimal digits) of the session at `location`, replacing what is there. */
+  readonly putBlob: (location: string, hash: string, bytes: Uint8Array) => Effect.Effect<void>
+  /** Removes the blob `hash` of the session at `location`. */
+  readonly removeBlob: (location: string, hash: string) => Effect.Effect<void>
+  /** The hashes of the blobs the session at `location` holds, sorted. */
+  readonly blobs: (location: string) => Effect.Effect<ReadonlyArray<string>>
+  /** Removes the session at `location` and everything stored with it, as a person or a retention job would. */
+  readonly remove: (location: string) => Effect.Effect<void>
 }
 
 export class Kit extends Context.Tag("@session-tree/conformance/Kit")<Kit, KitService>() {}
@@ -47,13 +55,27 @@ export const memory: Backend = {
   name: "memory",
   layer: Layer.suspend(() => {
     const storage: MemoryJournal.Storage = new Map()
+    const blobs: MemoryJournal.BlobStorage = new Map()
     const kit: KitService = {
       scope: undefined,
       location: unique,
       put: (location, lines) => Effect.sync(() => void storage.set(location, lines.slice())),
-      raw: (location) => Effect.sync(() => storage.get(location))
+      raw: (location) => Effect.sync(() => storage.get(location)),
+      putBlob: (location, hash, bytes) =>
+        Effect.sync(() => {
+          const held = blobs.get(location) ?? new Map<string, Uint8Array>()
+          held.set(hash, bytes.slice())
+          blobs.set(location, held)
+        }),
+      removeBlob: (location, hash) => Effect.sync(() => void blobs.get(location)?.delete(hash)),
+      blobs: (location) => Effect.sync(() => [...(blobs.get(location)?.keys() ?? [])].sort()),
+      remove: (location) =>
+        Effect.sync(() => {
+          storage.delete(location)
+          blobs.delete(location)
+        })
     }
-    return Layer.merge(MemoryJournal.layerStorage(storage), Layer.succeed(Kit, kit))
+    return Layer.merge(MemoryJournal.layerStorage(storage, blobs), Layer.succeed(Kit, kit))
   })
 }
 
@@ -77,6 +99,19 @@ export const file: Backend = {
               const text = NFS.readFileSync(location, "utf8")
               if (text === "") return []
               return text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n")
+            }),
+          putBlob: (location, hash, bytes) =>
+            Effect.sync(() => {
+              NFS.mkdirSync(`${location}.blobs`, { recursive: true })
+              NFS.writeFileSync(Path.join(`${location}.blobs`, hash), bytes)
+            }),
+          removeBlob: (location, hash) => Effect.sync(() => NFS.rmSync(Path.join(`${location}.blobs`, hash), { force: true })),
+          blobs: (location) =>
+            Effect.sync(() => (NFS.existsSync(`${location}.blobs`) ? NFS.readdirSync(`${location}.blobs`).sort() : [])),
+          remove: (location) =>
+            Effect.sync(() => {
+              NFS.rmSync(location, { force: true })
+              NFS.rmSync(`${location}.blobs`, { recursive: true, force: true })
             })
         }
         return Layer.merge(FileJournal.layerWithFs(), Layer.succeed(Kit, kit))
@@ -150,7 +185,19 @@ export const postgres = (adminUrl: string): Backend => ({
               const entries = yield* sql<{ readonly line: string }>`
                 SELECT line FROM session_tree_entries WHERE session_id = ${location} ORDER BY seq`
               return [...(session.header === null ? [] : [session.header]), ...entries.map((row) => row.line)]
-            }).pipe(Effect.orDie)
+            }).pipe(Effect.orDie),
+          putBlob: (location, hash, bytes) =>
+            sql`
+              INSERT INTO session_tree_blobs (session_id, hash, size, bytes) VALUES (${location}, ${hash}, ${bytes.length}, ${bytes})
+              ON CONFLICT (session_id, hash) DO UPDATE SET size = EXCLUDED.size, bytes = EXCLUDED.bytes`.pipe(Effect.asVoid, Effect.orDie),
+          removeBlob: (location, hash) =>
+            sql`DELETE FROM session_tree_blobs WHERE session_id = ${location} AND hash = ${hash}`.pipe(Effect.asVoid, Effect.orDie),
+          blobs: (location) =>
+            sql<{ readonly hash: string }>`SELECT hash FROM session_tree_blobs WHERE session_id = ${location} ORDER BY hash`.pipe(
+              Effect.map((rows) => rows.map((row) => row.hash)),
+              Effect.orDie
+            ),
+          remove: (location) => sql`DELETE FROM session_tree_sessions WHERE id = ${location}`.pipe(Effect.asVoid, Effect.orDie)
         }))
       )
       return Layer.mergeAll(PgJournal.layer, PgCatalog.layer, kit).pipe(Layer.provide(client))

@@ -18,6 +18,7 @@ import { SessionJournal, type SessionJournalService } from "@session-tree/core/S
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
+import * as Crypto from "node:crypto"
 import { type Backend, Kit } from "./Kit.js"
 
 const T = "1970-01-01T00:00:00.000Z"
@@ -196,6 +197,17 @@ const refusedAppends: ReadonlyArray<{ readonly name: string; readonly bodies: Re
 ]
 
 const codeOf = <A>(r: Either.Either<A, SessionError>): SessionErrorCode | "ok" => (Either.isLeft(r) ? r.left.code : "ok")
+
+/** `size` bytes that differ with `seed`, and their SHA-256: file data over the inline size becomes a blob. */
+const blobBytes = (seed: number, size = 70_000) => {
+  const bytes = new Uint8Array(size).map((_, i) => (i * 131 + seed * 7 + (i >> 8)) & 0xff)
+  return { bytes, hash: Crypto.createHash("sha256").update(bytes).digest("hex") }
+}
+const fileOf = (data: Json | Uint8Array, id = "m1") => ({
+  role: "user",
+  id,
+  content: [text("look"), { type: "file", mediaType: "image/png", data }]
+})
 const idAt = (journal: SessionJournalService, location: string) => journal.sessionIdAt(location) ?? "s"
 const own = (journal: SessionJournalService, location: string, lines: ReadonlyArray<string>): ReadonlyArray<string> =>
   lines.map((line, i) => (i === 0 ? line.replace(`"id":"s"`, `"id":${JSON.stringify(idAt(journal, location))}`) : line))
@@ -333,6 +345,152 @@ export const conformanceV2 = (backend: Backend): { readonly cases: number; reado
         ])
         expect(tree.activeLeafId).toBe(made[1]!.id)
         expect((yield* kit.raw(location))!.length).toBe(before.raw!.length + 2)
+      }))
+
+    test("an append stores file data over 65,536 bytes as a blob: the line holds its reference, the bytes read back exactly", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const location = kit.location("v2-blob")
+        const store = yield* SessionStore.create(location)
+        const tree = yield* SessionTree.make(store)
+        const big = blobBytes(1)
+        const small = blobBytes(2, 65_536)
+        const first = yield* tree.append(fileOf(big.bytes))
+        const second = yield* tree.append(fileOf({ base64: Buffer.from(small.bytes).toString("base64") }, "m2"))
+        const ref = { blob: `sha256:${big.hash}`, size: big.bytes.length }
+        expect((yield* kit.raw(location))!.slice(1)).toEqual([
+          message(first.id, null, { role: "user", id: "m1", content: [text("look"), { type: "file", mediaType: "image/png", data: ref }] }),
+          message(second.id, first.id, {
+            role: "user",
+            id: "m2",
+            content: [text("look"), { type: "file", mediaType: "image/png", data: { base64: Buffer.from(small.bytes).toString("base64") } }]
+          })
+        ])
+        expect(yield* kit.blobs(location)).toEqual([big.hash])
+        expect(yield* store.blob(ref.blob)).toEqual(big.bytes)
+        const loaded = yield* SessionStore.read(location)
+        expect(loaded.entries).toEqual(tree.entries)
+        expect(yield* loaded.blob(ref.blob)).toEqual(big.bytes)
+        // The same bytes again, or the reference as is, store no second blob; a reference of another size is refused.
+        yield* tree.append(fileOf(big.bytes, "m3"))
+        yield* tree.append(fileOf(ref, "m4"))
+        const before = yield* kit.raw(location)
+        expect(codeOf(yield* Effect.either(tree.append(fileOf({ ...ref, size: ref.size + 1 }, "m5"))))).toBe("SESSION_BLOB_MISSING")
+        expect(yield* kit.raw(location)).toEqual(before)
+        expect(yield* kit.blobs(location)).toEqual([big.hash])
+        expect((yield* (yield* SessionStore.load(location)).blob(ref.blob))).toEqual(big.bytes)
+      }))
+
+    test("load accepts a session whose referenced blobs are all there with their sizes", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const journal = yield* SessionJournal
+        const location = kit.location("v2-blob-put")
+        const { bytes, hash } = blobBytes(3, 100)
+        const lines = own(journal, location, [header(), message("e1", null, fileOf({ blob: `sha256:${hash}`, size: 100 }) as Json)])
+        yield* kit.put(location, lines)
+        yield* kit.putBlob(location, hash, bytes)
+        const loaded = yield* SessionStore.read(location)
+        expect(loaded.entries.map((e) => e.id)).toEqual(["e1"])
+        expect(yield* loaded.blob(`sha256:${hash}`)).toEqual(bytes)
+        expect(yield* (yield* Sessions.make).exportJsonl(location)).toBe(lines.map((line) => `${line}\n`).join(""))
+      }))
+
+    test("a missing or short blob refuses the whole session with SESSION_BLOB_MISSING at its line; a listing shows it unreadable", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const location = kit.location("v2-blob-missing")
+        const big = blobBytes(4)
+        const stored = yield* Effect.scoped(Effect.gen(function*() {
+          const store = yield* SessionStore.create(location)
+          const root = yield* store.append(null, user("m0"))
+          yield* store.append(root.id, fileOf(big.bytes))
+          return store.location
+        }))
+        const raw = yield* kit.raw(location)
+        for (const damage of [kit.removeBlob(location, big.hash), kit.putBlob(location, big.hash, big.bytes.subarray(1))]) {
+          yield* damage
+          const read = yield* Effect.either(SessionStore.read(location))
+          expect([codeOf(read), Either.isLeft(read) ? read.left.line : undefined]).toEqual(["SESSION_BLOB_MISSING", 3])
+          expect(codeOf(yield* Effect.either(SessionStore.load(location)))).toBe("SESSION_BLOB_MISSING")
+          const listed = (yield* (yield* Sessions.make).list({ scope: kit.scope })).sessions.find((l) => l.location === stored)
+          expect(listed).toMatchObject({ error: { code: "SESSION_BLOB_MISSING" } })
+          expect(yield* kit.raw(location)).toEqual(raw)
+        }
+      }))
+
+    test("a blob whose bytes changed but not its size loads; reading it is SESSION_BLOB_CORRUPT", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const location = kit.location("v2-blob-corrupt")
+        const big = blobBytes(5)
+        yield* Effect.scoped(Effect.flatMap(SessionStore.create(location), (store) => store.append(null, fileOf(big.bytes))))
+        const changed = big.bytes.slice()
+        changed[1000]! ^= 0x80
+        yield* kit.putBlob(location, big.hash, changed)
+        const loaded = yield* SessionStore.read(location)
+        const read = yield* Effect.either(loaded.blob(`sha256:${big.hash}`))
+        expect(codeOf(read)).toBe("SESSION_BLOB_CORRUPT")
+        expect(Either.isLeft(read) && read.left._tag).toBe("CorruptError")
+        expect(codeOf(yield* Effect.either(loaded.blob(`sha256:${blobBytes(6).hash}`)))).toBe("SESSION_BLOB_MISSING")
+      }))
+
+    test("fork holds the blobs of its path: removing either session leaves the other's blobs readable", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const journal = yield* SessionJournal
+        const service = yield* Sessions.make
+        const source = kit.location("v2-blob-source")
+        const kept = blobBytes(7)
+        const other = blobBytes(8)
+        const first = yield* Effect.scoped(Effect.gen(function*() {
+          const store = yield* SessionStore.create(source, { id: idAt(journal, source) })
+          const first = yield* store.append(null, fileOf(kept.bytes))
+          yield* store.append(null, fileOf(other.bytes, "m2"))
+          return first
+        }))
+        const target = kit.location("v2-blob-fork")
+        const forked = yield* service.fork(source, first.id, target)
+        expect(yield* kit.blobs(target)).toEqual([kept.hash])
+        const again = kit.location("v2-blob-fork-2")
+        yield* service.fork(source, first.id, again)
+        // The first fork outlives its source; the source outlives the second fork.
+        yield* kit.remove(again)
+        expect(yield* (yield* service.read(source)).blob(`sha256:${kept.hash}`)).toEqual(kept.bytes)
+        yield* kit.remove(source)
+        expect(yield* kit.raw(source)).toBeUndefined()
+        const read = yield* service.read(forked.location)
+        expect(read.entries.map((e) => e.id)).toEqual([first.id])
+        expect(yield* read.blob(`sha256:${kept.hash}`)).toEqual(kept.bytes)
+      }))
+
+    test("import with the blobs' bytes round-trips a session with blobs: the same entries, every blob read back", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const journal = yield* SessionJournal
+        const service = yield* Sessions.make
+        const source = kit.location("v2-blob-export")
+        const one = blobBytes(9)
+        const two = blobBytes(10, 65_537)
+        yield* Effect.scoped(Effect.gen(function*() {
+          const tree = yield* SessionTree.make(yield* SessionStore.create(source, { id: idAt(journal, source) }))
+          yield* tree.append(fileOf(one.bytes))
+          yield* tree.appendEntry({ kind: "message", message: assistant("m2", [text("seen"), { type: "file", mediaType: "image/png", data: { base64: Buffer.from(two.bytes).toString("base64") } }]) })
+        }))
+        const loaded = yield* service.read(source)
+        const bytes = new Map<string, Uint8Array>()
+        for (const hash of [one.hash, two.hash]) bytes.set(`sha256:${hash}`, yield* loaded.blob(`sha256:${hash}`))
+        const into = kit.location("v2-blob-import")
+        const records = { header: { ...loaded.header, id: idAt(journal, into) }, entries: loaded.entries }
+        const to = journal.sessionIdAt(into) === undefined ? into : undefined
+        expect(codeOf(yield* Effect.either(service.import(records, to)))).toBe("SESSION_BLOB_MISSING")
+        expect(yield* kit.raw(into)).toBeUndefined()
+        const imported = yield* service.import(records, to, { blobs: bytes })
+        const stored = yield* service.read(imported.location)
+        expect(stored.entries).toEqual(loaded.entries)
+        expect(yield* kit.blobs(into)).toEqual([one.hash, two.hash].sort())
+        expect(yield* stored.blob(`sha256:${two.hash}`)).toEqual(two.bytes)
+        expect(yield* service.exportJsonl(imported.location)).toBe(Sessions.toJsonl(records))
       }))
 
     test("fork and import convert a version-1 source to version 2 when asked, and never down", () =>

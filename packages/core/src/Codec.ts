@@ -31,6 +31,8 @@ export const CAPS_V1: Caps = { lineBytes: MAX_LINE_BYTES, sessionBytes: MAX_FILE
 export const CAPS_V2: Caps = { lineBytes: 1_048_576, sessionBytes: 268_435_456, entries: 1_048_576 }
 /** Bytes of one blob (version 2). */
 export const MAX_BLOB_BYTES = 67_108_864
+/** File data over this many bytes (decoded) is stored as a blob on append; up to it, inline as base64. */
+export const MAX_INLINE_FILE_BYTES = 65_536
 
 export const capsOf = (version: 1 | 2): Caps => (version === 2 ? CAPS_V2 : CAPS_V1)
 
@@ -66,6 +68,12 @@ export interface RecordLines {
    * (a database): a record that does not hold that ID was changed behind the library's back.
    */
   readonly ids?: ReadonlyArray<string> | undefined
+  /**
+   * The blobs the session holds, by hash (64 lowercase hexadecimal digits), with the size of
+   * each in bytes as stored. Every blob an entry refers to must be there with its size; none
+   * are when this is absent.
+   */
+  readonly blobs?: ReadonlyMap<string, number> | undefined
 }
 
 export interface DecodedSession {
@@ -79,7 +87,7 @@ export interface DecodedSession {
  * (`decodeCanonicalLine`); anything else, or any doubt, through the general
  * path, which finds and explains the first problem.
  */
-const decodeEntryLineV1 = (text: string, line: number): Entry | SessionError => {
+const decodeEntryLineV1 = (text: string, line: number, _blobs?: ReadonlyMap<string, number>): Entry | SessionError => {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -111,7 +119,7 @@ const decodeEntryLineV1 = (text: string, line: number): Entry | SessionError => 
 const CANONICAL_PREFIX = `{"type":"entry","version":1,"`
 
 /** One entry line of a version-2 session → its entry, or the first problem with it. */
-const decodeEntryLineV2 = (text: string, line: number): Entry | SessionError => {
+const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string, number> | undefined): Entry | SessionError => {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -120,7 +128,7 @@ const decodeEntryLineV2 = (text: string, line: number): Entry | SessionError => 
   }
   const canonical = V2.decodeCanonicalLine(value, text)
   if (canonical !== undefined) {
-    const blob = V2.missingBlob(canonical.entry, line)
+    const blob = V2.missingBlob(canonical.entry, blobs, line)
     if (blob !== undefined) return blob
     return canonical.numbers ? exactNumbers(canonical.entry, text, line) : canonical.entry
   }
@@ -135,7 +143,7 @@ const decodeEntryLineV2 = (text: string, line: number): Entry | SessionError => 
   }
   const entry = V2.decodeEntry(record, line)
   if (isSessionError(entry)) return entry
-  return V2.missingBlob(entry, line) ?? exactNumbers(entry, text, line)
+  return V2.missingBlob(entry, blobs, line) ?? exactNumbers(entry, text, line)
 }
 
 
@@ -198,7 +206,7 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
   const history = new History()
   const decodeEntryLine = header.version === 1 ? decodeEntryLineV1 : decodeEntryLineV2
   for (let i = 1; i < lines.length; i++) {
-    const entry = decodeEntryLine(lines[i]!, i + 1)
+    const entry = decodeEntryLine(lines[i]!, i + 1, input.blobs)
     if (isSessionError(entry)) return entry
     const problem = history.checkAndAdd(entry, i + 1)
     if (problem !== undefined) return problem

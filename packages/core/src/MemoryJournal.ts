@@ -4,7 +4,7 @@
  * other backends: a session is created whole or not at all, a writer appends
  * only after the lines it last saw (the loser of a race gets SESSION_REPLACED),
  * and loading validates every line, so lines put in the map by hand are held to
- * the same rules as a file's.
+ * the same rules as a file's. Blobs are kept per session, in a map of their own.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -12,7 +12,8 @@ import type * as Scope from "effect/Scope"
 import { utf8Length } from "./Codec.js"
 import { SessionCatalog, type SessionCatalogService } from "./SessionCatalog.js"
 import { type SessionError, sessionError } from "./SessionError.js"
-import { SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
+import { sha256Hex } from "./internal/sha256.js"
+import { type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
 
 /**
  * Session location → its lines, the header's first, none with a terminator. A
@@ -20,16 +21,50 @@ import { SessionJournal, type SessionJournalService, type Stored, type Writer } 
  */
 export type Storage = Map<string, ReadonlyArray<string>>
 
+/** Session location → its blobs, by hash (64 lowercase hexadecimal digits). */
+export type BlobStorage = Map<string, Map<string, Uint8Array>>
+
 const missing = (location: string): SessionError =>
   sessionError("SESSION_NOT_FOUND", "no session at this location", { path: location })
 
-const storedOf = (location: string, lines: ReadonlyArray<string>): Stored => {
+const storedOf = (location: string, lines: ReadonlyArray<string>, blobs: BlobStorage): Stored => {
   const sizes = lines.map(utf8Length)
-  return { location, lines, sizes, tail: "none", size: sizes.reduce((sum, size) => sum + size + 1, 0) }
+  const held = blobs.get(location)
+  return {
+    location,
+    lines,
+    sizes,
+    tail: "none",
+    size: sizes.reduce((sum, size) => sum + size + 1, 0),
+    ...(held === undefined ? {} : { blobs: new Map([...held].map(([hash, bytes]) => [hash, bytes.length])) })
+  }
 }
 
-/** A journal over `storage` (a fresh map by default). */
-export const make = (storage: Storage = new Map()): SessionJournalService => {
+/**
+ * Puts `blobs` into the blobs of `location`, all of them or none: SESSION_BLOB_MISSING when one
+ * is to be shared from a session that does not hold it with its size.
+ */
+const putBlobs = (blobs: BlobStorage, location: string, added: ReadonlyArray<NewBlob> | undefined): SessionError | undefined => {
+  if (added === undefined || added.length === 0) return undefined
+  const found: Array<readonly [string, Uint8Array]> = []
+  for (const blob of added) {
+    // Stored bytes are never changed or handed out, so a fork can share them.
+    const bytes = "bytes" in blob ? blob.bytes.slice() : blobs.get(blob.from)?.get(blob.hash)
+    if (bytes === undefined || bytes.length !== blob.size) {
+      return sessionError("SESSION_BLOB_MISSING", `blob "sha256:${blob.hash}" is not in the session it is taken from`, {
+        path: "from" in blob ? blob.from : location
+      })
+    }
+    found.push([blob.hash, bytes])
+  }
+  let held = blobs.get(location)
+  if (held === undefined) blobs.set(location, held = new Map())
+  for (const [hash, bytes] of found) if (!held.has(hash)) held.set(hash, bytes)
+  return undefined
+}
+
+/** A journal over `storage` and `blobs` (fresh maps by default). */
+export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map()): SessionJournalService => {
   const writerOf = (location: string, initial: ReadonlyArray<string>): Effect.Effect<Writer, never, Scope.Scope> =>
     Effect.map(
       Effect.acquireRelease(Effect.sync(() => ({ seen: initial, closed: false })), (held) => Effect.sync(() => (held.closed = true))),
@@ -41,6 +76,8 @@ export const make = (storage: Storage = new Map()): SessionJournalService => {
               return Effect.fail(sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: location }))
             }
             if (batch.lines.length === 0) return Effect.void
+            const refused = putBlobs(blobs, location, batch.blobs)
+            if (refused !== undefined) return Effect.fail(refused)
             const next = [...held.seen, ...batch.lines]
             storage.set(location, next)
             held.seen = next
@@ -56,6 +93,8 @@ export const make = (storage: Storage = new Map()): SessionJournalService => {
         if (storage.has(location)) {
           return Effect.fail(sessionError("SESSION_EXISTS", "a session is already at this location", { path: location }))
         }
+        const refused = putBlobs(blobs, location, session.blobs)
+        if (refused !== undefined) return Effect.fail(refused)
         const lines = session.lines.slice()
         storage.set(location, lines)
         return Effect.map(writerOf(location, lines), (writer) => ({ location, writer }))
@@ -64,12 +103,23 @@ export const make = (storage: Storage = new Map()): SessionJournalService => {
       Effect.suspend(() => {
         const lines = storage.get(location)
         if (lines === undefined) return Effect.fail(missing(location))
-        return Effect.map(writerOf(location, lines), (writer) => ({ ...storedOf(location, lines), writer }))
+        return Effect.map(writerOf(location, lines), (writer) => ({ ...storedOf(location, lines, blobs), writer }))
       }),
     read: (location) =>
       Effect.suspend(() => {
         const lines = storage.get(location)
-        return lines === undefined ? Effect.fail(missing(location)) : Effect.succeed(storedOf(location, lines))
+        return lines === undefined ? Effect.fail(missing(location)) : Effect.succeed(storedOf(location, lines, blobs))
+      }),
+    blob: (location, hash) =>
+      Effect.suspend(() => {
+        const bytes = blobs.get(location)?.get(hash)
+        if (bytes === undefined) {
+          return Effect.fail(sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path: location }))
+        }
+        if (sha256Hex(bytes) !== hash) {
+          return Effect.fail(sessionError("SESSION_BLOB_CORRUPT", `the bytes of blob "sha256:${hash}" do not match its hash`, { path: location }))
+        }
+        return Effect.succeed(bytes.slice())
       })
   }
 }
@@ -79,7 +129,7 @@ export const make = (storage: Storage = new Map()): SessionJournalService => {
  * array (a commit replaces it), numbered on first sight; its change time is when the catalog first
  * saw that array, so a session changed later lists before one changed earlier.
  */
-export const makeCatalog = (storage: Storage): SessionCatalogService => {
+export const makeCatalog = (storage: Storage, blobs: BlobStorage = new Map()): SessionCatalogService => {
   const seen = new WeakMap<ReadonlyArray<string>, { readonly version: number; readonly changed: number }>()
   let versions = 0
   let clock = 0
@@ -105,19 +155,24 @@ export const makeCatalog = (storage: Storage): SessionCatalogService => {
       Effect.sync(() =>
         locations.map((location) => {
           const lines = storage.get(location)
-          return lines === undefined ? missing(location) : storedOf(location, lines)
+          return lines === undefined ? missing(location) : storedOf(location, lines, blobs)
         })
       ),
     // A writer holding the session compares the map's array with the one it last saw: once the
     // location is gone (or holds a new session), its next append is SESSION_REPLACED and writes nothing.
     delete: (location) =>
-      Effect.suspend(() => (storage.delete(location) ? Effect.succeed(location) : Effect.fail(missing(location))))
+      Effect.suspend(() => {
+        if (!storage.delete(location)) return Effect.fail(missing(location))
+        // Its blobs go with it: a session created later at this location starts without them.
+        blobs.delete(location)
+        return Effect.succeed(location)
+      })
   }
 }
 
 /** A fresh, empty memory journal and its catalog per build of the layer. */
 export const layer: Layer.Layer<SessionJournal | SessionCatalog> = Layer.suspend(() => layerStorage(new Map()))
 
-/** A memory journal and catalog over `storage`, which the caller can read and change. */
-export const layerStorage = (storage: Storage): Layer.Layer<SessionJournal | SessionCatalog> =>
-  Layer.merge(Layer.succeed(SessionJournal, make(storage)), Layer.succeed(SessionCatalog, makeCatalog(storage)))
+/** A memory journal and catalog over `storage` and `blobs`, which the caller can read and change. */
+export const layerStorage = (storage: Storage, blobs: BlobStorage = new Map()): Layer.Layer<SessionJournal | SessionCatalog> =>
+  Layer.merge(Layer.succeed(SessionJournal, make(storage, blobs)), Layer.succeed(SessionCatalog, makeCatalog(storage, blobs)))

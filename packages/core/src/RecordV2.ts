@@ -382,24 +382,43 @@ export const isVersion1Shaped = (message: unknown): boolean => {
   return (role === "user" || role === "tool") && typeof own(message as { readonly [key: string]: unknown }, "content") === "string"
 }
 
-/** The first blob a message refers to, if any. */
-export const firstBlob = (message: Message): BlobData | undefined => {
-  if (message.role === "system") return undefined
+/** The blobs a message refers to, in the order of its parts. */
+export const blobsOf = (message: Message): ReadonlyArray<BlobData> => {
+  if (message.role === "system") return NONE
+  let found: Array<BlobData> | undefined
   for (const part of message.content) {
-    if (part.type === "file" && "blob" in part.data) return part.data
+    if (part.type === "file" && "blob" in part.data) (found ??= []).push(part.data)
   }
-  return undefined
+  return found ?? NONE
 }
+const NONE: ReadonlyArray<BlobData> = []
 export type BlobData = typeof BlobData.Type
 
+/** The hash of a blob reference (`sha256:` and 64 hexadecimal digits): its 64 digits. */
+export const hashOf = (ref: string): string => ref.slice(7)
+
 /**
- * Why an entry cannot be held: a blob it refers to. Until the store holds blobs, every one of
- * them is missing, on load (with the line) and on append alike.
+ * Why an entry cannot be held: a blob it refers to that `blobs` (the session's, by hash) does not
+ * hold with the size the reference gives. `line` names the entry's line on load.
  */
-export const missingBlob = (entry: Body | SessionEntry, line?: number): SessionError | undefined => {
+export const missingBlob = (
+  entry: Body | SessionEntry,
+  blobs: ReadonlyMap<string, number> | undefined,
+  line?: number
+): SessionError | undefined => {
   if (entry.kind !== "message") return undefined
-  const blob = firstBlob(entry.message)
-  return blob === undefined ? undefined : sessionError("SESSION_BLOB_MISSING", `blob "${blob.blob}" is not in the store`, { line })
+  for (const blob of blobsOf(entry.message)) {
+    const size = blobs?.get(hashOf(blob.blob))
+    if (size === blob.size) continue
+    return sessionError(
+      "SESSION_BLOB_MISSING",
+      size === undefined
+        ? `blob "${blob.blob}" is not in the session's store`
+        : `blob "${blob.blob}" holds ${size} bytes, not the ${blob.size} its reference gives`,
+      { line }
+    )
+  }
+  return undefined
 }
 
 /** The version-2 form of a version-1 entry: the same envelope, kind `message`, the message upgraded. */

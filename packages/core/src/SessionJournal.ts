@@ -29,6 +29,17 @@ export interface Stored extends RecordLines {
   readonly size: number
 }
 
+/**
+ * A blob a commit stores with its session (`docs/format.md`, "Blobs"): named by the SHA-256 of
+ * its bytes as 64 lowercase hexadecimal digits, and `size` bytes long. Either its bytes, or the
+ * same blob held by the session at `from` (a fork), which the backend shares or copies so that
+ * either session can go without the other: SESSION_BLOB_MISSING when `from` does not hold it
+ * with that size.
+ */
+export type NewBlob =
+  | { readonly hash: string; readonly size: number; readonly bytes: Uint8Array }
+  | { readonly hash: string; readonly size: number; readonly from: string }
+
 /** A batch of new entries, in commit order. */
 export interface Batch extends Lines {
   /** The entry ID of each line. */
@@ -40,6 +51,12 @@ export interface Batch extends Lines {
   readonly accepted: () => Lines
   /** The session's listing once this batch is committed, for a backend that keeps listings (`SessionCatalog.Listings`). */
   readonly listing?: Listing | undefined
+  /**
+   * Blobs the batch's entries are the first to refer to: durable before the batch's lines are
+   * committed (in a database, in the same transaction). A failed commit may leave some of them
+   * stored; nothing refers to them then, and a later commit may store them again.
+   */
+  readonly blobs?: ReadonlyArray<NewBlob> | undefined
 }
 
 /**
@@ -92,12 +109,28 @@ export interface SessionJournalService {
    */
   readonly create: (
     location: string,
-    session: Lines & { readonly ids: ReadonlyArray<string>; readonly listing?: Listing | undefined }
+    session: Lines & {
+      readonly ids: ReadonlyArray<string>
+      readonly listing?: Listing | undefined
+      /** The blobs the entries refer to, stored before (or with) the session itself. */
+      readonly blobs?: ReadonlyArray<NewBlob> | undefined
+    }
   ) => Effect.Effect<Created, SessionError, Scope.Scope>
   /** Reads a session and holds it for appending until the scope closes. Reading never writes. */
   readonly open: (location: string) => Effect.Effect<Opened, SessionError, Scope.Scope>
   /** Reads a session without holding anything afterwards, and without writing. */
   readonly read: (location: string) => Effect.Effect<Stored, SessionError>
+  /**
+   * The bytes of the blob `hash` (64 lowercase hexadecimal digits) of the session at `location`
+   * (as `Stored.location` gives it), checked against their name: SESSION_BLOB_MISSING when the
+   * session holds no such blob, SESSION_BLOB_CORRUPT when the bytes do not hash to it.
+   */
+  readonly blob: (location: string, hash: string) => Effect.Effect<Uint8Array, SessionError>
+  /**
+   * A SHA-256 faster than the core's own (a platform's), as 64 lowercase hexadecimal digits;
+   * the store names new blobs with it.
+   */
+  readonly sha256?: ((bytes: Uint8Array) => string) | undefined
 }
 
 export class SessionJournal extends Context.Tag("@session-tree/SessionJournal")<SessionJournal, SessionJournalService>() {}

@@ -36,6 +36,12 @@ export interface SessionStore {
    * properties only, no caller code runs), so later changes to it never reach the
    * entry; the entry resolves once durable. Once the store's scope has closed,
    * `append` and `flush` fail with SESSION_IO, and so do those still queued then.
+   *
+   * In a version-2 session a file part's `data` may also be the bytes themselves (a
+   * `Uint8Array`). Data over `Codec.MAX_INLINE_FILE_BYTES` decoded, as bytes or as base64,
+   * is stored as a blob of the session and the entry holds its reference; bytes up to that
+   * size are stored inline as base64. A reference given as is must name a blob the session
+   * holds, with its size (SESSION_BLOB_MISSING otherwise).
    */
   readonly append: (parentId: string | null, message: unknown) => Effect.Effect<Entry, SessionError>
   /**
@@ -52,6 +58,12 @@ export interface SessionStore {
   readonly appendChain: (parentId: string | null, bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
   readonly flush: Effect.Effect<void, SessionError>
+  /**
+   * The bytes of a blob of this session, by its reference (`"sha256:…"`, as a file part's
+   * `data.blob` gives it), checked against their hash: SESSION_BLOB_MISSING when the session
+   * holds no such blob, SESSION_BLOB_CORRUPT when the stored bytes do not match it.
+   */
+  readonly blob: (ref: string) => Effect.Effect<Uint8Array, SessionError>
 }
 
 export const SessionStore: Context.Tag<SessionStore, SessionStore> = Context.GenericTag<SessionStore>(
@@ -82,6 +94,8 @@ export interface Loaded {
   readonly tail: "none" | "incomplete"
   /** Bytes the backend read (see `SessionJournal.Stored`). */
   readonly size: number
+  /** The bytes of a blob of this session, as `SessionStore.blob` reads them. */
+  readonly blob: (ref: string) => Effect.Effect<Uint8Array, SessionError>
 }
 
 /** Loads a session read-only: it never writes, and holds nothing afterwards. */

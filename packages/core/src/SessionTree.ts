@@ -18,6 +18,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type AnyMessage, type Entry, messageOf } from "./Record.js"
 import { asInput, type InputError, inputError, isSessionError, type SessionError } from "./SessionError.js"
+import { carry, extractBody, extractMessage } from "./internal/blobs.js"
+import { hasherOf } from "./internal/sessionStore.js"
 import { snapshotBody, snapshotMessageFor } from "./internal/snapshot.js"
 import { SessionStore } from "./SessionStore.js"
 
@@ -143,10 +145,18 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       serialized(Effect.tap(Effect.suspend(() => append(leaf)), (entry) => {
         leaf = entry.id
       }))
+    // Large file data becomes blobs before the copy, which carries them to the store.
+    const sha256 = hasherOf(store)
+    const copyBody = (body: unknown): unknown => {
+      const extracted = extractBody(body, sha256)
+      if (isSessionError(extracted)) return extracted
+      const snapshot = snapshotBody(extracted.value)
+      return isSessionError(snapshot) ? snapshot : carry(snapshot, extracted.blobs)
+    }
     const appendEntry = (body: unknown): Effect.Effect<Entry, SessionError> =>
       Effect.suspend(() => {
         if (store.header.version === 1) return store.appendEntry(leaf, body)
-        const snapshot = snapshotBody(body)
+        const snapshot = copyBody(body)
         return isSessionError(snapshot) ? Effect.fail(asInput(snapshot)) : atLeaf((parent) => store.appendEntry(parent, snapshot))
       })
     const appendChain = (bodies: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Entry>, SessionError> =>
@@ -154,7 +164,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
         if (store.header.version === 1 || !Array.isArray(bodies)) return store.appendChain(leaf, bodies)
         const snapshots: Array<unknown> = []
         for (const body of bodies) {
-          const snapshot = snapshotBody(body)
+          const snapshot = copyBody(body)
           if (isSessionError(snapshot)) return Effect.fail(asInput(snapshot))
           snapshots.push(snapshot)
         }
@@ -191,8 +201,12 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       append: (message) =>
         Effect.suspend(() => {
           // Copied at call time, not when its turn in the tree comes.
-          const snapshot = snapshotMessageFor(message, store.header.version)
-          return isSessionError(snapshot) ? Effect.fail(asInput(snapshot)) : atLeaf((parent) => store.append(parent, snapshot))
+          const extracted = store.header.version === 2 ? extractMessage(message, sha256) : { value: message, blobs: [] }
+          if (isSessionError(extracted)) return Effect.fail(asInput(extracted))
+          const snapshot = snapshotMessageFor(extracted.value, store.header.version)
+          return isSessionError(snapshot)
+            ? Effect.fail(asInput(snapshot))
+            : atLeaf((parent) => store.append(parent, carry(snapshot, extracted.blobs)))
         }),
       appendEntry,
       appendChain,

@@ -96,8 +96,18 @@ export interface SessionsService {
    * Stores `records` as a new session that keeps its header, validated as a load validates.
    * `to` is the location; a backend that names sessions by ID takes the header's ID by default.
    * With `options.version` 2, version-1 records are stored in their version-2 form.
+   * `options.blobs` gives the bytes of the blobs the entries refer to, by reference
+   * (`"sha256:…"`) or by hash, stored with the session: a blob referred to but not given (or
+   * of another size) is SESSION_BLOB_MISSING, bytes that do not hash to their name
+   * SESSION_BLOB_CORRUPT; blobs no entry refers to are not stored.
    */
-  readonly import: (records: Records, to?: string, options?: { readonly version?: 1 | 2 | undefined }) => Effect.Effect<Summary, SessionError>
+  readonly import: (records: Records, to?: string, options?: ImportOptions) => Effect.Effect<Summary, SessionError>
+}
+
+/** How `import` stores a session. */
+export interface ImportOptions {
+  readonly version?: 1 | 2 | undefined
+  readonly blobs?: ReadonlyMap<string, Uint8Array> | undefined
 }
 
 export class Sessions extends Context.Tag("@session-tree/Sessions")<Sessions, SessionsService>() {}

@@ -106,6 +106,8 @@ export interface FsService {
   readonly realpath: (path: string) => Effect.Effect<string, FsError>
   /** Kernel copy (reflink where the filesystem can, copy_file_range elsewhere); fails if `to` exists. */
   readonly copyFile: (from: string, to: string) => Effect.Effect<void, FsError>
+  /** Creates a directory (not its parents); fails with EEXIST when anything is at `path`. */
+  readonly mkdir: (path: string, mode: number) => Effect.Effect<void, FsError>
 }
 
 /** The name of a step, as an interceptor sees it (`closeDetached` is a `close`). */
@@ -175,7 +177,8 @@ export const node: FsService = {
   readdir: (path) => sync("readdir", path, () => NFS.readdirSync(path)),
   rmdir: (path) => sync("rmdir", path, () => NFS.rmdirSync(path)),
   realpath: (path) => sync("realpath", path, () => NFS.realpathSync.native(path)),
-  copyFile: (from, to) => sync("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS))
+  copyFile: (from, to) => sync("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS)),
+  mkdir: (path, mode) => sync("mkdir", path, () => void NFS.mkdirSync(path, { mode }))
 }
 
 /** Every step in the thread pool: the event loop is never held by a filesystem call. */
@@ -201,7 +204,8 @@ export const threadPool: FsService = {
   readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
   rmdir: (path) => call<void>("rmdir", path, (cb) => NFS.rmdir(path, cb)),
   realpath: (path) => call<string>("realpath", path, (cb) => NFS.realpath.native(path, cb)),
-  copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb))
+  copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb)),
+  mkdir: (path, mode) => call<void>("mkdir", path, (cb) => NFS.mkdir(path, { mode }, (err) => cb(err)))
 }
 
 export const layer: Layer.Layer<Fs> = Layer.succeed(Fs, node)
@@ -240,7 +244,8 @@ export const intercept = (fs: FsService, around: Around): FsService => ({
   readdir: (path) => around({ op: "readdir", path }, fs.readdir(path)),
   rmdir: (path) => around({ op: "rmdir", path }, fs.rmdir(path)),
   realpath: (path) => around({ op: "realpath", path }, fs.realpath(path)),
-  copyFile: (from, to) => around({ op: "copyFile", path: from, target: to }, fs.copyFile(from, to))
+  copyFile: (from, to) => around({ op: "copyFile", path: from, target: to }, fs.copyFile(from, to)),
+  mkdir: (path, mode) => around({ op: "mkdir", path }, fs.mkdir(path, mode))
 })
 
 /** A layer of the real filesystem seen through `around`. */

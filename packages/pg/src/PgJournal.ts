@@ -16,6 +16,13 @@
  *   holds the session longer than `lockTimeout`. The same statement keeps the
  *   session's listing (`Batch.listing`) under the version the commit makes, as
  *   create does, so that a listing reads no session that has not changed.
+ * - a session's blobs are rows of `session_tree_blobs` (its ID, the blob's
+ *   SHA-256, its size and bytes), inserted in the transaction of the append
+ *   (or the create, for a fork, which copies the rows of its path) that first
+ *   refers to them, and removed with their session. The statement that reads
+ *   a session's lines also reads the hash and length of each of its blobs, so
+ *   the core checks every reference against the same snapshot; reading a
+ *   blob checks its bytes against its hash (SESSION_BLOB_CORRUPT).
  * - every failure of the database or the connection is SESSION_IO with the
  *   `SqlError` as its cause; when the connection failed while COMMIT was in
  *   flight the message says the outcome is unknown, and the writer keeps what

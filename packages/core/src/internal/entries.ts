@@ -13,6 +13,7 @@ import { deepFreeze, type Entry, type Header, isCanonicalTimestamp } from "../Re
 import * as V2 from "../RecordV2.js"
 import { asInput, type InputError, isSessionError, type SessionError, sessionError } from "../SessionError.js"
 import type { Lines } from "../SessionJournal.js"
+import { type BlobBytes, carriedBy, extractBody, extractMessage, type Sha256 } from "./blobs.js"
 import { snapshotBody, snapshotMessageFor } from "./snapshot.js"
 
 /** The time now as a record's timestamp; a clock that fails or leaves years 0000-9999 is the caller's mistake. */
@@ -55,6 +56,8 @@ export interface Append {
   readonly parentId: string | null
   readonly version: 1 | 2
   readonly fields: { readonly [key: string]: unknown }
+  /** The blobs its file data became (version 2), stored with the batch unless the session holds them. */
+  readonly blobs?: ReadonlyArray<BlobBytes> | undefined
 }
 
 const checkParent = (parentId: unknown): SessionError | undefined =>
@@ -65,29 +68,45 @@ const checkParent = (parentId: unknown): SessionError | undefined =>
 
 /**
  * Checks and copies a message append at call time, so later changes to `message` cannot reach the
- * entry: Message IR of the session's version (a v1 message to a v2 session in its v2 form).
+ * entry: Message IR of the session's version (a v1 message to a v2 session in its v2 form). In
+ * version 2, large file data becomes blobs named by `sha256` first.
  */
-export const prepare = (parentId: unknown, message: unknown, version: 1 | 2 = 1): Append | SessionError => {
+export const prepare = (parentId: unknown, message: unknown, version: 1 | 2 = 1, sha256?: Sha256): Append | SessionError => {
   const parent = checkParent(parentId)
   if (parent !== undefined) return parent
+  let blobs: ReadonlyArray<BlobBytes> = NO_BLOBS
+  if (version === 2 && sha256 !== undefined) {
+    const extracted = extractMessage(message, sha256)
+    if (isSessionError(extracted)) return extracted
+    blobs = [...carriedBy(message), ...extracted.blobs]
+    message = extracted.value
+  }
   const snapshot = snapshotMessageFor(message, version)
   if (isSessionError(snapshot)) return snapshot
   const fields = version === 1 ? { message: snapshot } : { kind: "message" as const, message: snapshot as V2.Message }
-  const blob = version === 2 ? V2.missingBlob(fields as V2.Body) : undefined
-  return blob ?? { parentId: parentId as string | null, version, fields: Object.freeze(fields) }
+  return { parentId: parentId as string | null, version, fields: Object.freeze(fields), blobs }
 }
 
 /** Checks and copies an append of any kind (the body's keys after `kind`); version 2 only. */
-export const prepareEntry = (parentId: unknown, body: unknown, version: 1 | 2): Append | SessionError => {
+export const prepareEntry = (parentId: unknown, body: unknown, version: 1 | 2, sha256?: Sha256): Append | SessionError => {
   const parent = checkParent(parentId)
   if (parent !== undefined) return parent
   if (version === 1) {
     return sessionError("SESSION_UNSUPPORTED_VERSION", "a version-1 session holds messages only; entries of other kinds need version 2")
   }
+  let blobs: ReadonlyArray<BlobBytes> = NO_BLOBS
+  if (sha256 !== undefined) {
+    const extracted = extractBody(body, sha256)
+    if (isSessionError(extracted)) return extracted
+    blobs = [...carriedBy(body), ...extracted.blobs]
+    body = extracted.value
+  }
   const snapshot = snapshotBody(body)
   if (isSessionError(snapshot)) return snapshot
-  return V2.missingBlob(snapshot) ?? { parentId: parentId as string | null, version, fields: snapshot }
+  return { parentId: parentId as string | null, version, fields: snapshot, blobs }
 }
+
+const NO_BLOBS: ReadonlyArray<BlobBytes> = []
 
 /** The entry of an append with this ID and time: the envelope, then the append's keys in order. */
 const entryOf = (append: Append, id: string, timestamp: string): Entry =>
@@ -116,6 +135,9 @@ export interface Built {
 export class BatchBuilder {
   /** The bytes the batch's entries add, every line with its newline. */
   added = 0
+  /** The blobs the batch's entries are the first to refer to, in order. */
+  readonly blobs: Array<BlobBytes> = []
+  private readonly staged = new Map<string, number>()
   private stamp: string | undefined = undefined
 
   constructor(
@@ -124,8 +146,25 @@ export class BatchBuilder {
     private readonly history: History,
     /** The size of what is committed before the batch. */
     private readonly committedBytes: () => number,
-    private readonly caps: Caps
+    private readonly caps: Caps,
+    /** The blobs the session holds, by hash, with their sizes. */
+    private readonly held: ReadonlyMap<string, number> = new Map()
   ) {}
+
+  /** Where the batch stands, so that a refused chain can take back what it added (`restore`). */
+  mark(): { readonly added: number; readonly blobs: number } {
+    return { added: this.added, blobs: this.blobs.length }
+  }
+
+  restore(mark: { readonly added: number; readonly blobs: number }): void {
+    this.added = mark.added
+    for (const blob of this.blobs.splice(mark.blobs)) this.staged.delete(blob.hash)
+  }
+
+  /** The size of blob `hash` as the session or this batch holds it, or as `append` brings it. */
+  private blobSize(hash: string, append: Append): number | undefined {
+    return this.held.get(hash) ?? this.staged.get(hash) ?? append.blobs?.find((blob) => blob.hash === hash)?.size
+  }
 
   private readonly now: Effect.Effect<string, SessionError> = Effect.suspend(() =>
     this.stamp !== undefined
@@ -145,8 +184,22 @@ export class BatchBuilder {
     if (this.history.size >= this.caps.entries) {
       return Effect.fail(sessionError("SESSION_TOO_MANY_ENTRIES", `the session already holds ${this.caps.entries} entries`))
     }
-    const problem = this.history.check(candidate(append))
+    const entry = candidate(append)
+    const problem = this.history.check(entry)
     if (problem !== undefined) return Effect.fail(problem)
+    if (append.version === 2) {
+      const refs = entry.version === 2 && entry.kind === "message" ? V2.blobsOf(entry.message) : []
+      if (refs.length > 0) {
+        const sizes = new Map<string, number>()
+        for (const ref of refs) {
+          const hash = V2.hashOf(ref.blob)
+          const size = this.blobSize(hash, append)
+          if (size !== undefined) sizes.set(hash, size)
+        }
+        const missing = V2.missingBlob(entry as V2.SessionEntry, sizes)
+        if (missing !== undefined) return Effect.fail(missing)
+      }
+    }
     return Effect.flatMap(
       catchDefects("the ID factory", Effect.flatMap(this.ids.entryId, (id) => validId("entry", id))),
       (id) =>
@@ -169,6 +222,11 @@ export class BatchBuilder {
       return Effect.fail(sessionError("SESSION_FILE_TOO_LARGE", `the session would exceed ${this.caps.sessionBytes} bytes`))
     }
     this.added += size + 1
+    for (const blob of append.blobs ?? NO_BLOBS) {
+      if (this.held.has(blob.hash) || this.staged.has(blob.hash)) continue
+      this.staged.set(blob.hash, blob.size)
+      this.blobs.push(blob)
+    }
     return Effect.succeed({ entry, line, size })
   }
 }

@@ -8,28 +8,36 @@ import { Ids } from "../Ids.js"
 import { currentClock } from "../Options.js"
 import type { Entry, Header } from "../Record.js"
 import { asInput, isSessionError, type SessionError, sessionError } from "../SessionError.js"
-import { type Lines, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
+import { type Lines, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
 import * as V2 from "../RecordV2.js"
 import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "../SessionStore.js"
+import { BLOB_REF, type Sha256 } from "./blobs.js"
 import { CommittedHistory } from "./committed.js"
 import { type Append, BatchBuilder, catchDefects, encodeAll, prepare, prepareEntry, timestampNow, validId } from "./entries.js"
 import * as GroupCommit from "./groupCommit.js"
 import { listingOf, SessionListing } from "./listing.js"
 import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
+import { sha256Hex } from "./sha256.js"
 
 /** Checks and copies the bodies of a chain at call time, each as `appendEntry` would; the first goes under `parentId`. */
-const prepareChain = (parentId: unknown, bodies: unknown, version: 1 | 2): Chain | SessionError => {
+const prepareChain = (parentId: unknown, bodies: unknown, version: 1 | 2, sha256: Sha256): Chain | SessionError => {
   if (!Array.isArray(bodies) || bodies.length === 0) {
     return sessionError("SESSION_INVALID_RECORD", "a chain is a non-empty array of entry bodies")
   }
   const chain: Array<Append> = []
   for (const body of bodies) {
-    const append = prepareEntry(chain.length === 0 ? parentId : null, body, version)
+    const append = prepareEntry(chain.length === 0 ? parentId : null, body, version, sha256)
     if (isSessionError(append)) return append
     chain.push(append)
   }
   return { chain }
 }
+
+/** The SHA-256 each store names its new blobs with: its backend's, or the core's own. */
+const hashers = new WeakMap<SessionStore, Sha256>()
+
+/** The SHA-256 `store` names new blobs with (the core's own for a store this module did not make). */
+export const hasherOf = (store: SessionStore): Sha256 => hashers.get(store) ?? sha256Hex
 
 /** The history and header of decoded lines, or the first reason they are not a valid session at `location`. */
 export const decode = (
@@ -48,6 +56,15 @@ export const decode = (
   return decoded
 }
 
+/** The bytes of the blob `ref` (`sha256:` and its hash) of the session at `location`, checked by the backend. */
+export const readBlob = (journal: SessionJournalService, location: string, ref: unknown): Effect.Effect<Uint8Array, SessionError> =>
+  typeof ref === "string" && BLOB_REF.test(ref)
+    ? journal.blob(location, V2.hashOf(ref))
+    : Effect.fail(sessionError(
+      "SESSION_INVALID_OPTIONS",
+      `${JSON.stringify(ref) ?? String(ref)} is not a blob reference ("sha256:" and 64 lowercase hexadecimal digits)`
+    ))
+
 export const read = (location: string): Effect.Effect<Loaded, SessionError, SessionJournal> =>
   Effect.flatMap(SessionJournal, (journal) =>
     Effect.flatMap(journal.read(location), (stored) => {
@@ -59,7 +76,8 @@ export const read = (location: string): Effect.Effect<Loaded, SessionError, Sess
           header: decoded.header,
           entries: Object.freeze(decoded.history.entries.slice()),
           tail: stored.tail,
-          size: stored.size
+          size: stored.size,
+          blob: (ref: string) => readBlob(journal, stored.location, ref)
         })
     }))
 
@@ -105,7 +123,7 @@ const commitBatch = (
         continue
       }
       const items = "chain" in input ? input.chain : [input]
-      const start = { entries: history.history.size, lines: lines.length, added: builder.added }
+      const start = { entries: history.history.size, lines: lines.length, builder: builder.mark() }
       const made: Array<Entry> = []
       let refusal: SessionError | undefined
       for (const item of items) {
@@ -126,14 +144,14 @@ const commitBatch = (
         // All of a chain or none of it: what it added to the batch is taken out again.
         history.history.truncate(start.entries)
         lines.length = sizes.length = ids.length = start.lines
-        builder.added = start.added
+        builder.restore(start.builder)
         outcomes[i] = Exit.fail(refusal)
         continue
       }
       accepted.push({ at: i, answer: "chain" in input ? Object.freeze(made) : made[0]! })
     }
     if (accepted.length > 0) {
-      const committed = yield* Effect.exit(writer.write({ lines, sizes, ids } satisfies NewLines, builder.added))
+      const committed = yield* Effect.exit(writer.write({ lines, sizes, ids } satisfies NewLines, builder.added, builder.blobs))
       if (Exit.isSuccess(committed)) history.commit()
       else history.rollback()
       for (const { answer, at } of accepted) outcomes[at] = Exit.isSuccess(committed) ? Exit.succeed(answer) : committed
@@ -151,11 +169,17 @@ const commitBatch = (
 
 /** A store over a session that `journalWriter` holds, whose accepted records are `header` and `loaded`. */
 const assemble = (
+  journal: SessionJournalService,
   location: string,
   header: Header,
   loaded: History,
   journalWriter: Writer,
-  start: { readonly bytes: number | undefined; readonly canonical: Lines | undefined; readonly tail: "none" | "incomplete" }
+  start: {
+    readonly bytes: number | undefined
+    readonly canonical: Lines | undefined
+    readonly tail: "none" | "incomplete"
+    readonly blobs?: ReadonlyMap<string, number> | undefined
+  }
 ): Effect.Effect<SessionStore, never, Ids | Scope.Scope> =>
   Effect.gen(function*() {
     const ids = yield* Ids
@@ -169,7 +193,7 @@ const assemble = (
       commit: commitBatch(
         history,
         writer,
-        () => new BatchBuilder(ids, clock, history.history, () => writer.committedBytes(), capsOf(header.version))
+        () => new BatchBuilder(ids, clock, history.history, () => writer.committedBytes(), capsOf(header.version), writer.blobs)
       ),
       closed: closedError
     })
@@ -184,6 +208,7 @@ const assemble = (
     // An append is answered with its entry.
     const submit = (append: Append | SessionError): Effect.Effect<Entry, SessionError> =>
       isSessionError(append) ? refuse(append) : submitted(append) as Effect.Effect<Entry, SessionError>
+    const sha256 = journal.sha256 ?? sha256Hex
     const store: SessionStore = {
       location,
       header,
@@ -194,17 +219,19 @@ const assemble = (
         return writer.tail
       },
       get: (id) => history.get(id),
-      append: (parentId, message) => submit(prepare(parentId, message, header.version)),
-      appendEntry: (parentId, body) => submit(prepareEntry(parentId, body, header.version)),
+      append: (parentId, message) => submit(prepare(parentId, message, header.version, sha256)),
+      appendEntry: (parentId, body) => submit(prepareEntry(parentId, body, header.version, sha256)),
       appendChain: (parentId, bodies) => {
-        const chain = prepareChain(parentId, bodies, header.version)
+        const chain = prepareChain(parentId, bodies, header.version, sha256)
         return isSessionError(chain) ? refuse(chain) : submitted(chain) as Effect.Effect<ReadonlyArray<Entry>, SessionError>
       },
       flush: Effect.suspend(() => {
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : flush
-      })
+      }),
+      blob: (ref) => readBlob(journal, location, ref)
     }
+    hashers.set(store, sha256)
     return store
   })
 
@@ -293,7 +320,7 @@ export const create = (
         Scope.extend(journal.create(location, { ...lines, ids: [], listing: listingOf(lister, { header, entries: [] }) }), scope),
         (created) =>
           Scope.extend(
-            assemble(created.location, header, new History(), created.writer, { bytes: size + 1, canonical: lines, tail: "none" }),
+            assemble(journal, created.location, header, new History(), created.writer, { bytes: size + 1, canonical: lines, tail: "none" }),
             scope
           )
       )
@@ -302,17 +329,19 @@ export const create = (
 
 /**
  * Stores a whole session at once (a fork, an import): its canonical lines, validated exactly as a
- * load validates them, so no backend ever holds what the loader would refuse. Holds nothing afterwards.
+ * load validates them, so no backend ever holds what the loader would refuse. `blobs` are the
+ * blobs its entries refer to, stored with it. Holds nothing afterwards.
  */
 export const createWhole = (
   journal: SessionJournalService,
   location: string,
   header: Header,
-  entries: ReadonlyArray<Entry>
+  entries: ReadonlyArray<Entry>,
+  blobs: ReadonlyArray<NewBlob> = []
 ): Effect.Effect<{ readonly location: string; readonly header: Header; readonly entries: ReadonlyArray<Entry> }, SessionError> =>
   Effect.flatMap(SessionListing, (lister) => {
     const lines = encodeAll([header, ...entries])
-    const decoded = decodeLines({ ...lines, tail: "none" })
+    const decoded = decodeLines({ ...lines, tail: "none", blobs: new Map(blobs.map((blob) => [blob.hash, blob.size])) })
     if (isSessionError(decoded)) return Effect.fail(decoded)
     const wrong = wrongId(location, journal.sessionIdAt(location), header.id)
     if (wrong !== undefined) return Effect.fail(wrong)
@@ -321,7 +350,8 @@ export const createWhole = (
         lines: lines.lines,
         sizes: lines.sizes,
         ids: entries.map((entry) => entry.id),
-        listing: listingOf(lister, { header: decoded.header, entries: decoded.history.entries })
+        listing: listingOf(lister, { header: decoded.header, entries: decoded.history.entries }),
+        ...(blobs.length > 0 ? { blobs } : {})
       }),
       (created) => ({ location: created.location, header: decoded.header, entries: decoded.history.entries })
     ))
@@ -345,10 +375,11 @@ export const load = (
           ))
         }
         return Scope.extend(
-          assemble(opened.location, decoded.header, decoded.history, opened.writer, {
+          assemble(journal, opened.location, decoded.header, decoded.history, opened.writer, {
             bytes: undefined,
             canonical: undefined,
-            tail: opened.tail
+            tail: opened.tail,
+            blobs: opened.blobs
           }),
           scope
         )

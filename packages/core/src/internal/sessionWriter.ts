@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import type { Header } from "../Record.js"
 import type { SessionError } from "../SessionError.js"
-import type { Batch, Lines, Writer } from "../SessionJournal.js"
+import type { Batch, Lines, NewBlob, Writer } from "../SessionJournal.js"
 import type { CommittedHistory } from "./committed.js"
 import { encodeAll, totalBytes } from "./entries.js"
 import { type Lister, listingOf } from "./listing.js"
@@ -28,14 +28,22 @@ export class SessionWriter {
   /** Whether the session still ends in a skipped incomplete tail that no commit has removed. */
   private tailNow: "none" | "incomplete"
   private readonly listing: Batch["listing"]
+  /** The blobs the session holds, by hash, with their sizes: those read at load, then each commit's. */
+  readonly blobs: Map<string, number>
 
   constructor(
     private readonly writer: Writer,
     private readonly header: Header,
     private readonly history: CommittedHistory,
     lister: Lister,
-    start: { readonly bytes: number | undefined; readonly canonical: Lines | undefined; readonly tail: "none" | "incomplete" }
+    start: {
+      readonly bytes: number | undefined
+      readonly canonical: Lines | undefined
+      readonly tail: "none" | "incomplete"
+      readonly blobs?: ReadonlyMap<string, number> | undefined
+    }
   ) {
+    this.blobs = new Map(start.blobs)
     this.bytes = start.bytes
     this.canonical = start.canonical
     this.tailNow = start.tail
@@ -64,9 +72,10 @@ export class SessionWriter {
     return this.bytes ??= totalBytes(this.accepted())
   }
 
-  /** Hands `lines` to the backend; on success what is committed grows by `added` bytes. */
-  write(lines: NewLines, added: number): Effect.Effect<void, SessionError> {
-    return Effect.matchEffect(this.writer.append({ ...lines, accepted: this.accepted, listing: this.listing }), {
+  /** Hands `lines` and the blobs they are the first to refer to to the backend; on success what is committed grows by `added` bytes. */
+  write(lines: NewLines, added: number, blobs: ReadonlyArray<NewBlob> = []): Effect.Effect<void, SessionError> {
+    const batch: Batch = { ...lines, accepted: this.accepted, listing: this.listing, ...(blobs.length > 0 ? { blobs } : {}) }
+    return Effect.matchEffect(this.writer.append(batch), {
       onFailure: (error) => {
         if (error.code === "SESSION_ROLLBACK_FAILED") this.lockedBy = error
         return Effect.fail(error)
@@ -75,6 +84,7 @@ export class SessionWriter {
         Effect.sync(() => {
           // Unknown stays unknown (a flush after a load): it is computed when a cap needs it.
           if (this.bytes !== undefined) this.bytes += added
+          for (const blob of blobs) this.blobs.set(blob.hash, blob.size)
           this.canonical = undefined
           this.tailNow = "none"
         })

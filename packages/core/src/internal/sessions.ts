@@ -3,13 +3,14 @@ import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
 import { SessionError, sessionError, isSessionError } from "../SessionError.js"
-import { SessionJournal, type Stored } from "../SessionJournal.js"
-import type { Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
+import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
+import type { ImportOptions, Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
 import type { Entry } from "../Record.js"
 import * as V2 from "../RecordV2.js"
 import { type Linked, pathTo } from "../SessionTree.js"
 import { createWhole, decode, newHeader, newSessionId } from "./sessionStore.js"
+import { sha256Hex } from "./sha256.js"
 import { decodeSummary, encodeSummary, summarize, type Summary } from "./summary.js"
 
 export type { Summary }
@@ -43,6 +44,47 @@ const upgraded = (records: Records): Records => ({
   header: { type: "session", version: V2.VERSION, id: records.header.id, timestamp: records.header.timestamp },
   entries: converted(records.entries, 2)
 })
+
+/**
+ * The blobs `entries` refer to, each once, to be taken from the session at `from`: a fork shares
+ * or copies them, so that deleting either session leaves the other whole.
+ */
+const blobsFrom = (entries: ReadonlyArray<Entry>, from: string): ReadonlyArray<NewBlob> => {
+  const found = new Map<string, NewBlob>()
+  for (const entry of entries) {
+    if (entry.version !== 2 || entry.kind !== "message") continue
+    for (const ref of V2.blobsOf(entry.message)) {
+      const hash = V2.hashOf(ref.blob)
+      if (!found.has(hash)) found.set(hash, { hash, size: ref.size, from })
+    }
+  }
+  return [...found.values()]
+}
+
+/**
+ * The blobs `entries` refer to, from the bytes `given` (by reference or by hash), each checked
+ * against its name; one not given is left out, so that the load check refuses it as missing.
+ */
+const blobsGiven = (
+  entries: ReadonlyArray<Entry>,
+  given: ReadonlyMap<string, Uint8Array> | undefined,
+  sha256: (bytes: Uint8Array) => string
+): ReadonlyArray<NewBlob> | SessionError => {
+  if (given === undefined) return []
+  const found = new Map<string, NewBlob>()
+  for (const entry of entries) {
+    if (entry.version !== 2 || entry.kind !== "message") continue
+    for (const ref of V2.blobsOf(entry.message)) {
+      const hash = V2.hashOf(ref.blob)
+      if (found.has(hash)) continue
+      const bytes = given.get(ref.blob) ?? given.get(hash)
+      if (bytes === undefined) continue
+      if (sha256(bytes) !== hash) return sessionError("SESSION_BLOB_CORRUPT", `the bytes given for blob "${ref.blob}" do not match its hash`)
+      found.set(hash, { hash, size: bytes.length, bytes: bytes.slice() })
+    }
+  }
+  return [...found.values()]
+}
 
 export const toJsonl = (records: Records): string => encodeLine(records.header) + records.entries.map(encodeLine).join("")
 
@@ -134,7 +176,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           version,
           forkedFrom: version === 2 ? { session: loaded.header.id, entry: leaf } : undefined
         })
-        const created = yield* createWhole(journal, target, header, converted(path, version))
+        const created = yield* createWhole(journal, target, header, converted(path, version), blobsFrom(path, loaded.location))
         return summarize(created.location, created)
       }),
     delete: (location) =>
@@ -144,15 +186,17 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           cache.delete(location)
         })),
     exportJsonl: (location) => Effect.map(read(location), toJsonl),
-    import: (records, to, options) =>
+    import: (records, to, options?: ImportOptions) =>
       Effect.gen(function*() {
         const version = yield* targetVersion(records.header.version, options?.version)
         if (version !== records.header.version) records = upgraded(records)
+        const blobs = blobsGiven(records.entries, options?.blobs, journal.sha256 ?? sha256Hex)
+        if (isSessionError(blobs)) return yield* blobs
         const location = to ?? (journal.sessionIdAt(records.header.id) === records.header.id ? records.header.id : undefined)
         if (location === undefined) {
           return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to import to")
         }
-        const created = yield* createWhole(journal, location, records.header, records.entries)
+        const created = yield* createWhole(journal, location, records.header, records.entries, blobs)
         return summarize(created.location, created)
       })
   }

@@ -95,7 +95,9 @@ export const recorder = (service: FsService): Recorder => {
     // The crash model holds files only: a removed directory is not one of its events.
     rmdir: (path) => rec(base.rmdir(path), "rmdir", path, () => undefined),
     realpath: (path) => rec(base.realpath(path), "realpath", path, () => ({ op: "realpath", path })),
-    copyFile: (from, to) => rec(base.copyFile(from, to), "copyFile", from, () => ({ op: "copyFile", path: from, target: to }))
+    copyFile: (from, to) => rec(base.copyFile(from, to), "copyFile", from, () => ({ op: "copyFile", path: from, target: to })),
+    // A blob directory is made before any commit that needs it; the crash model does not cover blobs.
+    mkdir: (path, mode) => base.mkdir(path, mode)
   }
   ;(self as { fs: FsService }).fs = fs
   return self

@@ -9,6 +9,7 @@ import type * as Scope from "effect/Scope"
 import type { FileId, FsService, Handle } from "../Fs.js"
 import { toLines } from "../Jsonl.js"
 import * as Append from "./append.js"
+import * as Blobs from "./blobs.js"
 import * as Generation from "./generation.js"
 import { closeQuietly, step } from "./io.js"
 import { processLocks } from "./locks.js"
@@ -258,7 +259,8 @@ const makeWriter = (
         lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
           if (state.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: paths.path }))
           if (state.locked !== undefined) return Effect.fail(state.locked)
-          if (state.appendInPlace) return commitV2(batch)
+          // Only a version-2 batch holds blobs: durable before the commit of the lines that refer to them.
+          if (state.appendInPlace) return Effect.zipRight(Blobs.put(fs, paths, batch.blobs), commitV2(batch))
           const generation = canonicalOf(batch)
           if (batch.lines.length === 0) return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
           const added = sizeOf(batch)
@@ -287,7 +289,7 @@ const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<S
 
 /** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
 export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, SessionError> =>
-  Effect.flatMap(Generation.read(fs, paths), (bytes) => storedOf(paths, bytes))
+  Effect.flatMap(Generation.read(fs, paths), (bytes) => Effect.flatMap(storedOf(paths, bytes), (stored) => Blobs.attach(fs, paths, stored)))
 
 export interface Options {
   readonly kernelCopyFrom?: number | undefined
@@ -298,6 +300,8 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
   const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
   return {
     sessionIdAt: () => undefined,
+    sha256: Blobs.sha256,
+    blob: (location, hash) => Effect.flatMap(Paths.resolve(fs, location), (paths) => Blobs.read(fs, paths, hash)),
     read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
     open: (location) =>
       // Uninterruptible from the first descriptor to the finalizer that owns it.
@@ -305,7 +309,7 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const paths = yield* Paths.resolve(fs, location)
         const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
-          const stored = yield* storedOf(paths, opened.bytes)
+          const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) => Blobs.attach(fs, paths, read))
           const appendInPlace = versionOfHead(opened.bytes) === 2
           const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
           const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
@@ -335,6 +339,7 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const dirStat = yield* Generation.statDirectory(fs, paths)
         const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dirStat), (h) => closeQuietly(fs, h))
         const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+        yield* Blobs.put(fs, paths, session.blobs)
         const created = yield* lock.withPermits(1)(Generation.create(fs, paths, bytes, handle, dirStat))
         const appendInPlace = versionOf(session.lines[0]) === 2
         const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {

@@ -1,7 +1,8 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
-import type { Batch, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
+import type { Batch, NewBlob, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
+import * as Crypto from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -39,6 +40,53 @@ const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, 
       return "stored" in read ? Effect.succeed(read) : Effect.fail(read)
     }
   )
+
+const sha256 = (bytes: Uint8Array): string => Crypto.createHash("sha256").update(bytes).digest("hex")
+
+/**
+ * Inserts the blobs `blobs` of session `id` (whose row exists in this transaction): the bytes
+ * given, or copies of another session's rows (a fork). A blob the session holds already is kept;
+ * one to be copied that its session does not hold with its size is SESSION_BLOB_MISSING, which
+ * rolls the whole transaction back.
+ */
+const insertBlobs = (
+  sql: SqlClient.SqlClient,
+  id: string,
+  blobs: ReadonlyArray<NewBlob> | undefined
+): Effect.Effect<void, SessionError | SqlError> =>
+  Effect.gen(function*() {
+    if (blobs === undefined) return
+    const copies = new Map<string, Array<{ readonly hash: string; readonly size: number }>>()
+    for (const blob of blobs) {
+      if ("bytes" in blob) {
+        yield* sql`
+          INSERT INTO session_tree_blobs (session_id, hash, size, bytes)
+          VALUES (${id}, ${blob.hash}, ${blob.size}::int4, ${blob.bytes})
+          ON CONFLICT (session_id, hash) DO NOTHING`
+      } else {
+        const from = copies.get(blob.from) ?? []
+        from.push(blob)
+        copies.set(blob.from, from)
+      }
+    }
+    for (const [from, wanted] of copies) {
+      const [copied] = yield* sql<{ readonly copied: number }>`
+        WITH copied AS (
+          INSERT INTO session_tree_blobs (session_id, hash, size, bytes)
+          SELECT ${id}, b.hash, b.size, b.bytes
+            FROM session_tree_blobs b
+            JOIN unnest(${wanted.map((w) => w.hash)}::text[], ${wanted.map((w) => w.size)}::int4[]) AS w(hash, size)
+              ON b.hash = w.hash AND octet_length(b.bytes) = w.size
+           WHERE b.session_id = ${from}
+          ON CONFLICT (session_id, hash) DO NOTHING
+          RETURNING 1
+        )
+        SELECT count(*)::int4 AS copied FROM copied`
+      if (copied === undefined || copied.copied !== wanted.length) {
+        return yield* sessionError("SESSION_BLOB_MISSING", "a blob of the forked path is no longer in its session", { path: from })
+      }
+    }
+  })
 
 export const make = (client: SqlClient.SqlClient, options?: Options): SessionJournalService => {
   // Column names are ours: a client that renames result columns (camelCase) must not rename them.
@@ -85,6 +133,8 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
           if (counts === undefined || counts.moved !== 1) {
             return yield* sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: id })
           }
+          // The batch's blobs in the same transaction: they commit with the lines that first refer to them.
+          yield* insertBlobs(sql, id, batch.blobs)
         })
       )
       return commit.pipe(
@@ -117,6 +167,18 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
   return {
     // In the database a session's location is its ID.
     sessionIdAt: (location) => location,
+    sha256,
+    blob: (location, hash) =>
+      sql<{ readonly bytes: Uint8Array }>`SELECT bytes FROM session_tree_blobs WHERE session_id = ${location} AND hash = ${hash}`.pipe(
+        Effect.mapError((error) => ioError("reading the blob failed", error, location)),
+        Effect.flatMap(([row]) =>
+          row === undefined
+            ? Effect.fail(sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path: location }))
+            : sha256(row.bytes) !== hash
+            ? Effect.fail(sessionError("SESSION_BLOB_CORRUPT", `the bytes of blob "sha256:${hash}" do not match its hash`, { path: location }))
+            : Effect.succeed(new Uint8Array(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength))
+        )
+      ),
     create: (location, session) =>
       Effect.gen(function*() {
         if (!storableId(location)) {
@@ -135,7 +197,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
           progress,
           Effect.zipRight(
             settings,
-            sql`
+            Effect.zipLeft(sql`
               WITH created AS (
                 INSERT INTO session_tree_sessions (id, header, head, incarnation, changed_at)
                 VALUES (${location}, ${session.lines[0]!}, ${head}::int4, ${incarnation}::uuid, now())
@@ -146,7 +208,8 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
               )
               INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
               SELECT created.id, e.ord::int4, e.entry_id, e.line
-                FROM created, unnest(${session.ids}::text[], ${session.lines.slice(1)}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)`
+                FROM created, unnest(${session.ids}::text[], ${session.lines.slice(1)}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)`,
+            insertBlobs(sql, location, session.blobs))
           )
         ).pipe(
           Effect.mapError((error) => {

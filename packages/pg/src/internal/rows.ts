@@ -1,6 +1,7 @@
 /**
- * Reading sessions back: one statement returns the session rows and their entry rows (so all of
- * it comes from one snapshot), and the rows of each session become its lines. The rows' own
+ * Reading sessions back: one statement returns the session rows, their entry rows and the names
+ * and sizes of their blobs (so all of it comes from one snapshot), and the rows of each session
+ * become its lines. The rows' own
  * structure is checked here (entries numbered 1..head, one row each); what the lines say is the
  * core's to check, as for any backend.
  */
@@ -19,7 +20,10 @@ import * as Effect from "effect/Effect"
 export const versionOf = (row: string): Statement.Fragment =>
   Statement.unsafeFragment(`(${row}.incarnation::text || ':' || ${row}.head::text)`)
 
-/** One row of `selectSessions`: a session's own row (`is_header`) or one of its entries. */
+/**
+ * One row of `selectSessions`: a session's own row (`is_header`), one of its entries, or one of
+ * its blobs (`seq` 0: `entry_id` its hash, `size` the length of its bytes as stored).
+ */
 interface Row {
   readonly id: string
   readonly is_header: boolean
@@ -45,6 +49,10 @@ const selectSessions = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>): E
     SELECT e.session_id, false, e.seq, e.entry_id, e.line, octet_length(e.line), NULL, NULL
       FROM session_tree_entries e
      WHERE e.session_id = ANY(${ids}::text[])
+    UNION ALL
+    SELECT b.session_id, false, 0, b.hash, NULL, octet_length(b.bytes), NULL, NULL
+      FROM session_tree_blobs b
+     WHERE b.session_id = ANY(${ids}::text[])
     ORDER BY 1, 2 DESC, 3`
 
 // With the `u` flag a surrogate pair is one code point, so only a lone surrogate matches.
@@ -80,7 +88,7 @@ const corrupt = (id: string, line: number, reason: string): SessionError =>
 
 /**
  * The lines of session `id` from its rows (`rows[from]` is its own row, the next `count` rows its
- * entries). Entries must be numbered 1..head with no gap and no repeat: anything else means rows
+ * blobs, then its entries). Entries must be numbered 1..head with no gap and no repeat: anything else means rows
  * were changed behind the library's back, and the line named is the first one that is not as
  * the library wrote it (entry `seq` is line seq + 1).
  */
@@ -91,10 +99,14 @@ const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: numbe
   const lines: Array<string> = [own.line]
   const sizes: Array<number> = [own.size!]
   const ids: Array<string> = []
+  const blobs = new Map<string, number>()
   let size = own.size! + 1
-  for (let i = 1; i < count; i++) {
+  let i = 1
+  for (; i < count && rows[from + i]!.seq === 0; i++) blobs.set(rows[from + i]!.entry_id!, rows[from + i]!.size!)
+  const firstEntry = i
+  for (; i < count; i++) {
     const row = rows[from + i]!
-    const expected = i
+    const expected = i - firstEntry + 1
     if (row.seq !== expected) {
       return corrupt(
         id,
@@ -107,7 +119,7 @@ const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: numbe
     ids.push(row.entry_id!)
     size += row.size! + 1
   }
-  const entries = count - 1
+  const entries = count - firstEntry
   if (entries !== own.head) {
     return corrupt(
       id,
@@ -116,7 +128,7 @@ const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: numbe
     )
   }
   return {
-    stored: { location: id, lines, sizes, ids, tail: "none", size },
+    stored: { location: id, lines, sizes, ids, tail: "none", size, ...(blobs.size === 0 ? {} : { blobs }) },
     head: own.head,
     incarnation: own.incarnation
   }

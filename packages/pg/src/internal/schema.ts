@@ -113,6 +113,40 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE TRIGGER session_tree_header_updated BEFORE UPDATE ON session_tree_sessions
         FOR EACH ROW EXECUTE FUNCTION session_tree_header_updated()`
     ]
+  },
+  {
+    version: 3,
+    name: "blobs",
+    statements: [
+      // The blobs of a session (`docs/format.md`, "Blobs"): named by the SHA-256 of their bytes (64
+      // lowercase hexadecimal digits), each stored once per session. They go with their session:
+      // the foreign key removes them when it is deleted. A fork copies the rows it needs, so no
+      // session ever depends on another's rows.
+      `CREATE TABLE session_tree_blobs (
+        session_id text NOT NULL,
+        hash text NOT NULL,
+        size integer NOT NULL,
+        bytes bytea NOT NULL,
+        CONSTRAINT session_tree_blobs_pkey PRIMARY KEY (session_id, hash),
+        CONSTRAINT session_tree_blobs_session_fkey FOREIGN KEY (session_id)
+          REFERENCES session_tree_sessions (id) ON DELETE CASCADE,
+        CONSTRAINT session_tree_blobs_hash_check CHECK (hash ~ '^[0-9a-f]{64}$'),
+        CONSTRAINT session_tree_blobs_size_check CHECK (size >= 0)
+      )`,
+      // Images and documents are mostly compressed already: stored out of line without a second try
+      // at compressing them, and their length is then known without reading them.
+      `ALTER TABLE session_tree_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL`,
+      // The library only ever inserts blob rows. One updated, deleted or truncated behind its back
+      // can make a session unreadable, so it draws the session a new incarnation, as a changed
+      // entry row does: listings made before read it again, and a writer that loaded it is told it
+      // was replaced. (Rows removed with their session need nothing: the session is gone.)
+      `CREATE TRIGGER session_tree_blobs_updated AFTER UPDATE ON session_tree_blobs
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_updated()`,
+      `CREATE TRIGGER session_tree_blobs_deleted AFTER DELETE ON session_tree_blobs
+        REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_deleted()`,
+      `CREATE TRIGGER session_tree_blobs_truncated AFTER TRUNCATE ON session_tree_blobs
+        FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_truncated()`
+    ]
   }
 ]
 

@@ -1,0 +1,203 @@
+/**
+ * The blobs of a session file (`docs/format.md`, "Blobs"): one directory beside the session,
+ * `NAME.blobs/`, each blob a file named by the 64 hexadecimal digits of its SHA-256.
+ *
+ * - A new blob is written to a temp name in that directory, fsynced, renamed into place, and the
+ *   directory fsynced (and, when this made the directory, the session's directory too): durable
+ *   before the commit of the first entry that refers to it, which runs after `put`.
+ * - A fork hard-links the source's blob files (copies them across filesystems), so deleting
+ *   either session never breaks the other.
+ * - The directory and its files are never followed through a symlink: each is checked with lstat
+ *   and opened with O_NOFOLLOW, and the directory's identity is checked again after it was used.
+ *
+ * A crash may leave a temp name (`HASH.tmp-OWNER-SEQ`) or a blob nothing refers to yet; neither is
+ * ever read as a blob, and deleting the session removes them with the directory.
+ */
+import { MAX_BLOB_BYTES } from "@session-tree/core/Codec"
+import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { NewBlob, Stored } from "@session-tree/core/SessionJournal"
+import * as Effect from "effect/Effect"
+import * as Crypto from "node:crypto"
+import * as Path from "node:path"
+import { Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
+import { closeQuietly, expectIdentity, lstatNamed, readBytes, removeOwn, step, writeAll } from "./io.js"
+import * as Owner from "./owner.js"
+import * as Paths from "./paths.js"
+
+/** A blob's file name: the 64 lowercase hexadecimal digits of its SHA-256. */
+const HASH = /^[0-9a-f]{64}$/
+
+/** The blob directory of the session file at `paths`. */
+export const dirOf = (paths: Paths.SessionPaths): string => `${paths.path}.blobs`
+
+export const sha256 = (bytes: Uint8Array): string => Crypto.createHash("sha256").update(bytes).digest("hex")
+
+const missing = (path: string, hash: string): SessionError =>
+  sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path })
+
+const notADirectory = (path: string, kind: Stat["kind"]): SessionError =>
+  sessionError("SESSION_NOT_REGULAR_FILE", `the blob directory is a ${kind}, not a directory`, { path })
+
+let seq = 0
+const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.format(Owner.self)}-${++seq}`)
+
+/**
+ * The blobs in the directory of `paths`, by hash, with the size of each: none when there is no
+ * directory, or when something other than a directory is there (never followed). Blob names that
+ * are not regular files are left out, so a reference to one is missing.
+ */
+export const inventory = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyMap<string, number>, SessionError> =>
+  Effect.gen(function*() {
+    const dir = dirOf(paths)
+    const found = new Map<string, number>()
+    const before = yield* lstatNamed(fs, "lstat blob directory", dir)
+    if (before === undefined || before.kind !== "directory") return found
+    const names = yield* step("list blob directory", fs.readdir(dir), { ENOENT: "SESSION_REPLACED", ENOTDIR: "SESSION_REPLACED" })
+    for (const name of names) {
+      if (!HASH.test(name)) continue
+      const stat = yield* lstatNamed(fs, "lstat blob", Path.join(dir, name))
+      if (stat !== undefined && stat.kind === "file") found.set(name, stat.size)
+    }
+    // What was listed is the directory lstat saw, not a link put there meanwhile.
+    yield* expectIdentity(fs, "blob directory", dir, "directory", before)
+    return found
+  })
+
+/** `stored` with the blobs of its session (`inventory`), when it has any. */
+export const attach = (fs: FsService, paths: Paths.SessionPaths, stored: Stored): Effect.Effect<Stored, SessionError> =>
+  Effect.map(inventory(fs, paths), (blobs) => (blobs.size === 0 ? stored : { ...stored, blobs }))
+
+/**
+ * The bytes of blob `hash` of the session at `paths`, checked against their hash:
+ * SESSION_BLOB_MISSING when it is not there as a regular file, SESSION_BLOB_CORRUPT when its
+ * bytes do not hash to its name.
+ */
+export const read = (fs: FsService, paths: Paths.SessionPaths, hash: string): Effect.Effect<Uint8Array, SessionError> =>
+  Effect.gen(function*() {
+    const dir = dirOf(paths)
+    const path = Path.join(dir, hash)
+    if (!HASH.test(hash)) return yield* missing(path, hash)
+    const before = yield* lstatNamed(fs, "lstat blob directory", dir)
+    if (before === undefined || before.kind !== "directory") return yield* missing(path, hash)
+    const bytes = yield* Effect.catchIf(
+      readBytes(fs, path, MAX_BLOB_BYTES, "blob"),
+      (e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE" || e.code === "SESSION_FILE_TOO_LARGE",
+      (e) => Effect.fail(e.code === "SESSION_FILE_TOO_LARGE" ? corrupt(path, hash) : missing(path, hash))
+    )
+    yield* expectIdentity(fs, "blob directory", dir, "directory", before)
+    if (sha256(bytes) !== hash) return yield* corrupt(path, hash)
+    // Plain bytes, as every backend gives them, over the same memory.
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  })
+
+const corrupt = (path: string, hash: string): SessionError =>
+  sessionError("SESSION_BLOB_CORRUPT", `the bytes of blob "sha256:${hash}" do not match its hash`, { path })
+
+/** The blob directory of `paths`, made when missing; whether this call made it. Never a link. */
+const ensureDirectory = (fs: FsService, dir: string): Effect.Effect<{ readonly stat: Stat; readonly made: boolean }, SessionError> =>
+  Effect.gen(function*() {
+    let made = false
+    let stat = yield* lstatNamed(fs, "lstat blob directory", dir)
+    if (stat === undefined) {
+      // Another writer may make it at the same moment: EEXIST is then its directory, checked below.
+      made = yield* step(
+        "make blob directory",
+        Effect.catchIf(Effect.as(fs.mkdir(dir, 0o700), true), (e) => e.errno === "EEXIST", () => Effect.succeed(false))
+      )
+      stat = yield* lstatNamed(fs, "lstat blob directory", dir)
+    }
+    if (stat === undefined) return yield* sessionError("SESSION_REPLACED", "the blob directory vanished while it was made", { path: dir })
+    if (stat.kind !== "directory") return yield* notADirectory(dir, stat.kind)
+    return { stat, made }
+  })
+
+/** Opens directory `dir` for fsync, checked to be the one `id` names. */
+const openDir = (fs: FsService, dir: string, id: Stat): Effect.Effect<Handle, SessionError> =>
+  Effect.uninterruptible(Effect.flatMap(step("open blob directory", fs.open(dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }), (handle) =>
+    Effect.flatMap(step("fstat blob directory", fs.fstat(handle)), (stat) =>
+      stat.kind !== "directory" || !sameFile(stat, id)
+        ? Effect.fail(sessionError("SESSION_REPLACED", "the blob directory changed while it was opened", { path: dir }))
+        : Effect.succeed(handle)).pipe(Effect.onError(() => closeQuietly(fs, handle)))))
+
+/** Writes `bytes` to a new temp file in `dir` and fsyncs it; its name. */
+const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array): Effect.Effect<string, SessionError> =>
+  Effect.gen(function*() {
+    const temp = tempName(dir, hash)
+    const handle = yield* step("create blob temp", fs.open(temp, Flags.createExclusive, 0o600))
+    yield* Effect.gen(function*() {
+      yield* writeAll(fs, handle, bytes, 0, 0)
+      yield* step("fsync blob temp", fs.fsync(handle))
+    }).pipe(
+      Effect.ensuring(closeQuietly(fs, handle)),
+      Effect.onError(() => removeOwn(fs, temp))
+    )
+    return temp
+  })
+
+/**
+ * A temp name in `dir` for blob `hash` of the session file `from`: a hard link of its file, or,
+ * across filesystems, a copy made durable. SESSION_BLOB_MISSING unless that file is a regular
+ * file of `size` bytes.
+ */
+const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: string): Effect.Effect<string, SessionError> =>
+  Effect.gen(function*() {
+    const source = Path.join(`${from}.blobs`, hash)
+    const stat = yield* lstatNamed(fs, "lstat source blob", source)
+    if (stat === undefined || stat.kind !== "file" || stat.size !== size) {
+      return yield* sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session it is taken from`, { path: source })
+    }
+    const temp = tempName(dir, hash)
+    const linked = yield* Effect.either(fs.link(source, temp))
+    if (linked._tag === "Right") {
+      // The link must be the file lstat saw, not one put in its place meanwhile.
+      yield* Effect.onError(expectIdentity(fs, "source blob", temp, "file", stat), () => removeOwn(fs, temp))
+      return temp
+    }
+    if (linked.left.errno !== "EXDEV") return yield* step("link source blob", Effect.fail(linked.left))
+    const bytes = yield* readBytes(fs, source, MAX_BLOB_BYTES, "blob")
+    if (bytes.length !== size) {
+      return yield* sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" changed in the session it is taken from`, { path: source })
+    }
+    return yield* writeTemp(fs, dir, hash, bytes)
+  })
+
+/**
+ * Puts `blobs` into the blob directory of `paths`, durably, before the commit that first refers
+ * to them. A blob already there as a regular file of its size is kept (its name is its content);
+ * anything else at its name is replaced.
+ */
+export const put = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  blobs: ReadonlyArray<NewBlob> | undefined
+): Effect.Effect<void, SessionError> =>
+  Effect.gen(function*() {
+    if (blobs === undefined || blobs.length === 0) return
+    const dir = dirOf(paths)
+    const { made, stat } = yield* ensureDirectory(fs, dir)
+    const handle = yield* openDir(fs, dir, stat)
+    yield* Effect.gen(function*() {
+      for (const blob of blobs) {
+        if (!HASH.test(blob.hash)) return yield* missing(dir, blob.hash)
+        const target = Path.join(dir, blob.hash)
+        const present = yield* lstatNamed(fs, "lstat blob", target)
+        if (present !== undefined && present.kind === "file" && present.size === blob.size) continue
+        const temp = "bytes" in blob
+          ? yield* writeTemp(fs, dir, blob.hash, blob.bytes)
+          : yield* Effect.flatMap(Paths.resolve(fs, blob.from), (from) => linkTemp(fs, dir, blob.hash, blob.size, from.path))
+        yield* Effect.onError(step("rename blob into place", fs.rename(temp, target)), () => removeOwn(fs, temp))
+      }
+      yield* expectIdentity(fs, "blob directory", dir, "directory", stat)
+      yield* step("fsync blob directory", fs.fsync(handle))
+      // A new directory's own name is durable only once the session's directory is synced.
+      if (made) yield* syncParent(fs, paths)
+    }).pipe(Effect.ensuring(closeQuietly(fs, handle)))
+  })
+
+const syncParent = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, SessionError> =>
+  Effect.flatMap(step("lstat directory", fs.lstat(paths.dir)), (stat) =>
+    Effect.acquireUseRelease(
+      openDir(fs, paths.dir, stat),
+      (handle) => step("fsync directory", fs.fsync(handle)),
+      (handle) => closeQuietly(fs, handle)
+    ))
