@@ -347,6 +347,45 @@ const recover = Command.make(
     })
 ).pipe(Command.withDescription("Resolve what an interrupted save left beside the file (recovery marker, temp files)."))
 
+// --- delete -------------------------------------------------------------------------------
+
+const deleteCommand = Command.make(
+  "delete",
+  { path, json, db },
+  ({ db, json, path }) =>
+    Effect.zipRight(
+      Backend.checkPaths(db, [path]),
+      Backend.run(db, Effect.gen(function*() {
+        const sessions = yield* Sessions.Sessions
+        // What is printed of the session is read just before; a session that does not load is deleted all the same.
+        const before = yield* Effect.either(sessions.read(path))
+        const deleted = yield* sessions.delete(path).pipe(
+          Effect.retry({ schedule: RETRY, while: isRace }),
+          Effect.catchIf(isRace, (error) =>
+            Effect.fail(new Busy({
+              error: Backend.locate(
+                sessionError(error.code, `another process was saving to this session at the same time; after ${RETRIES + 1} attempts nothing was deleted: run the command again`),
+                db,
+                path
+              )
+            })))
+        )
+        if (json) {
+          return yield* Console.log(jsonLine(
+            Either.isRight(before)
+              ? { ok: true, location: deleted, id: before.right.header.id, entries: before.right.entries.length }
+              : { ok: true, location: deleted }
+          ))
+        }
+        yield* Console.log(
+          Either.isRight(before)
+            ? `deleted ${printable(deleted)}: session ${printable(before.right.header.id)}, ${before.right.entries.length} entries`
+            : `deleted ${printable(deleted)} (it did not load: ${before.left.code})`
+        )
+      }), path)
+    )
+).pipe(Command.withDescription("Delete a whole session (and its blobs) for good; prints what was deleted. SESSION_NOT_FOUND when there is none."))
+
 // --- log / tree ---------------------------------------------------------------------------
 
 const log = Command.make(
@@ -679,9 +718,9 @@ const migrate = Command.make(
 // --- the application ----------------------------------------------------------------------
 
 const root = Command.make("session-tree", {}, () =>
-  new UsageError({ reason: "a command is required: create, append, verify, recover, log, tree, list, fork, export, import or migrate" })).pipe(
+  new UsageError({ reason: "a command is required: create, append, verify, recover, delete, log, tree, list, fork, export, import or migrate" })).pipe(
     Command.withDescription("A durable, append-only, branching JSONL store for agent conversations."),
-    Command.withSubcommands([create, append, verify, recover, log, tree, list, fork, exportCommand, importCommand, migrate])
+    Command.withSubcommands([create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, migrate])
   )
 
 const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
@@ -690,7 +729,7 @@ const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
 // are listed once, in the top-level help (`readableHelp`), not in every command's.
 const ConfigLive = CliConfig.layer({ isCaseSensitive: true, showBuiltIns: false })
 
-const COMMAND_NAMES = new Set(["create", "append", "verify", "recover", "log", "tree", "list", "fork", "export", "import", "migrate"])
+const COMMAND_NAMES = new Set(["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "migrate"])
 
 /** The options every command takes, from the argument parser; listed once, in the top-level help. */
 const BUILT_INS = `BUILT-IN OPTIONS (every command takes them)

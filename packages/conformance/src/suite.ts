@@ -688,6 +688,52 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         expect(yield* kit.raw(nowhere)).toBeUndefined()
       }))
 
+    test("delete: the whole session goes (list, load, read), others and a fork of it stay, a holder's append is SESSION_REPLACED, twice is SESSION_NOT_FOUND", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const journal = yield* SessionJournal
+        const service = yield* Sessions.make
+        const source = kit.location("delete")
+        const tree = yield* SessionTree.make(yield* SessionStore.create(source, { id: idAt(journal, source), version: 1 }))
+        const root = yield* tree.append(user("m1", "root"))
+        const leaf = yield* tree.append(user("m2", "leaf"))
+        const forked = kit.location("delete-fork")
+        yield* service.fork(source, leaf.id, forked)
+        const bystander = kit.location("delete-bystander")
+        yield* Effect.scoped(SessionStore.create(bystander, V1))
+        const before = { forked: yield* kit.raw(forked), bystander: yield* kit.raw(bystander) }
+        const held = yield* SessionStore.load(source)
+        const listedBefore = yield* service.list({ scope: kit.scope })
+        const location = (yield* SessionStore.read(source)).location
+        expect(listedBefore.sessions.map((s) => s.location)).toContain(location)
+
+        expect(yield* service.delete(source)).toBe(location)
+        expect(yield* kit.raw(source)).toBeUndefined()
+        const listed = yield* service.list({ scope: kit.scope })
+        expect(listed.sessions.map((s) => s.location)).not.toContain(location)
+        expect(listed.total).toBe(listedBefore.total - 1)
+        expect(codeOf(yield* Effect.either(SessionStore.load(source)))).toBe("SESSION_NOT_FOUND")
+        expect(codeOf(yield* Effect.either(SessionStore.read(source)))).toBe("SESSION_NOT_FOUND")
+        expect(codeOf(yield* Effect.either(service.delete(source)))).toBe("SESSION_NOT_FOUND")
+        expect(codeOf(yield* Effect.either(service.delete(kit.location("delete-never"))))).toBe("SESSION_NOT_FOUND")
+        // A store that held it appends nothing and brings nothing back.
+        expect(codeOf(yield* Effect.either(held.append(leaf.id, user("m3", "late"))))).toBe("SESSION_REPLACED")
+        expect(yield* kit.raw(source)).toBeUndefined()
+        // The fork and a bystander are untouched; the fork still loads whole.
+        expect(yield* kit.raw(forked)).toEqual(before.forked)
+        expect(yield* kit.raw(bystander)).toEqual(before.bystander)
+        expect((yield* SessionStore.read(forked)).entries.map((e) => e.id)).toEqual([root.id, leaf.id])
+        // A session that does not load is deleted all the same: delete never parses it.
+        const broken = kit.location("delete-broken")
+        yield* kit.put(broken, [headerLine(idAt(journal, broken)), "{not json"])
+        expect(codeOf(yield* Effect.either(SessionStore.read(broken)))).toBe("SESSION_INVALID_JSON")
+        yield* service.delete(broken)
+        expect(yield* kit.raw(broken)).toBeUndefined()
+        // The location can hold a new session afterwards.
+        const reborn = yield* SessionStore.create(source, { id: idAt(journal, source), version: 1 })
+        expect(reborn.entries).toEqual([])
+      }))
+
     test("export gives the canonical generation; import stores it again, keeping the header; refused records store nothing", () =>
       Effect.gen(function*() {
         const kit = yield* Kit

@@ -157,7 +157,16 @@ export const makeCatalog = (storage: Storage, blobs: BlobStorage = new Map()): S
           const lines = storage.get(location)
           return lines === undefined ? missing(location) : storedOf(location, lines, blobs)
         })
-      )
+      ),
+    // A writer holding the session compares the map's array with the one it last saw: once the
+    // location is gone (or holds a new session), its next append is SESSION_REPLACED and writes nothing.
+    delete: (location) =>
+      Effect.suspend(() => {
+        if (!storage.delete(location)) return Effect.fail(missing(location))
+        // Its blobs go with it: a session created later at this location starts without them.
+        blobs.delete(location)
+        return Effect.succeed(location)
+      })
   }
 }
 

@@ -33,6 +33,15 @@ export interface SessionCatalogService {
    * (one query for a database); a session that cannot be read gives its error in its place.
    */
   readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Stored | SessionError>>
+  /**
+   * Removes the whole session at `location` and what belongs to it alone (its blobs, a kept
+   * listing): atomically and durably, so that the session is there whole or gone, never in part;
+   * SESSION_NOT_FOUND when there is none. Succeeds with the location as the backend resolved it.
+   * A store that still holds the session fails its next append (SESSION_REPLACED) and never
+   * brings it back. It belongs to the catalog, not the journal: it changes which sessions a
+   * backend holds, never the lines of one, and it must work on a session that does not load.
+   */
+  readonly delete: (location: string) => Effect.Effect<string, SessionError>
   /** Listings kept for every process that lists, where the backend can keep them (a database: for all its nodes). */
   readonly listings?: Listings | undefined
 }

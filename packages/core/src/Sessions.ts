@@ -1,8 +1,8 @@
 /**
  * Sessions: the many sessions of one backend — create, load and read
  * by location, list them newest change first, the most recently changed one,
- * fork a branch into a new session, export the canonical JSONL generation,
- * import records from elsewhere. Written once over the `SessionJournal` and
+ * fork a branch into a new session, delete a whole session, export the
+ * canonical JSONL generation, import records from elsewhere. Written once over the `SessionJournal` and
  * `SessionCatalog` ports, so every backend lists, forks and imports alike.
  *
  * A listing is never wrong: a session that does not load is listed with its
@@ -83,6 +83,13 @@ export interface SessionsService {
     target: string,
     options?: { readonly id?: string | undefined; readonly version?: 1 | 2 | undefined }
   ) => Effect.Effect<Summary, SessionError>
+  /**
+   * Deletes the whole session at `location` (see `SessionCatalog.delete`): durably, whole or not
+   * at all, whether or not it loads; its entries are never changed one by one. Succeeds with the
+   * location as the backend resolved it; SESSION_NOT_FOUND when there is no session there. A
+   * fork of it keeps loading: it holds its own copy of everything it refers to.
+   */
+  readonly delete: (location: string) => Effect.Effect<string, SessionError>
   /** The canonical JSONL generation of a session, byte for byte what a commit writes. */
   readonly exportJsonl: (location: string) => Effect.Effect<string, SessionError>
   /**

@@ -345,6 +345,22 @@ describe("blobs on fork", () => {
     }), layer)))
   })
 
+  it("a deleted session's blobs go with it: a session created again at its location holds none", async () => {
+    const storage: MemoryJournal.Storage = new Map()
+    const blobs: MemoryJournal.BlobStorage = new Map()
+    const layer = Sessions.layer.pipe(Layer.provideMerge(MemoryJournal.layerStorage(storage, blobs)), Layer.provideMerge(Ids.layerRandom))
+    const bytes = bytesOf(70_000)
+    const again = await Effect.runPromise(Effect.scoped(Effect.provide(Effect.gen(function*() {
+      const sessions = yield* Sessions.Sessions
+      yield* Effect.scoped(Effect.flatMap(sessions.create("a"), (store) => store.append(null, image(bytes))))
+      yield* sessions.delete("a")
+      expect(blobs.has("a")).toBe(false)
+      const store = yield* sessions.create("a")
+      return yield* Effect.either(store.append(null, image({ blob: `sha256:${hex(bytes)}`, size: bytes.length })))
+    }), layer)))
+    expect(Either.isLeft(again) && again.left.code).toBe("SESSION_BLOB_MISSING")
+  })
+
   it("a fork whose source lost a blob meanwhile is refused and creates nothing", async () => {
     const storage: MemoryJournal.Storage = new Map()
     const blobs: MemoryJournal.BlobStorage = new Map()

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { none, SessionListing } from "../src/internal/listing.js"
+import * as Summary from "../src/internal/summary.js"
 import { sessionError } from "../src/SessionError.js"
 import * as Sessions from "../src/Sessions.js"
 import * as SessionStore from "../src/SessionStore.js"
@@ -53,4 +54,36 @@ describe("listings handed to the backend", () => {
         expect(probe.listings).toEqual([undefined, undefined, undefined])
       }).pipe(Effect.provide(layer), Effect.provideService(SessionListing, none))
     }))
+})
+
+describe("the summary kept across a store's commits", () => {
+  const header = { type: "session", version: 2, id: "s", timestamp: "2026-01-02T03:04:05.006Z" } as const
+  const entry = (id: string, body: Record<string, unknown>) =>
+    ({ type: "entry", version: 2, id, parentId: null, timestamp: "2026-01-02T03:04:05.007Z", ...body }) as never
+  const userEntry = (id: string, text: string) => entry(id, { kind: "message", message: { role: "user", id: `m-${id}`, content: [{ type: "text", text }] } })
+  const titleEntry = (id: string, title: string) => entry(id, { kind: "title", title })
+
+  it("scans only what was added, and equals a summary made from scratch at every step, a replaced batch included", () => {
+    const scan = Summary.emptyScan()
+    const entries: Array<never> = []
+    const check = () => {
+      const kept = Summary.summarize("s", { header, entries }, scan)
+      expect(kept).toEqual(Summary.summarize("s", { header, entries }))
+      return kept
+    }
+    expect(check().title).toBe("")
+    entries.push(userEntry("a", "first question"), userEntry("b", "second"))
+    expect(check().title).toBe("first question")
+    expect(scan.scanned).toBe(2)
+    entries.push(titleEntry("t1", "named"))
+    expect(check().title).toBe("named")
+    // A batch rolled back and another one of the same length appended: scanned again.
+    entries.pop()
+    entries.push(userEntry("c", "not a title"))
+    expect(check().title).toBe("first question")
+    entries.push(titleEntry("t2", "renamed"), userEntry("d", "more"))
+    expect(check().title).toBe("renamed")
+    entries.length = 1
+    expect(check().title).toBe("first question")
+  })
 })

@@ -5,7 +5,8 @@
  * directory is resolved through symlinks once, as a store resolves its own,
  * so a listed location is the one its store reports. A name
  * that is not a regular file is still listed (its read then fails with
- * SESSION_NOT_REGULAR_FILE): nothing is hidden.
+ * SESSION_NOT_REGULAR_FILE): nothing is hidden. `delete` removes a session file
+ * and its blob directory whole, behind the marker a commit locks the file with.
  */
 import { SessionCatalog, type SessionCatalogService } from "@session-tree/core/SessionCatalog"
 import * as Effect from "effect/Effect"

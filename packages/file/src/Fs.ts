@@ -100,6 +100,8 @@ export interface FsService {
   readonly rename: (from: string, to: string) => Effect.Effect<void, FsError>
   readonly unlink: (path: string) => Effect.Effect<void, FsError>
   readonly readdir: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
+  /** Removes an empty directory; never follows a symlink (one at `path` fails with ENOTDIR). */
+  readonly rmdir: (path: string) => Effect.Effect<void, FsError>
   /** The canonical absolute path of `path`, every symlink on the way resolved. */
   readonly realpath: (path: string) => Effect.Effect<string, FsError>
   /** Kernel copy (reflink where the filesystem can, copy_file_range elsewhere); fails if `to` exists. */
@@ -173,6 +175,7 @@ export const node: FsService = {
   rename: (from, to) => sync("rename", to, () => NFS.renameSync(from, to)),
   unlink: (path) => sync("unlink", path, () => NFS.unlinkSync(path)),
   readdir: (path) => sync("readdir", path, () => NFS.readdirSync(path)),
+  rmdir: (path) => sync("rmdir", path, () => NFS.rmdirSync(path)),
   realpath: (path) => sync("realpath", path, () => NFS.realpathSync.native(path)),
   copyFile: (from, to) => sync("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS)),
   mkdir: (path, mode) => sync("mkdir", path, () => void NFS.mkdirSync(path, { mode }))
@@ -199,6 +202,7 @@ export const threadPool: FsService = {
   rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
   unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
   readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
+  rmdir: (path) => call<void>("rmdir", path, (cb) => NFS.rmdir(path, cb)),
   realpath: (path) => call<string>("realpath", path, (cb) => NFS.realpath.native(path, cb)),
   copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb)),
   mkdir: (path, mode) => call<void>("mkdir", path, (cb) => NFS.mkdir(path, { mode }, (err) => cb(err)))
@@ -238,6 +242,7 @@ export const intercept = (fs: FsService, around: Around): FsService => ({
   rename: (from, to) => around({ op: "rename", path: from, target: to }, fs.rename(from, to)),
   unlink: (path) => around({ op: "unlink", path }, fs.unlink(path)),
   readdir: (path) => around({ op: "readdir", path }, fs.readdir(path)),
+  rmdir: (path) => around({ op: "rmdir", path }, fs.rmdir(path)),
   realpath: (path) => around({ op: "realpath", path }, fs.realpath(path)),
   copyFile: (from, to) => around({ op: "copyFile", path: from, target: to }, fs.copyFile(from, to)),
   mkdir: (path, mode) => around({ op: "mkdir", path }, fs.mkdir(path, mode))

@@ -6,8 +6,8 @@
  * - `SessionStore`: create (optionally with a session ID), load, open (load, or
  *   create when missing), read (without holding anything), append, flush, close.
  * - `SessionTree`: the branch navigation over a store.
- * - `Sessions`: list a directory, the latest session, fork, read, export the
- *   canonical JSONL, import a session file or a Pi session file.
+ * - `Sessions`: list a directory, the latest session, fork, read, delete, export
+ *   the canonical JSONL, import a session file or a Pi session file.
  *
  * Each store owns a Scope that holds its file and directory open; `close()`
  * releases them, and a store that is dropped without `close()` is released when
@@ -382,7 +382,7 @@ const services = new WeakMap<Sessions, {
 }>()
 
 /**
- * The session files of any directory: list, fork, read, export and import. One instance keeps
+ * The session files of any directory: list, fork, read, delete, export and import. One instance keeps
  * its listing cache, so a repeated listing reads again only the files that changed.
  * `options` (`now`, `createId`) set the clock and entry IDs of what it writes, as for a store;
  * an invalid one throws SESSION_INVALID_OPTIONS.
@@ -421,6 +421,14 @@ export class Sessions {
    */
   fork(source: string, leaf: string, target: string, options?: { readonly id?: string; readonly version?: 1 | 2 }): Promise<CoreSessions.Summary> {
     return this.#run((s) => s.fork(source, leaf, target, options))
+  }
+
+  /**
+   * Deletes the session file at `path` whole, with its blob directory (see `docs/format.md`,
+   * "Deleting a session"); resolves with its absolute path. SESSION_NOT_FOUND when there is none.
+   */
+  delete(path: string): Promise<string> {
+    return this.#run((s) => s.delete(path))
   }
 
   /**

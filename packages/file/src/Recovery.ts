@@ -16,7 +16,9 @@
  *    An append intent there instead (version 2, `docs/format.md`) is refused while its
  *    writer may run; else the file is cut back to what the intent's rule shows (its batch
  *    when whole, else the committed end) and the intent goes; an unfinished intent only goes.
- * 3. Temp, next and rollback names of gone writers are removed.
+ * 3. Temp, next, rollback and tombstone names of gone writers are removed, and
+ *    what a delete past its commit point left (`removeDeleted`): the blob
+ *    directories it moved aside, and the blob directory of a session that is gone.
  * Every change is followed by a directory fsync. An entry whose append resolved
  * is in both candidates, so no rule above can lose it.
  *
@@ -34,6 +36,7 @@ import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { type FileId, Flags, Fs, type FsService, sameFile } from "./Fs.js"
 import * as Append from "./internal/append.js"
+import { removeDeleted } from "./internal/delete.js"
 import * as Generation from "./internal/generation.js"
 import { closeQuietly, expectIdentity, lstatNamed, readBytes, step } from "./internal/io.js"
 import * as Owner from "./internal/owner.js"
@@ -50,7 +53,7 @@ export interface RecoveryReport {
    * whole and kept, or removed (the file cut back to its committed end); "none" otherwise.
    */
   readonly batch: "none" | "kept" | "removed"
-  /** Leftover names (temp, next, rollback) that were removed. */
+  /** Leftover names (temp, next, rollback, tombstone, blob directories of a deleted session) that were removed. */
   readonly removed: ReadonlyArray<string>
 }
 
@@ -85,7 +88,10 @@ const leftoversOfGoneWriters = (fs: FsService, paths: Paths.SessionPaths): Effec
         path: paths.path
       })))
 
-/** Removes the temp, next and rollback names of gone writers; the directory is fsynced after. */
+/**
+ * Removes the temp, next, rollback and tombstone names of gone writers, and what a delete left
+ * past its commit point (`removeDeleted`); the directory is fsynced after.
+ */
 const removeLeftovers = (
   fs: FsService,
   paths: Paths.SessionPaths,
@@ -99,6 +105,7 @@ const removeLeftovers = (
       yield* step(`remove ${l.kind}`, fs.unlink(target).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.void)))
       removed.push(l.name)
     }
+    removed.push(...(yield* removeDeleted(fs, paths)))
     if (removed.length > 0) yield* syncDir
     return removed
   })

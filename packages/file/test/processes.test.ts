@@ -70,6 +70,38 @@ describe("processes", () => {
     }
   })
 
+  it("a reader never sees part of a batch while another process appends batches of three (version 2, in place)", async () => {
+    const dir = makeTempDir()
+    const path = Path.join(dir, NAME)
+    try {
+      await createSession(path)
+      const batches = 40
+      const child = start(runner, [path, "c", String(batches)], { APPENDER_CHAIN: "3" })
+      let reads = 0
+      const seen = new Set<number>()
+      let done = false
+      void child.exited.then(() => void (done = true))
+      while (!done) {
+        const loaded = await run(SessionStore.read(path))
+        reads++
+        // The header's session holds only whole batches: never one or two entries of a batch.
+        expect(loaded.entries.length % 3).toBe(0)
+        expect(loaded.tail).toBe("none")
+        seen.add(loaded.entries.length)
+        // A turn of the event loop, so that the child's exit is seen.
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      expect((await child.exited).code).toBe(0)
+      expect(acksOf(child).length).toBe(3 * batches)
+      expect((await readIds(path)).length).toBe(3 * batches)
+      // The reads overlapped the appends: they saw several states in between.
+      expect(seen.size).toBeGreaterThan(2)
+      console.log(`${reads} reads beside ${batches} appends of three entries: ${seen.size} distinct states, never part of a batch`)
+    } finally {
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("a writer killed with SIGKILL at random moments loses no acknowledged entry", async () => {
     const dir = makeTempDir()
     const kills = 20

@@ -18,7 +18,8 @@ import * as internal from "./internal/catalog.js"
  * sessions: those in the first schema of the connection's `search_path`); a
  * session's `changed` is the time of its last commit in epoch milliseconds,
  * with the database's microseconds as a fraction. `readMany` reads up to
- * `READ_CHUNK` sessions per statement, each as `SessionJournal.read` would.
+ * `READ_CHUNK` sessions per statement, each as `SessionJournal.read` would; `delete`
+ * removes a session row in one transaction, its entries and listing by cascade.
  * `listings` keeps summaries in `session_tree_listings`: each commit of the
  * journal keeps its session's listing in its own transaction, and `remember`
  * keeps those a listing had to read, under the session's current version

@@ -8,7 +8,7 @@
  */
 import * as Context from "effect/Context"
 import type { Entry, Header } from "../Record.js"
-import { encodeSummary, summarize } from "./summary.js"
+import { emptyScan, encodeSummary, type Scan, summarize } from "./summary.js"
 
 /** The records a listing is made of: the header and every accepted entry, the batch being committed included. */
 export interface Described {
@@ -21,8 +21,17 @@ export interface Lister {
   readonly listing: ((location: string, records: Described) => string) | undefined
 }
 
+/** What each store's summaries have scanned so far: a store asks at every commit, and its entries only grow. */
+const scans = new WeakMap<Described, Scan>()
+
 /** The listing `Sessions` shows: a summary, as the JSON text a backend keeps. */
-export const summaries: Lister = { listing: (location, records) => encodeSummary(summarize(location, records)) }
+export const summaries: Lister = {
+  listing: (location, records) => {
+    let scan = scans.get(records)
+    if (scan === undefined) scans.set(records, scan = emptyScan())
+    return encodeSummary(summarize(location, records, scan))
+  }
+}
 
 export const none: Lister = { listing: undefined }
 

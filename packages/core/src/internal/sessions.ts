@@ -179,6 +179,12 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
         const created = yield* createWhole(journal, target, header, converted(path, version), blobsFrom(path, loaded.location))
         return summarize(created.location, created)
       }),
+    delete: (location) =>
+      Effect.tap(catalog.delete(location), (deleted) =>
+        Effect.sync(() => {
+          cache.delete(deleted)
+          cache.delete(location)
+        })),
     exportJsonl: (location) => Effect.map(read(location), toJsonl),
     import: (records, to, options?: ImportOptions) =>
       Effect.gen(function*() {

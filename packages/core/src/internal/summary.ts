@@ -42,27 +42,48 @@ const firstCharacters = (text: string, n: number): string => {
   return text.slice(0, end)
 }
 
-export const summarize = (location: string, records: Records): Summary => {
+/**
+ * What a summary needs from the entries, found in one pass: the newest title entry's index and
+ * the first user message's index (-1 when none), over the first `scanned` entries.
+ */
+export interface Scan {
+  scanned: number
+  /** The entry at `scanned - 1` when it was scanned: a different one there means the entries changed. */
+  last: Records["entries"][number] | undefined
+  newestTitle: number
+  firstUser: number
+}
+
+export const emptyScan = (): Scan => ({ scanned: 0, last: undefined, newestTitle: -1, firstUser: -1 })
+
+/**
+ * Extends `scan` over the entries added since, so that a store that summarizes its session at
+ * every commit pays for the new entries only; entries that are not the ones scanned (a batch rolled
+ * back and another appended) are scanned again from the start.
+ */
+const extend = (scan: Scan, entries: Records["entries"]): Scan => {
+  if (scan.scanned > entries.length || (scan.scanned > 0 && entries[scan.scanned - 1] !== scan.last)) {
+    Object.assign(scan, emptyScan())
+  }
+  for (let i = scan.scanned; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (entry.version === 2 && entry.kind === "title") scan.newestTitle = i
+    else if (scan.firstUser < 0 && messageOf(entry)?.role === "user") scan.firstUser = i
+  }
+  scan.scanned = entries.length
+  scan.last = entries.length === 0 ? undefined : entries[entries.length - 1]
+  return scan
+}
+
+export const summarize = (location: string, records: Records, scan: Scan = emptyScan()): Summary => {
   const { entries, header } = records
   const newest = entries.length === 0 ? undefined : entries[entries.length - 1]!
-  let title = ""
+  const found = extend(scan, entries)
   // A version-2 session's title is its newest title entry; without one, the first user message's text.
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!
-    if (entry.version === 2 && entry.kind === "title") {
-      title = firstCharacters(entry.title, TITLE_CHARACTERS)
-      break
-    }
-  }
-  if (title === "") {
-    for (const entry of entries) {
-      const message = messageOf(entry)
-      if (message?.role === "user") {
-        title = firstCharacters(textOf(message), TITLE_CHARACTERS)
-        break
-      }
-    }
-  }
+  const titled = found.newestTitle >= 0 ? entries[found.newestTitle]! : undefined
+  const user = found.firstUser >= 0 ? messageOf(entries[found.firstUser]!) : undefined
+  let title = titled !== undefined && titled.version === 2 && titled.kind === "title" ? firstCharacters(titled.title, TITLE_CHARACTERS) : ""
+  if (title === "" && user !== undefined) title = firstCharacters(textOf(user), TITLE_CHARACTERS)
   return {
     id: header.id,
     location,

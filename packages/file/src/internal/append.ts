@@ -210,6 +210,10 @@ export const append = (
           if (stat.size !== to) {
             return yield* sessionError("SESSION_IO", `the file holds ${stat.size} bytes after the append, not ${to}`, { path: paths.path })
           }
+          // The batch went to the file this store holds: prove it is still the one at the path, in the
+          // same directory, or the append would resolve into a file nobody reads.
+          yield* expectIdentity(fs, "directory", paths.dir, "directory", dirId)
+          yield* expectIdentity(fs, "file", paths.path, "file", base.id)
           return stat
         }))
         if (written._tag === "Left") {

@@ -3,6 +3,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import type { FsService } from "../Fs.js"
+import { deleteSession } from "./delete.js"
 import { readAt } from "./fileJournal.js"
 import { lstatNamed, step } from "./io.js"
 import * as Paths from "./paths.js"
@@ -45,5 +46,6 @@ export const make = (fs: FsService): SessionCatalogService => ({
         Effect.flatMap(resolve(location), (paths) => readAt(fs, paths)).pipe(
           Effect.catchAll((error) => Effect.succeed<SessionError>(error))
         ))
-    })
+    }),
+  delete: (location) => deleteSession(fs, location)
 })

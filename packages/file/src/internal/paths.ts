@@ -9,7 +9,9 @@
  *   temp file when the whole generation is written (so the temp name survives the
  *   install), or the kernel copy of the current generation with the new lines
  *   written after it;
- * - `NAME.rollback-OWNER-SEQ` — a link of the marker renamed back onto `NAME`.
+ * - `NAME.rollback-OWNER-SEQ` — a link of the marker renamed back onto `NAME`;
+ * - `NAME.deleted-OWNER-SEQ` — where a delete renames the file, to be removed once the
+ *   marker is gone (see `delete.ts`).
  */
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
@@ -82,7 +84,7 @@ export const at = (dir: string, base: string): SessionPaths => {
   }
 }
 
-export type Kind = "tmp" | "next" | "rollback"
+export type Kind = "tmp" | "next" | "rollback" | "deleted"
 
 let seq = 0
 export const ownName = (paths: SessionPaths, kind: Kind, n: number): string =>
@@ -100,7 +102,7 @@ export interface Leftover {
 export const parseLeftover = (paths: SessionPaths, name: string): Leftover | undefined => {
   const prefix = `${paths.base}.`
   if (!name.startsWith(prefix)) return undefined
-  const m = /^(tmp|next|rollback)-(.+)-(\d+)$/.exec(name.slice(prefix.length))
+  const m = /^(tmp|next|rollback|deleted)-(.+)-(\d+)$/.exec(name.slice(prefix.length))
   if (m === null) return undefined
   const owner = Owner.parse(m[2]!)
   return owner === undefined ? undefined : { name, kind: m[1] as Kind, owner }

@@ -1,10 +1,10 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Listings, SessionCatalogService } from "@session-tree/core/SessionCatalog"
-import type { SessionError } from "@session-tree/core/SessionError"
+import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
-import { ioError, type Progress, transaction } from "./errors.js"
-import { readSessions, versionOf } from "./rows.js"
+import { ioError, type Progress, transaction, writeError } from "./errors.js"
+import { readSessions, storableId, versionOf } from "./rows.js"
 
 /** Sessions read by one statement: enough to save round trips, few enough that one reply stays bounded (32 × 4 MiB at most). */
 export const READ_CHUNK = 32
@@ -82,6 +82,26 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
           for (const [id, read] of yield* readChunk(wanted.slice(i, i + READ_CHUNK))) found.set(id, read)
         }
         return locations.map((location) => found.get(location)!)
-      })
+      }),
+    // One statement in one transaction: the foreign keys cascade to the entries, the kept listing
+    // and every other row of the session, so it is gone whole or not at all. A writer that loaded
+    // it fails its next append on the compare-and-set (no row to move) and inserts nothing.
+    delete: (location) => {
+      const missing = sessionError("SESSION_NOT_FOUND", "no session with this ID", { path: location })
+      // An ID that no row can hold is not asked for (the driver would refuse it, or store another).
+      if (!storableId(location)) return Effect.fail(missing)
+      const progress: Progress = { committing: false }
+      return transaction(
+        sql,
+        progress,
+        Effect.flatMap(
+          sql<{ readonly id: string }>`DELETE FROM session_tree_sessions WHERE id = ${location} RETURNING id`,
+          (rows) =>
+            rows.length === 0
+              ? Effect.fail(missing)
+              : Effect.succeed(location)
+        )
+      ).pipe(Effect.mapError((error) => writeError("deleting the session failed", error, progress, location)))
+    }
   }
 }
