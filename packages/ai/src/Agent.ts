@@ -19,6 +19,11 @@
  * and every tool has run: a failed or interrupted model call or tool leaves
  * the session at its last committed entry, and `send` again continues from
  * there. The store's errors pass through unchanged.
+ *
+ * **Blobs.** File data the session holds as a blob is read from the session's
+ * own store (`SessionStore.blob`, hash checked) when a prompt is built, so the
+ * model gets its bytes; a blob that cannot be read fails the step with the
+ * store's SESSION_BLOB_MISSING or SESSION_BLOB_CORRUPT, before the model is called.
  */
 import type * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Tool from "@effect/ai/Tool"

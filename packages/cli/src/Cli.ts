@@ -16,6 +16,7 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
+import * as Codec from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
 import { Message } from "@session-tree/core/Record"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
@@ -40,6 +41,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Backend from "./Backend.js"
+import * as SelfContained from "./selfContained.js"
 import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson, visible } from "@session-tree/view/Text"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
@@ -573,23 +575,31 @@ const exportCommand = Command.make(
     leaf: Options.text("leaf").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("markdown, html: the leaf of the path shown (default: the newest entry)")),
     out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout; FILE must not exist")),
     force: Options.boolean("force").pipe(Options.withDescription("let --out replace an existing file (never a session)")),
+    inlineBlobs: Options.boolean("inline-blobs").pipe(
+      Options.withDescription("jsonl: a self-contained export, every blob's bytes inline as base64 (import stores them as blobs again)")
+    ),
     db
   },
-  ({ db, force, format, leaf, out, source }) =>
+  ({ db, force, format, inlineBlobs, leaf, out, source }) =>
     Effect.gen(function*() {
       if (format === "jsonl" && Option.isSome(leaf)) return yield* new UsageError({ reason: "--leaf applies to markdown and html; jsonl is the whole session" })
+      if (inlineBlobs && format !== "jsonl") return yield* new UsageError({ reason: "--inline-blobs applies to --format jsonl only" })
       if (force && Option.isNone(out)) return yield* new UsageError({ reason: "--force applies to --out only" })
       yield* Backend.checkPaths(db, [source])
       // One run: --out is written with the backend's Fs, so a database export builds one pool.
       yield* Backend.run(db, Effect.gen(function*() {
         const sessions = yield* Sessions.Sessions
         let text: string
-        if (format === "jsonl") {
+        if (format === "jsonl" && inlineBlobs) {
+          const loaded = yield* retryRace(sessions.read(source))
+          text = yield* SelfContained.inlineBlobs(loaded.header, loaded.entries, loaded.blob)
+        } else if (format === "jsonl") {
           text = yield* retryRace(sessions.exportJsonl(source))
         } else {
           const loaded = yield* retryRace(sessions.read(source))
           const View = yield* Effect.promise(() => import("@session-tree/view"))
-          const options = { leaf: Option.getOrUndefined(leaf) }
+          // The views read blobs through the session's own store: an image blob is drawn in the page, a missing one refused.
+          const options = { leaf: Option.getOrUndefined(leaf), blobs: loaded.blob }
           text = format === "markdown"
             ? yield* View.Markdown.render(loaded.header, loaded.entries, options)
             : yield* View.Html.render(loaded.header, loaded.entries, options)
@@ -613,6 +623,27 @@ const skippedLines = (converted: ClaudeSession.Converted): string => {
   const parts = Object.entries(converted.skipped).map(([kind, n]) => `${n} ${kind}`)
   return parts.length === 0 ? "nothing was skipped" : `skipped ${parts.join(", ")}`
 }
+
+/** The most a self-contained export may hold: its lines and every blob's bytes as base64. */
+const MAX_SELF_CONTAINED_BYTES = 512 * 1024 * 1024
+
+/**
+ * A self-contained export's records (inline data over 65,536 bytes turned back into blob
+ * references) and the blobs' bytes; undefined for a file that holds no such data, or that cannot
+ * be read here, which the ordinary reading then judges with its own errors.
+ */
+const readSelfContained = (file: string) =>
+  Effect.gen(function*() {
+    const bytes = yield* Effect.option(Files.readBytes(file, MAX_SELF_CONTAINED_BYTES))
+    if (Option.isNone(bytes)) return undefined
+    const unpacked = SelfContained.unpack(new TextDecoder("utf-8", { fatal: false }).decode(bytes.value))
+    if (unpacked === undefined) return undefined
+    const sizes = new Map([...unpacked.blobs].map(([ref, blob]) => [ref.slice("sha256:".length), blob.length]))
+    const decoded = Codec.decodeLines({ lines: unpacked.lines, sizes: unpacked.lines.map(Codec.utf8Length), tail: "none", blobs: sizes })
+    if (isSessionError(decoded)) return yield* sessionError(decoded.code, decoded.reason, { line: decoded.line, path: file, cause: decoded.cause })
+    const records: Sessions.Records = { header: decoded.header, entries: decoded.history.entries }
+    return { records, blobs: unpacked.blobs }
+  })
 
 const importCommand = Command.make(
   "import",
@@ -653,6 +684,10 @@ const importCommand = Command.make(
           yield* Console.error(skippedLines(converted))
           records = converted
         } else {
+          const unpacked = yield* readSelfContained(file)
+          if (unpacked !== undefined) {
+            return yield* (yield* Sessions.Sessions).import(unpacked.records, Option.getOrUndefined(to), { version: asked, blobs: unpacked.blobs })
+          }
           records = yield* FileJournal.readSession(file)
         }
         return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to), { version: asked })

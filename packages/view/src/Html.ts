@@ -13,7 +13,8 @@
  *
  * A version-2 session shows every kind of entry as its own kind of node, each
  * message's parts in order (reasoning collapsed, images inline only from
- * `data:` URLs of base64 raster data, files at http or https URLs as links,
+ * `data:` URLs of base64 raster data, an image blob's bytes included, read
+ * through the caller's reader; files at http or https URLs as links,
  * never loaded), labels on the entries they label, and its title. Its policy
  * allows `data:` images, and nothing else more than a version-1 page's does.
  *
@@ -28,7 +29,9 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH, STYLE_V2, STYLE_V2_HASH } from "./internal/page.js"
 import { childrenOf, countsOf, isNewest, type LeafOption, plural, resolve, settled, summaryOf, truncate, updatedOf } from "./internal/session.js"
-import { inlineImage, isWebUrl, labelsOf, optionKeys, sizeOf, textOf } from "./internal/v2.js"
+import { type BlobReader, blobsOf, inlineImage, isWebUrl, labelsOf, optionKeys, readBlobs, sizeOf, textOf } from "./internal/v2.js"
+
+export type { BlobReader }
 
 /** `leaf`: the leaf of the active path; default the newest entry, `null` marks no path. */
 export interface Options extends LeafOption {
@@ -37,12 +40,21 @@ export interface Options extends LeafOption {
    * newest title entry, else the start of the first user message), else `Session <ID>` when that is blank.
    */
   readonly title?: string | undefined
+  /**
+   * Reads the session's blobs (`SessionStore.blob`, `Loaded.blob`): an image held in a blob is
+   * then shown inline from a `data:` URL of its bytes, like an inline image, so the page stays
+   * self-contained. Without it, a blob is shown by its name and size.
+   */
+  readonly blobs?: BlobReader | undefined
 }
 
 /**
  * Renders the whole session as one HTML page (a complete document, UTF-8).
  * Fails with SESSION_UNKNOWN_ENTRY when `options.leaf` names no entry of
- * `entries` (which are in commit order, as a store holds them).
+ * `entries` (which are in commit order, as a store holds them). With
+ * `options.blobs`, each image blob of the session is read once; one the reader
+ * cannot give fails the render with its error (SESSION_BLOB_MISSING,
+ * SESSION_BLOB_CORRUPT), as does one of another size than its reference says.
  */
 export const render = (
   header: Header,
@@ -51,7 +63,12 @@ export const render = (
 ): Effect.Effect<string, SessionError> =>
   Effect.suspend(() => {
     const list = settled(entries)
-    return Effect.map(resolve(list, options?.leaf), (shown) => page(header, list, shown.leaf, shown.isDefault, shown.path, options?.title))
+    const read = options?.blobs
+    return Effect.flatMap(resolve(list, options?.leaf), (shown) =>
+      Effect.map(
+        read === undefined ? Effect.succeed(new Map<string, string>()) : readBlobs(blobsOf(list, true), read),
+        (images) => page(header, list, shown.leaf, shown.isDefault, shown.path, options?.title, images)
+      ))
   })
 
 /** The Content-Security-Policy of every page: only its own style sheet and script, by hash. */
@@ -254,7 +271,8 @@ const page = (
   leaf: string | null,
   isDefault: boolean,
   path: ReadonlyArray<Entry>,
-  title: string | undefined
+  title: string | undefined,
+  images: ReadonlyMap<string, string>
 ): string => {
   const indexOf = new Map<Entry, number>()
   const byId = new Map<string, number>()
@@ -473,7 +491,7 @@ const page = (
               break
             case "file": {
               const size = sizeOf(part.data)
-              const image = inlineImage(part)
+              const image = inlineImage(part, images)
               let shown = ""
               if (image !== undefined) shown = `<img class="img" alt="" src="${image}">`
               else if ("url" in part.data) {

@@ -20,10 +20,19 @@ import type * as V2 from "@session-tree/core/RecordV2"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import { countsOf, escapeTerminal, isNewest, type LeafOption, longestRun, plural, printable, resolve, summaryOf, updatedOf } from "./internal/session.js"
-import { inlineImage, isWebUrl, labelsOf, optionKeys, sizeOf, titleOf } from "./internal/v2.js"
+import { blobPrefix, type BlobReader, blobsOf, inlineImage, isWebUrl, labelsOf, optionKeys, readBlobs, sizeOf, titleOf } from "./internal/v2.js"
+
+export type { BlobReader }
 
 /** The leaf of the path shown; default the newest entry, `null` the empty path. */
-export type Options = LeafOption
+export interface Options extends LeafOption {
+  /**
+   * Reads the session's blobs (`SessionStore.blob`, `Loaded.blob`): each blob on the path is
+   * then read and checked before the transcript names it, so a missing or corrupt blob fails the
+   * render instead of appearing in it.
+   */
+  readonly blobs?: BlobReader | undefined
+}
 
 /**
  * Renders the root-to-`leaf` path of a session as Markdown: a header block
@@ -39,6 +48,11 @@ export type Options = LeafOption
  * what it keeps; a label, a title, a model change, a custom entry (its type and
  * data). A labelled entry shows its label (the newest label entry for it).
  *
+ * A file held in a blob is one line naming it (media type, size, the start of
+ * its hash): a transcript carries no blob's bytes. With `options.blobs`, each
+ * blob on the path is read first; one the reader cannot give fails the render
+ * with its error (SESSION_BLOB_MISSING, SESSION_BLOB_CORRUPT).
+ *
  * `options.leaf` defaults to the newest entry (the last of `entries`, where a
  * loaded tree starts); `null` renders the header over an empty path. An ID that
  * is not an entry of `entries` fails with SESSION_UNKNOWN_ENTRY.
@@ -50,10 +64,16 @@ export const render = (
   entries: ReadonlyArray<Entry>,
   options?: Options
 ): Effect.Effect<string, SessionError> =>
-  Effect.map(resolve(entries, options?.leaf), (shown) =>
-    header.version === 1
-      ? transcript(header, entries as ReadonlyArray<SessionEntry>, shown.leaf, shown.isDefault, shown.path as ReadonlyArray<SessionEntry>)
-      : transcriptV2(header, entries as ReadonlyArray<V2.SessionEntry>, shown.leaf, shown.isDefault, shown.path as ReadonlyArray<V2.SessionEntry>))
+  Effect.flatMap(resolve(entries, options?.leaf), (shown) => {
+    const read = options?.blobs
+    const checked = read === undefined ? Effect.void : Effect.asVoid(readBlobs(blobsOf(shown.path, false), read))
+    return Effect.as(
+      checked,
+      header.version === 1
+        ? transcript(header, entries as ReadonlyArray<SessionEntry>, shown.leaf, shown.isDefault, shown.path as ReadonlyArray<SessionEntry>)
+        : transcriptV2(header, entries as ReadonlyArray<V2.SessionEntry>, shown.leaf, shown.isDefault, shown.path as ReadonlyArray<V2.SessionEntry>)
+    )
+  })
 
 /**
  * A single-line value as a code span. A value holding a line break or another
@@ -166,8 +186,8 @@ const file = (part: V2.FilePart): Array<string> => {
   const facts = [
     `File${part.name === undefined ? "" : ` ${inlineCode(part.name)}`}`,
     inlineCode(part.mediaType),
-    ...("blob" in part.data ? [`blob ${inlineCode(part.data.blob)}`] : []),
-    ...(size === undefined ? [] : [plural(size, "byte")])
+    ...(size === undefined ? [] : [plural(size, "byte")]),
+    ...("blob" in part.data ? [`blob ${inlineCode(`${blobPrefix(part.data.blob)}…`)}`] : [])
   ]
   const out = [facts.join(" · ")]
   const image = inlineImage(part)

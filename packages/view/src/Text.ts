@@ -15,7 +15,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import { isUnreadable, type Listed } from "@session-tree/core/Sessions"
 import * as Effect from "effect/Effect"
 import { childrenOf, json, type LeafOption, printable, quote, resolve, settled, truncate, visible } from "./internal/session.js"
-import { labelsOf, textOf, titleOf } from "./internal/v2.js"
+import { blobPrefix, labelsOf, textOf, titleOf } from "./internal/v2.js"
 
 // For the single values, JSON objects and messages the CLI prints beside these views, escaped the same way.
 export { json, printable, visible }
@@ -70,7 +70,10 @@ const extras = (parts: ReadonlyArray<V2.AssistantPart>): string => {
     out += chars === 0 ? "  reasoning (redacted)" : `  reasoning ${chars} chars`
   }
   for (const part of parts) {
-    if (part.type === "file") out += `  file ${printable(part.mediaType)}${part.name === undefined ? "" : ` ${quote(part.name)}`}`
+    if (part.type !== "file") continue
+    out += `  file ${printable(part.mediaType)}${part.name === undefined ? "" : ` ${quote(part.name)}`}`
+    // A blob is named by its size and the start of its hash, enough to tell two apart on one line.
+    if ("blob" in part.data) out += ` blob ${part.data.size.toLocaleString("en-US")} bytes ${printable(blobPrefix(part.data.blob))}`
   }
   return out
 }

@@ -30,6 +30,7 @@ import { pathTo as pathOf } from "../src/internal/session.js"
 import { browserFound, browserRequired, launch, MISSING, runBrowserTests } from "./support/browser.js"
 import type { DomDocument, DomElement, DomWindow } from "./support/dom.js"
 import { big, demo, HOSTILE, hostile, twin } from "./support/sessions.js"
+import { base64Of, blobSession, IMAGE_A, IMAGE_B, PDF, refOf } from "./support/blobs.js"
 import { agent, harmlessAgent, hostileAgent, PIXEL } from "./support/v2.js"
 
 // The callbacks given to page.evaluate and $$eval run in the browser (see support/dom.ts).
@@ -325,6 +326,23 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
     expect(await page.evaluate(() => window.__pwned)).toBeUndefined()
     await opened.close()
     await harmless.close()
+  })
+
+  it("draws image blobs read through the store from data: URLs: the page stays self-contained", async () => {
+    const session = await blobSession()
+    const opened = await open("blobs", await htmlOf(session, { blobs: session.blob }))
+    const { page } = opened
+    // The active path: image A, the answer, then image A again and image B, each drawn at its own size.
+    const sizes = await page.$$eval("#panel img", (images: Array<DomElement>) =>
+      images.map((image) => {
+        const img = image as DomElement & { naturalWidth: number; naturalHeight: number; complete: boolean }
+        return [img.complete, img.naturalWidth, img.naturalHeight]
+      }))
+    expect(sizes).toEqual([[true, 160, 150], [true, 160, 150], [true, 150, 160]])
+    expect(await page.locator("#m0 .file").nth(1).locator(".cid").last().textContent()).toBe(refOf(PDF))
+    await page.screenshot({ path: Path.join(ARTIFACTS, "blobs.png") })
+    await expectSealedBut(opened, [`data:image/png;base64,${base64Of(IMAGE_A)}`, `data:image/png;base64,${base64Of(IMAGE_B)}`])
+    await opened.close()
   })
 
   it("loads a 4,096-entry session quickly, folded, and changes the path without freezing", async () => {

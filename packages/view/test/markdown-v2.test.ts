@@ -74,11 +74,11 @@ describe("Markdown.render on version 2", () => {
     expect(section(out, "entry-005")).toContain("Removes the label of entry `entry-003`.")
   })
 
-  it("shows files: an inline image for base64 raster data only, a link for http(s) only, a blob by name, hash and size", async () => {
+  it("shows files: an inline image for base64 raster data only, a link for http(s) only, a blob by name, size and the start of its hash", async () => {
     const user = section(await full(), "text 51#e2")
     expect(user).toContain(`File \`pixel text 6.png\` · \`image/png\` · 70 bytes\n\n![image](data:image/png;base64,${PIXEL})`)
     expect(user).toContain("File `page text 8` · `text/htmltext 7`\n\nLink: [`https://example.com/a?b=1&c=(2)`](<https://example.com/a?b=1\\&c=(2)>)")
-    expect(user).toContain(`File \`report text 10.pdf\` · \`application/pdftext 9\` · blob \`${BLOB}\` · 123,456 bytes`)
+    expect(user).toContain(`File \`report text 10.pdf\` · \`application/pdftext 9\` · 123,456 bytes · blob \`${BLOB.slice(0, 19)}…\``)
     // SVG can hold script: named, never drawn; a javascript: URL is text, never a link.
     expect(user).toContain("File · `image/svg+xmltext 11` · 11 bytes\n\n*(inline data, not shown)*")
     expect(user).toContain("URL (not a web link): `javascript:alert(1)text 13`")

@@ -21,7 +21,7 @@ describe("Text on version 2", () => {
     expect(lines).toEqual([
       "text 50#e1  system     \"You are careful. text 1\"",
       "text 51#e2  user       \"What is in this picture? text 5\"  file image/png \"pixel text 6.png\"  file text/htmltext 7 \"page text 8\"  " +
-      "file application/pdftext 9 \"report text 10.pdf\"  file image/svg+xmltext 11  file image/png \"unsafe link text 12\"  [label \"important text 40\"]",
+      "file application/pdftext 9 \"report text 10.pdf\" blob 123,456 bytes sha256:abababababab  file image/svg+xmltext 11  file image/png \"unsafe link text 12\"  [label \"important text 40\"]",
       "text 52#e3  assistant  \"Let me look closer. text 18\"  reasoning 35 chars  calls zoom text 20({\"text 21\":\"text 22\",\"factor\":4}) [text 19#call-1], " +
       "web_search text 24({\"query\":\"text 25\"}) [text 23#search] by the provider  result web_search text 24 [text 23#search]  model claude-x text 28  error \"overloaded text 31\"",
       "text 53#e4  tool       zoom text 20 [text 19#call-1] error → \"zoomed text 33\"  file image/png \"zoomed text 34.png\"",

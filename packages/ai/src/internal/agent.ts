@@ -55,10 +55,12 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
     const permit = yield* Effect.makeSemaphore(1)
 
     const branch = () => tree.activeEntries as ReadonlyArray<RecordV2.SessionEntry>
+    // File data stored as a blob reaches the model as its bytes, read (and hash-checked) from the session's own store.
+    const blobs = Codec.storeBlobs(tree.store)
 
     /** The model's response to the branch's context, tool calls not yet run. */
     const callModel = Effect.gen(function*() {
-      const prompt = yield* Codec.toPrompt(Conversation.build(branch(), { budget }))
+      const prompt = yield* Codec.toPrompt(Conversation.build(branch(), { budget }), { blobs })
       const response = toolkit === undefined
         ? yield* model.generateText({ prompt })
         : yield* model.generateText({ prompt, toolkit, disableToolCallResolution: true })
@@ -175,7 +177,7 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
           if (Option.isNone(point)) return []
           const [id] = yield* takeIds(1)
           const request: RecordV2.UserMessage = userMessage(id!, compactOptions?.instruction ?? SUMMARY_INSTRUCTION)
-          const prompt = yield* Codec.toPrompt([...point.value.summarised, request])
+          const prompt = yield* Codec.toPrompt([...point.value.summarised, request], { blobs })
           const response = yield* model.generateText({ prompt }).pipe(Effect.mapError(asModelError))
           const entry = yield* tree.compact({
             summary: response.text,

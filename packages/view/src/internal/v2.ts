@@ -7,6 +7,9 @@
 import * as Record from "@session-tree/core/Record"
 import type { Entry } from "@session-tree/core/Record"
 import type * as V2 from "@session-tree/core/RecordV2"
+import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import * as Effect from "effect/Effect"
+import * as Encoding from "effect/Encoding"
 
 /**
  * The label of each labelled entry: the newest label entry for a target wins, in
@@ -39,15 +42,67 @@ export const textOf: (message: V2.Message) => string = Record.textOf
 const IMAGE = /^image\/(?:png|jpeg|gif|webp|avif|bmp)$/
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
+/** Whether a file of this media type may be drawn inline: a raster image type, spelled exactly as listed. */
+export const isRasterImage = (mediaType: string): boolean => IMAGE.test(mediaType)
+
 /**
  * The `data:` URL of a file that can be shown inline: base64 data of a raster
  * image type, spelled exactly as listed (so the media type adds nothing to the
- * URL but those characters); undefined for anything else.
+ * URL but those characters), or a blob of such a type whose bytes `blobs` holds
+ * (as base64, by reference); undefined for anything else.
  */
-export const inlineImage = (part: V2.FilePart): string | undefined =>
-  "base64" in part.data && IMAGE.test(part.mediaType) && BASE64.test(part.data.base64)
-    ? `data:${part.mediaType};base64,${part.data.base64}`
-    : undefined
+export const inlineImage = (part: V2.FilePart, blobs?: ReadonlyMap<string, string>): string | undefined => {
+  if (!IMAGE.test(part.mediaType)) return undefined
+  const base64 = "base64" in part.data ? part.data.base64 : "blob" in part.data ? blobs?.get(part.data.blob) : undefined
+  return base64 !== undefined && BASE64.test(base64) ? `data:${part.mediaType};base64,${base64}` : undefined
+}
+
+/**
+ * Reads a blob of the session by its reference (`"sha256:…"`), as `SessionStore.blob` and
+ * `Loaded.blob` do: the bytes checked against their hash, SESSION_BLOB_MISSING when the
+ * session holds no such blob.
+ */
+export type BlobReader = (ref: string) => Effect.Effect<Uint8Array, SessionError>
+
+/** A blob a view names: its reference, its size and the media type of the first part holding it. */
+export interface BlobShown {
+  readonly ref: string
+  readonly size: number
+  readonly mediaType: string
+}
+
+/** The blobs the file parts of `entries`' messages refer to, each once, in order; with `images`, raster images only. */
+export const blobsOf = (entries: ReadonlyArray<Entry>, images: boolean): ReadonlyArray<BlobShown> => {
+  const seen = new Map<string, BlobShown>()
+  for (const entry of entries) {
+    if (entry.version !== 2 || entry.kind !== "message" || entry.message.role === "system") continue
+    for (const part of entry.message.content) {
+      if (part.type !== "file" || !("blob" in part.data) || seen.has(part.data.blob)) continue
+      if (images && !IMAGE.test(part.mediaType)) continue
+      seen.set(part.data.blob, { ref: part.data.blob, size: part.data.size, mediaType: part.mediaType })
+    }
+  }
+  return [...seen.values()]
+}
+
+/**
+ * The bytes of each blob as base64, by reference, read one at a time through `read`. A blob
+ * the reader cannot give fails the view with the reader's error, and bytes of another length
+ * than the reference says are SESSION_BLOB_MISSING, as a load says of a short blob: a view never
+ * leaves a gap where a blob should be.
+ */
+export const readBlobs = (blobs: ReadonlyArray<BlobShown>, read: BlobReader): Effect.Effect<ReadonlyMap<string, string>, SessionError> =>
+  Effect.map(
+    Effect.forEach(blobs, (blob) =>
+      Effect.flatMap(read(blob.ref), (bytes) =>
+        bytes.length === blob.size
+          ? Effect.succeed([blob.ref, Encoding.encodeBase64(bytes)] as const)
+          : Effect.fail(sessionError("SESSION_BLOB_MISSING", `the blob ${blob.ref} holds ${bytes.length} bytes, not the ${blob.size} its reference says`)))),
+    (pairs) => new Map(pairs)
+  )
+
+/** `sha256:` and the first 12 hexadecimal digits of a blob's name, enough to tell blobs apart on a line. */
+export const blobPrefix = (ref: string): string => ref.slice(0, "sha256:".length + 12)
 
 // A URL a link may name: http or https, then only the characters RFC 3986 allows (no space,
 // quote, angle bracket, backslash or control), so it cannot leave an attribute or a link.
