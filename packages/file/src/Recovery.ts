@@ -139,27 +139,26 @@ const settleIntent = (
     )
     const stat = yield* step("fstat", fs.fstat(handle))
     if (stat.kind !== "file") return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
-    if (stat.size < intent.from || stat.size > intent.to) {
-      return yield* sessionError(
-        "SESSION_REPLACED",
-        `the file holds ${stat.size} bytes, which its append intent (bytes ${intent.from} to ${intent.to}) cannot explain; both are left for inspection`,
-        { path: paths.path }
-      )
-    }
     // Only the batch's bytes are needed: the rule looks at nothing before `from`.
-    const batchBytes = Buffer.allocUnsafe(stat.size - intent.from)
+    const batchBytes = Buffer.allocUnsafe(Math.max(0, Math.min(stat.size, intent.to) - intent.from))
     for (let read = 0; read < batchBytes.length;) {
       const n = yield* step("read", fs.read(handle, batchBytes, read, batchBytes.length - read, intent.from + read))
       if (n === 0) return yield* sessionError("SESSION_BUSY", "the file changed while recover read it", { path: paths.path })
       read += n
     }
-    const whole = stat.size === intent.to && Append.sha256(batchBytes) === intent.sha256
+    const end = Append.settle(stat.size, batchBytes, intent, paths.path)
+    if (typeof end !== "number") return yield* Effect.fail(withInspection(end))
+    const whole = end === intent.to
     if (!whole && stat.size > intent.from) {
       yield* step("truncate", fs.ftruncate(handle, intent.from))
       yield* step("fsync", fs.fsync(handle))
     }
     return yield* removeMarker(fs, paths, markerStat, syncDir, whole ? "kept" as const : "removed" as const)
   }))
+
+/** The rule's refusal, as `recover` reports it: it touches nothing. */
+const withInspection = (error: SessionError): SessionError =>
+  sessionError(error.code, `${error.message}; both are left for inspection`, { path: error.path })
 
 /** Removes the marker, judged on what was seen before: only while it is still exactly that. */
 const removeMarker = <A>(

@@ -35,11 +35,9 @@ export interface Intent {
 /** An intent's text; a session file (what a version-1 commit links at the marker's name) is a regular file instead. */
 const INTENT = /^session-tree-append-1:(\d+):(\d+):([0-9a-f]{64}):([0-9a-f]{8}-\d+-\d+):\d+$/
 
-let seq = 0
-
 /** The text of a new intent; the sequence number makes each one unique, which readers rely on. */
 export const encodeIntent = (intent: Omit<Intent, "owner">): string =>
-  `session-tree-append-1:${intent.from}:${intent.to}:${intent.sha256}:${Owner.format(Owner.self)}:${++seq}`
+  `session-tree-append-1:${intent.from}:${intent.to}:${intent.sha256}:${Owner.format(Owner.self)}:${Paths.nextSeq()}`
 
 /** The intent a symbolic link's text holds, or undefined when it is not one. */
 export const parseIntent = (text: string): Intent | undefined => {
@@ -54,19 +52,20 @@ export const parseIntent = (text: string): Intent | undefined => {
 export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
 /**
- * How many bytes of a file of `bytes` a reader shows under `intent`: `to` when the file holds
- * exactly the batch after `from`, else `from`. A file shorter than `from`, or longer than `to`,
- * is not one the intent's writer left: SESSION_REPLACED.
+ * How many bytes of a file of `size` bytes a reader shows under `intent`, given the file's bytes
+ * from `intent.from` on (`batch`): `to` when the file holds exactly the batch after `from`, else
+ * `from`. A file shorter than `from`, or longer than `to`, is not one the intent's writer left:
+ * SESSION_REPLACED. Every reader and `recover` judge by this one rule.
  */
-export const settle = (bytes: Uint8Array, intent: Intent, path: string): number | SessionError => {
-  if (bytes.length < intent.from || bytes.length > intent.to) {
+export const settle = (size: number, batch: Uint8Array, intent: Intent, path: string): number | SessionError => {
+  if (size < intent.from || size > intent.to) {
     return sessionError(
       "SESSION_REPLACED",
-      `the file holds ${bytes.length} bytes, which its append intent (bytes ${intent.from} to ${intent.to}) cannot explain`,
+      `the file holds ${size} bytes, which its append intent (bytes ${intent.from} to ${intent.to}) cannot explain`,
       { path }
     )
   }
-  return bytes.length === intent.to && sha256(bytes.subarray(intent.from, intent.to)) === intent.sha256 ? intent.to : intent.from
+  return size === intent.to && sha256(batch) === intent.sha256 ? intent.to : intent.from
 }
 
 /**

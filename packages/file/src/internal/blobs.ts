@@ -38,8 +38,7 @@ const missing = (path: string, hash: string): SessionError =>
 const notADirectory = (path: string, kind: Stat["kind"]): SessionError =>
   sessionError("SESSION_NOT_REGULAR_FILE", `the blob directory is a ${kind}, not a directory`, { path })
 
-let seq = 0
-const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.format(Owner.self)}-${++seq}`)
+const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.format(Owner.self)}-${Paths.nextSeq()}`)
 
 /**
  * The blobs in the directory of `paths`, by hash, with the size of each: none when there is no

@@ -138,7 +138,7 @@ const readSettled = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Wh
             path: paths.path
           })
         }
-        const end = Append.settle(whole.bytes, intent, paths.path)
+        const end = Append.settle(whole.bytes.length, whole.bytes.subarray(Math.min(intent.from, whole.bytes.length)), intent, paths.path)
         if (typeof end !== "number") return yield* end
         return { ...whole, bytes: whole.bytes.subarray(0, end) }
       }).pipe(Effect.onError(() => closeQuietly(fs, whole.handle)))
