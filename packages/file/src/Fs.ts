@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as NFS from "node:fs"
+import * as Path from "node:path"
 
 export class FsError extends Schema.TaggedError<FsError>("@session-tree/FsError")("FsError", {
   op: Schema.String,
@@ -47,6 +48,12 @@ export interface Stat extends FileId {
   /** Status change time in nanoseconds: any change to the inode, a link or a rename included. */
   readonly ctimeNs: bigint
   readonly kind: "file" | "directory" | "symlink" | "other"
+}
+
+/** What `lstatAll` tells of a name: its kind and size. */
+export interface Entry {
+  readonly kind: Stat["kind"]
+  readonly size: number
 }
 
 /** An open descriptor, remembering the path it was opened by so every step can be named. */
@@ -100,6 +107,12 @@ export interface FsService {
   readonly rename: (from: string, to: string) => Effect.Effect<void, FsError>
   readonly unlink: (path: string) => Effect.Effect<void, FsError>
   readonly readdir: (path: string) => Effect.Effect<ReadonlyArray<string>, FsError>
+  /**
+   * The kind and size of each of `names` in directory `dir` (lstat: never followed), undefined
+   * where nothing has that name: one step, so that checking hundreds of names does not pay a
+   * step's cost for each.
+   */
+  readonly lstatAll: (dir: string, names: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Entry | undefined>, FsError>
   /** Removes an empty directory; never follows a symlink (one at `path` fails with ENOTDIR). */
   readonly rmdir: (path: string) => Effect.Effect<void, FsError>
   /** The canonical absolute path of `path`, every symlink on the way resolved. */
@@ -123,8 +136,13 @@ const toStat = (s: NFS.BigIntStats): Stat => ({
   mode: Number(s.mode) & 0o7777,
   mtimeNs: s.mtimeNs,
   ctimeNs: s.ctimeNs,
-  kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : s.isSymbolicLink() ? "symlink" : "other"
+  kind: kindOf(s)
 })
+
+const kindOf = (s: NFS.Stats | NFS.BigIntStats): Stat["kind"] =>
+  s.isFile() ? "file" : s.isDirectory() ? "directory" : s.isSymbolicLink() ? "symlink" : "other"
+
+const toEntry = (s: NFS.Stats | undefined): Entry | undefined => (s === undefined ? undefined : { kind: kindOf(s), size: s.size })
 
 const fail = (op: string, path: string) => (err: unknown) =>
   new FsError({ op, path, errno: (err as NodeJS.ErrnoException).code ?? "EUNKNOWN", cause: err })
@@ -175,6 +193,8 @@ export const node: FsService = {
   rename: (from, to) => sync("rename", to, () => NFS.renameSync(from, to)),
   unlink: (path) => sync("unlink", path, () => NFS.unlinkSync(path)),
   readdir: (path) => sync("readdir", path, () => NFS.readdirSync(path)),
+  lstatAll: (dir, names) =>
+    sync("lstat", dir, () => names.map((name) => toEntry(NFS.lstatSync(Path.join(dir, name), { throwIfNoEntry: false })))),
   rmdir: (path) => sync("rmdir", path, () => NFS.rmdirSync(path)),
   realpath: (path) => sync("realpath", path, () => NFS.realpathSync.native(path)),
   copyFile: (from, to) => sync("copyFile", to, () => NFS.copyFileSync(from, to, COPY_FLAGS)),
@@ -202,6 +222,14 @@ export const threadPool: FsService = {
   rename: (from, to) => call<void>("rename", to, (cb) => NFS.rename(from, to, cb)),
   unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
   readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
+  lstatAll: (dir, names) =>
+    Effect.forEach(names, (name) => {
+      const path = Path.join(dir, name)
+      return call<NFS.Stats>("lstat", path, (cb) => NFS.lstat(path, cb)).pipe(
+        Effect.map(toEntry),
+        Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.succeed(undefined))
+      )
+    }, { concurrency: 4 }),
   rmdir: (path) => call<void>("rmdir", path, (cb) => NFS.rmdir(path, cb)),
   realpath: (path) => call<string>("realpath", path, (cb) => NFS.realpath.native(path, cb)),
   copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb)),
@@ -242,6 +270,7 @@ export const intercept = (fs: FsService, around: Around): FsService => ({
   rename: (from, to) => around({ op: "rename", path: from, target: to }, fs.rename(from, to)),
   unlink: (path) => around({ op: "unlink", path }, fs.unlink(path)),
   readdir: (path) => around({ op: "readdir", path }, fs.readdir(path)),
+  lstatAll: (dir, names) => around({ op: "lstatAll", path: dir }, fs.lstatAll(dir, names)),
   rmdir: (path) => around({ op: "rmdir", path }, fs.rmdir(path)),
   realpath: (path) => around({ op: "realpath", path }, fs.realpath(path)),
   copyFile: (from, to) => around({ op: "copyFile", path: from, target: to }, fs.copyFile(from, to)),

@@ -214,3 +214,23 @@ describe("blobs on files", () => {
       expect(yield* forked.blob(`sha256:${hex(bytes)}`)).toEqual(bytes)
     }).pipe(Effect.provide(Layer.provideMerge(Sessions.layer, Layer.merge(FileJournal.layerWithFs(), Ids.layerDeterministic)))))
 })
+
+describe("Fs.lstatAll", () => {
+  it.scoped("tells the kind and size of each name, never following a link, on both filesystem services", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      NFS.writeFileSync(Path.join(dir, "file"), Buffer.alloc(1234))
+      NFS.mkdirSync(Path.join(dir, "dir"))
+      NFS.symlinkSync("file", Path.join(dir, "link"))
+      const names = ["file", "dir", "link", "missing"]
+      for (const fs of [Fs.node, Fs.threadPool]) {
+        const entries = yield* fs.lstatAll(dir, names)
+        expect(entries).toEqual([{ kind: "file", size: 1234 }, { kind: "directory", size: NFS.lstatSync(Path.join(dir, "dir")).size }, {
+          kind: "symlink",
+          size: 4
+        }, undefined])
+        const failed = yield* Effect.flip(fs.lstatAll(Path.join(dir, "file"), ["x"]))
+        expect(failed.errno).toBe("ENOTDIR")
+      }
+    }))
+})

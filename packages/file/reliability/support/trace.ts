@@ -92,6 +92,7 @@ export const recorder = (service: FsService): Recorder => {
     readlink: (path) => rec(base.readlink(path), "readlink", path, () => ({ op: "readlink", path })),
     unlink: (path) => rec(base.unlink(path), "unlink", path, () => ({ op: "unlink", path })),
     readdir: (path) => rec(base.readdir(path), "readdir", path, () => ({ op: "readdir", path })),
+    lstatAll: (dir, names) => rec(base.lstatAll(dir, names), "lstat", dir, () => ({ op: "lstat", path: dir })),
     // The crash model holds files only: a removed directory is not one of its events.
     rmdir: (path) => rec(base.rmdir(path), "rmdir", path, () => undefined),
     realpath: (path) => rec(base.realpath(path), "realpath", path, () => ({ op: "realpath", path })),

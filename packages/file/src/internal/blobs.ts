@@ -52,10 +52,11 @@ export const inventory = (fs: FsService, paths: Paths.SessionPaths): Effect.Effe
     const before = yield* lstatNamed(fs, "lstat blob directory", dir)
     if (before === undefined || before.kind !== "directory") return found
     const names = yield* step("list blob directory", fs.readdir(dir), { ENOENT: "SESSION_REPLACED", ENOTDIR: "SESSION_REPLACED" })
-    for (const name of names) {
-      if (!HASH.test(name)) continue
-      const stat = yield* lstatNamed(fs, "lstat blob", Path.join(dir, name))
-      if (stat !== undefined && stat.kind === "file") found.set(name, stat.size)
+    const blobs = names.filter((name) => HASH.test(name))
+    const entries = yield* step("lstat blobs", fs.lstatAll(dir, blobs))
+    for (let i = 0; i < blobs.length; i++) {
+      const entry = entries[i]
+      if (entry !== undefined && entry.kind === "file") found.set(blobs[i]!, entry.size)
     }
     // What was listed is the directory lstat saw, not a link put there meanwhile.
     yield* expectIdentity(fs, "blob directory", dir, "directory", before)
