@@ -120,9 +120,12 @@ export const layer: Layer.Layer<Sessions, never, SessionJournal | SessionCatalog
 /** The summary of loaded records at `location`. */
 export const summarize: (location: string, records: Records) => Summary = summary.summarize
 
-/** The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. */
-export const pathTo: <E extends Linked>(entries: ReadonlyArray<E>, leaf: string) => Effect.Effect<ReadonlyArray<E>, SessionError> =
-  internal.pathToLeaf
+/**
+ * The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. Named
+ * apart from `SessionTree.pathTo`, which gives [] for an unknown entry instead of failing.
+ */
+export const pathToOrFail: <E extends Linked>(entries: ReadonlyArray<E>, leaf: string) => Effect.Effect<ReadonlyArray<E>, SessionError> =
+  internal.pathToOrFail
 
 /** The canonical JSONL generation of `records`. */
 export const toJsonl: (records: Records) => string = internal.toJsonl

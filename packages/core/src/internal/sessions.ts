@@ -20,7 +20,7 @@ const unreadable = (location: string, error: SessionError): Listed => ({
   error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
 })
 
-export const pathToLeaf = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, SessionError> => {
+export const pathToOrFail = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, SessionError> => {
   const path = pathTo(entries, leaf)
   return path.length === 0
     ? Effect.fail(sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(leaf)} is not an entry of this session`))
@@ -169,7 +169,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
     fork: (source, leaf, target, options) =>
       Effect.gen(function*() {
         const loaded = yield* read(source)
-        const path = yield* pathToLeaf(loaded.entries, leaf)
+        const path = yield* pathToOrFail(loaded.entries, leaf)
         const version = yield* targetVersion(loaded.header.version, options?.version)
         const id = yield* provide(newSessionId(journal, target, options?.id))
         const header = yield* newHeader(id, {
