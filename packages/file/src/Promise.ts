@@ -396,7 +396,7 @@ export class Sessions {
   }
 
   /**
-   * A page of the session files (`*.jsonl`) of `options.scope` (a directory, the current one by
+   * A page of the session files (`*.jsonl`) of `options.directory` (the current one by
    * default), newest change first. A file that does not load is listed with its error
    * (`isUnreadable`), never skipped.
    */

@@ -119,7 +119,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
 
   const list = (options?: ListOptions): Effect.Effect<Listing, SessionError> =>
     Effect.gen(function*() {
-      const scanned = yield* catalog.scan(options?.scope)
+      const scanned = yield* catalog.scan(options?.directory ?? options?.scope)
       const ordered = [...scanned].sort((a, b) => b.changed - a.changed || (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
       const wanted = page(ordered, options)
       if (isSessionError(wanted)) return yield* wanted
@@ -161,10 +161,10 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
     load: (location, options) => provide(SessionStore.load(location, options)),
     read,
     list,
-    latest: (scope) =>
-      Effect.flatMap(list({ scope, limit: 1 }), (listing) =>
+    latest: (directory) =>
+      Effect.flatMap(list({ directory, limit: 1 }), (listing) =>
         listing.sessions.length === 0
-          ? Effect.fail(sessionError("SESSION_NOT_FOUND", scope === undefined ? "there is no session" : "there is no session here", { path: scope }))
+          ? Effect.fail(sessionError("SESSION_NOT_FOUND", directory === undefined ? "there is no session" : "there is no session here", { path: directory }))
           : Effect.succeed(listing.sessions[0]!)),
     fork: (source, leaf, target, options) =>
       Effect.gen(function*() {
