@@ -314,7 +314,7 @@ console.log(internal)
 import { Ids, SessionStore, SessionTree, type SessionError } from "@session-tree/core"
 import type { Entry } from "@session-tree/core/Record"
 import { FileJournal } from "@session-tree/file"
-import { SessionStore as PromiseStore, Sessions as PromiseSessions, type Listing } from "@session-tree/file/Promise"
+import { SessionStore as PromiseStore, Sessions as PromiseSessions, type ListingPage } from "@session-tree/file/Promise"
 import { PgJournal } from "@session-tree/pg"
 import { Markdown } from "@session-tree/view"
 import { Codec } from "@session-tree/ai"
@@ -327,7 +327,7 @@ const program: Effect.Effect<Entry, SessionError, never> = Effect.scoped(Effect.
 })).pipe(Effect.provide(Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)))
 const db = PgJournal.layerUrl("postgres://localhost/db")
 const store: Promise<PromiseStore> = PromiseStore.open("a.jsonl")
-const listing: Promise<Listing> = new PromiseSessions().list({ directory: "." })
+const listing: Promise<ListingPage> = new PromiseSessions().list({ directory: "." })
 const text: Effect.Effect<string, SessionError> = Markdown.render({ type: "session", version: 1, id: "s", timestamp: "2026-01-02T03:04:05.006Z" }, [])
 const prompt: Effect.Effect<Prompt.Prompt, SessionError | Codec.BlobMissingError> = Codec.toPrompt([{ role: "system", id: "s", content: "Be brief." }])
 export { db, listing, program, prompt, store, text }

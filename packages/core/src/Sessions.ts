@@ -38,8 +38,8 @@ export type Listed = Summary | Unreadable
 
 export const isUnreadable = (listed: Listed): listed is Unreadable => "error" in listed
 
-/** One page of a listing, newest change first. */
-export interface Listing {
+/** One page of the sessions `list` shows, newest change first. */
+export interface ListingPage {
   readonly sessions: ReadonlyArray<Listed>
   /** How many sessions there are in all. */
   readonly total: number
@@ -71,7 +71,7 @@ export interface SessionsService {
   /** Loads a session read-only. */
   readonly read: (location: string) => Effect.Effect<Loaded, SessionError>
   /** A page of the sessions of a directory (every session of a database), newest change first. */
-  readonly list: (options?: ListOptions) => Effect.Effect<Listing, SessionError>
+  readonly list: (options?: ListOptions) => Effect.Effect<ListingPage, SessionError>
   /** The most recently changed session of a directory (unreadable ones included); SESSION_NOT_FOUND when there is none. */
   readonly latest: (directory?: string) => Effect.Effect<Listed, SessionError>
   /**

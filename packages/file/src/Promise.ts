@@ -63,7 +63,7 @@ const toFacade = (failure: unknown): unknown => Errors.isSessionError(failure) ?
 const sessionError = Errors.sessionError
 export type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader }
 export type { Dropped } from "@session-tree/core/PiSession"
-export type { Listed, Listing, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
+export type { Listed, ListingPage, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
 export type { Loaded } from "@session-tree/core/SessionStore"
 
 /** Whether a listed session is one that does not load (it then holds `error` instead of a summary). */
@@ -400,7 +400,7 @@ export class Sessions {
    * default), newest change first. A file that does not load is listed with its error
    * (`isUnreadable`), never skipped.
    */
-  list(options?: CoreSessions.ListOptions): Promise<CoreSessions.Listing> {
+  list(options?: CoreSessions.ListOptions): Promise<CoreSessions.ListingPage> {
     return this.#run((s) => s.list(options))
   }
 

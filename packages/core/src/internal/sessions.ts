@@ -4,7 +4,7 @@ import type { Ids } from "../Ids.js"
 import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
 import { SessionError, sessionError, isSessionError } from "../SessionError.js"
 import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
-import type { ImportOptions, Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
+import type { ImportOptions, Listed, ListingPage, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
 import type { Entry } from "../Record.js"
 import * as V2 from "../RecordV2.js"
@@ -117,7 +117,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       : summarize(location, { header: decoded.header, entries: decoded.history.entries })
   }
 
-  const list = (options?: ListOptions): Effect.Effect<Listing, SessionError> =>
+  const list = (options?: ListOptions): Effect.Effect<ListingPage, SessionError> =>
     Effect.gen(function*() {
       const scanned = yield* catalog.scan(options?.directory ?? options?.scope)
       const ordered = [...scanned].sort((a, b) => b.changed - a.changed || (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
