@@ -50,7 +50,7 @@ export interface Batch extends Lines {
    */
   readonly accepted: () => Lines
   /** The session's listing once this batch is committed, for a backend that keeps listings (`SessionCatalog.Listings`). */
-  readonly listing?: Listing | undefined
+  readonly listing?: ListingOf | undefined
   /**
    * Blobs the batch's entries are the first to refer to: durable before the batch's lines are
    * committed (in a database, in the same transaction). A failed commit may leave some of them
@@ -60,10 +60,11 @@ export interface Batch extends Lines {
 }
 
 /**
- * A session's listing (a `Sessions.Summary` as JSON text) under the location the backend gives
- * it; made only when a backend asks, so that one that keeps listings can keep it in the same commit.
+ * Makes a session's listing (a `Sessions.Summary` as JSON text) under the location the backend
+ * gives it; called only when a backend asks, so that one that keeps listings can keep it in the
+ * same commit.
  */
-export type Listing = (location: string) => string
+export type ListingOf = (location: string) => string
 
 /**
  * One session held for appending, by one store. Appends through a writer never
@@ -111,7 +112,7 @@ export interface SessionJournalService {
     location: string,
     session: Lines & {
       readonly ids: ReadonlyArray<string>
-      readonly listing?: Listing | undefined
+      readonly listing?: ListingOf | undefined
       /** The blobs the entries refer to, stored before (or with) the session itself. */
       readonly blobs?: ReadonlyArray<NewBlob> | undefined
     }
