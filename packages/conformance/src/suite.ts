@@ -182,7 +182,7 @@ const counting = (journal: SessionJournalService, batches: { count: number }): S
   return {
     ...journal,
     create: (location, session) => Effect.map(journal.create(location, session), (c) => ({ ...c, writer: wrap(c.writer) })),
-    open: (location) => Effect.map(journal.open(location), (o) => ({ ...o, writer: wrap(o.writer) }))
+    hold: (location) => Effect.map(journal.hold(location), (o) => ({ ...o, writer: wrap(o.writer) }))
   }
 }
 
@@ -395,7 +395,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const slowJournal: SessionJournalService = {
           ...journal,
           create: (location, session) => Effect.map(journal.create(location, session), (c) => ({ ...c, writer: slow(c.writer) })),
-          open: (location) => Effect.map(journal.open(location), (o) => ({ ...o, writer: slow(o.writer) }))
+          hold: (location) => Effect.map(journal.hold(location), (o) => ({ ...o, writer: slow(o.writer) }))
         }
         const location = kit.location("one-at-a-time")
         yield* Effect.gen(function*() {

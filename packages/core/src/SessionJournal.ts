@@ -87,7 +87,7 @@ export interface Writer {
 }
 
 /** A session held for appending: what was read, and the writer that appends after it. */
-export interface Opened extends Stored {
+export interface Held extends Stored {
   readonly writer: Writer
 }
 
@@ -118,7 +118,7 @@ export interface SessionJournalService {
     }
   ) => Effect.Effect<Created, SessionError, Scope.Scope>
   /** Reads a session and holds it for appending until the scope closes. Reading never writes. */
-  readonly open: (location: string) => Effect.Effect<Opened, SessionError, Scope.Scope>
+  readonly hold: (location: string) => Effect.Effect<Held, SessionError, Scope.Scope>
   /** Reads a session without holding anything afterwards, and without writing. */
   readonly read: (location: string) => Effect.Effect<Stored, SessionError>
   /**

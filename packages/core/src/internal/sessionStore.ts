@@ -363,23 +363,23 @@ export const load = (
 ): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
   Effect.uninterruptible(Effect.flatMap(SessionJournal, (journal) =>
     withChildScope((scope) =>
-      Effect.flatMap(Scope.extend(journal.open(location), scope), (opened) => {
-        const decoded = decode(journal, opened)
+      Effect.flatMap(Scope.extend(journal.hold(location), scope), (held) => {
+        const decoded = decode(journal, held)
         if (isSessionError(decoded)) return Effect.fail(decoded)
         const wanted = options?.version
         if (wanted !== undefined && decoded.header.version !== wanted) {
           return Effect.fail(sessionError(
             "SESSION_UNSUPPORTED_VERSION",
             `header version ${decoded.header.version} is not supported here (version ${wanted} only)`,
-            { line: 1, path: opened.location }
+            { line: 1, path: held.location }
           ))
         }
         return Scope.extend(
-          assemble(journal, opened.location, decoded.header, decoded.history, opened.writer, {
+          assemble(journal, held.location, decoded.header, decoded.history, held.writer, {
             bytes: undefined,
             canonical: undefined,
-            tail: opened.tail,
-            blobs: opened.blobs
+            tail: held.tail,
+            blobs: held.blobs
           }),
           scope
         )
