@@ -42,6 +42,7 @@ export const listingOf = (lister: Lister, records: Described): ListingOf | undef
   return describe === undefined ? undefined : (location) => describe(location, records)
 }
 
-export class SessionListing extends Context.Reference<SessionListing>()("@session-tree/SessionListing", {
+/** The `Lister` a store asks for the listings it hands its backend: `summaries` unless provided. */
+export class SessionLister extends Context.Reference<SessionLister>()("@session-tree/SessionLister", {
   defaultValue: (): Lister => summaries
 }) {}
