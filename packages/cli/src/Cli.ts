@@ -436,13 +436,13 @@ const list = Command.make(
             : "list takes a DIR on files only; with --db it lists the database"
         })
       }
-      const scope = Option.getOrUndefined(dir)
+      const directory = Option.getOrUndefined(dir)
       const { listing, scanned } = yield* Backend.run(db, Effect.gen(function*() {
         // The times the listing is ordered by, so that the time shown is the time sorted by.
-        const scanned = yield* (yield* SessionCatalog).scan(scope)
-        const listing = yield* (yield* Sessions.Sessions).list({ scope })
+        const scanned = yield* (yield* SessionCatalog).scan(directory)
+        const listing = yield* (yield* Sessions.Sessions).list({ directory })
         return { listing, scanned }
-      }), scope)
+      }), directory)
       const changedAt = new Map(scanned.map((entry) => [entry.location, entry.changed]))
       // A session that appeared between the two looks counts as the newest change.
       const key = (listed: Sessions.Listed) => changedAt.get(listed.location) ?? Number.MAX_VALUE

@@ -273,7 +273,7 @@ const shown = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
   const tree = yield* SessionTree.make(yield* SessionStore.create(join(dir, "a.jsonl"), { id: "a" }))
   const root = yield* tree.append({ role: "user", id: "m1", content: "hello" })
   yield* tree.append({ role: "assistant", id: "m2", content: "hi", toolCalls: [] })
-  const listing = yield* (yield* Sessions.Sessions).list({ scope: dir })
+  const listing = yield* (yield* Sessions.Sessions).list({ directory: dir })
   const loaded = yield* SessionStore.read(join(dir, "a.jsonl"))
   const markdown = yield* Markdown.render(loaded.header, loaded.entries)
   const html = yield* Html.render(loaded.header, loaded.entries)
@@ -286,7 +286,7 @@ const tree = new PromiseTree(store)
 await tree.append({ role: "user", id: "m1", content: "promise" })
 console.log(tree.activeMessages.map(Record.textOf).join(","), store.entries.length)
 await store.close()
-const listing = await new PromiseSessions().list({ scope: dir })
+const listing = await new PromiseSessions().list({ directory: dir })
 console.log(listing.sessions.map((s) => s.id).sort().join(","))
 const refused = await PromiseStore.load(join(dir, "missing.jsonl")).catch((e) => e)
 console.log(refused instanceof SessionError, refused.code)
@@ -314,7 +314,7 @@ console.log(internal)
 import { Ids, SessionStore, SessionTree, type SessionError } from "@session-tree/core"
 import type { Entry } from "@session-tree/core/Record"
 import { FileJournal } from "@session-tree/file"
-import { SessionStore as PromiseStore, Sessions as PromiseSessions, type Listing } from "@session-tree/file/Promise"
+import { SessionStore as PromiseStore, Sessions as PromiseSessions, type ListingPage } from "@session-tree/file/Promise"
 import { PgJournal } from "@session-tree/pg"
 import { Markdown } from "@session-tree/view"
 import { Codec } from "@session-tree/ai"
@@ -327,7 +327,7 @@ const program: Effect.Effect<Entry, SessionError, never> = Effect.scoped(Effect.
 })).pipe(Effect.provide(Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)))
 const db = PgJournal.layerUrl("postgres://localhost/db")
 const store: Promise<PromiseStore> = PromiseStore.open("a.jsonl")
-const listing: Promise<Listing> = new PromiseSessions().list({ scope: "." })
+const listing: Promise<ListingPage> = new PromiseSessions().list({ directory: "." })
 const text: Effect.Effect<string, SessionError> = Markdown.render({ type: "session", version: 1, id: "s", timestamp: "2026-01-02T03:04:05.006Z" }, [])
 const prompt: Effect.Effect<Prompt.Prompt, SessionError | Codec.BlobMissingError> = Codec.toPrompt([{ role: "system", id: "s", content: "Be brief." }])
 export { db, listing, program, prompt, store, text }

@@ -22,8 +22,8 @@ import * as OS from "node:os"
 import * as Path from "node:path"
 
 export interface KitService {
-  /** What `Sessions.list` takes as its scope to list this kit's sessions (a directory for files). */
-  readonly scope: string | undefined
+  /** The directory `Sessions.list` takes to list this kit's sessions (for files; undefined for the others). */
+  readonly directory: string | undefined
   /** A location no test has used, as the journal takes it (`name` only makes it readable). */
   readonly location: (name: string) => string
   /** Stores exactly `lines` (the header's first, none with a terminator) at `location`, replacing what is there. */
@@ -57,7 +57,7 @@ export const memory: Backend = {
     const storage: MemoryJournal.Storage = new Map()
     const blobs: MemoryJournal.BlobStorage = new Map()
     const kit: KitService = {
-      scope: undefined,
+      directory: undefined,
       location: unique,
       put: (location, lines) => Effect.sync(() => void storage.set(location, lines.slice())),
       raw: (location) => Effect.sync(() => storage.get(location)),
@@ -90,7 +90,7 @@ export const file: Backend = {
       ),
       (dir) => {
         const kit: KitService = {
-          scope: dir,
+          directory: dir,
           location: (name) => Path.join(dir, `${unique(name)}.jsonl`),
           put: (location, lines) => Effect.sync(() => NFS.writeFileSync(location, lines.map((line) => `${line}\n`).join(""))),
           raw: (location) =>
@@ -163,7 +163,7 @@ export const postgres = (adminUrl: string): Backend => ({
         Kit,
         Effect.map(SqlClient.SqlClient, (sql): KitService => ({
           // A database holds one set of sessions.
-          scope: undefined,
+          directory: undefined,
           location: unique,
           put: (location, lines) =>
             sql.withTransaction(Effect.gen(function*() {

@@ -182,7 +182,7 @@ const counting = (journal: SessionJournalService, batches: { count: number }): S
   return {
     ...journal,
     create: (location, session) => Effect.map(journal.create(location, session), (c) => ({ ...c, writer: wrap(c.writer) })),
-    open: (location) => Effect.map(journal.open(location), (o) => ({ ...o, writer: wrap(o.writer) }))
+    hold: (location) => Effect.map(journal.hold(location), (o) => ({ ...o, writer: wrap(o.writer) }))
   }
 }
 
@@ -395,7 +395,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const slowJournal: SessionJournalService = {
           ...journal,
           create: (location, session) => Effect.map(journal.create(location, session), (c) => ({ ...c, writer: slow(c.writer) })),
-          open: (location) => Effect.map(journal.open(location), (o) => ({ ...o, writer: slow(o.writer) }))
+          hold: (location) => Effect.map(journal.hold(location), (o) => ({ ...o, writer: slow(o.writer) }))
         }
         const location = kit.location("one-at-a-time")
         yield* Effect.gen(function*() {
@@ -539,8 +539,8 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
       }))
 
     /** The listing restricted to `locations` (a database lists other tests' sessions too), in listing order. */
-    const listed = (service: Sessions.SessionsService, locations: ReadonlyArray<string>, scope: string | undefined) =>
-      Effect.map(service.list({ scope }), (listing) => listing.sessions.filter((s) => locations.includes(s.location)))
+    const listed = (service: Sessions.SessionsService, locations: ReadonlyArray<string>, directory: string | undefined) =>
+      Effect.map(service.list({ directory }), (listing) => listing.sessions.filter((s) => locations.includes(s.location)))
 
     test("list: every session with its fields, newest change first, a corrupt one listed with its error", () =>
       Effect.gen(function*() {
@@ -555,7 +555,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         yield* kit.put(bad!, [headerLine(), "not-json"])
         const third = yield* SessionStore.create(c!, V1)
         const leaf = yield* third.append(null, user("m2", "hello"))
-        const sessions = yield* listed(service, [a!, b!, c!, bad!], kit.scope)
+        const sessions = yield* listed(service, [a!, b!, c!, bad!], kit.directory)
         expect(sessions.map((s) => s.location).sort()).toEqual([a, b, c, bad].sort())
         const byLocation = new Map(sessions.map((s) => [s.location, s]))
         expect(byLocation.get(a!)).toEqual({
@@ -594,19 +594,19 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const other = kit.location("relist-other")
         const store = yield* SessionStore.create(location, V1)
         yield* Effect.scoped(SessionStore.create(other, V1))
-        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 0 }])
+        expect(yield* listed(service, [location], kit.directory)).toMatchObject([{ entries: 0 }])
         expect(asked.has(location) && asked.has(other)).toBe(true)
         asked.clear()
         const entry = yield* store.append(null, user("m1", "now"))
-        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 1, leaf: entry.id, title: "now" }])
+        expect(yield* listed(service, [location], kit.directory)).toMatchObject([{ entries: 1, leaf: entry.id, title: "now" }])
         expect([...asked].filter((l) => l === location || l === other)).toEqual([location])
         // Corrupted behind the library's back: the listing shows it at once.
         const journal = yield* SessionJournal
         yield* kit.put(location, [headerLine(idAt(journal, location)), entryLine("e1", "nope", userMessage("m1"))])
-        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ location, error: { code: "SESSION_UNKNOWN_PARENT" } }])
+        expect(yield* listed(service, [location], kit.directory)).toMatchObject([{ location, error: { code: "SESSION_UNKNOWN_PARENT" } }])
         yield* kit.put(location, [headerLine(idAt(journal, location)), entryLine("e1", null, userMessage("m1"))])
-        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ entries: 1, leaf: "e1" }])
-        expect(yield* listed(service, [other], kit.scope)).toMatchObject([{ entries: 0 }])
+        expect(yield* listed(service, [location], kit.directory)).toMatchObject([{ entries: 1, leaf: "e1" }])
+        expect(yield* listed(service, [other], kit.directory)).toMatchObject([{ entries: 0 }])
         expect(asked.has(other)).toBe(false)
       }))
 
@@ -628,8 +628,8 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
               read.map((r, i) => locations[i] === location && failures-- > 0 ? sessionError("SESSION_IO", "the connection was lost") : r))
         }
         const service = yield* Effect.provideService(Sessions.make, SessionCatalog, flaky)
-        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ location, error: { code: "SESSION_IO" } }])
-        expect(yield* listed(service, [location], kit.scope)).toMatchObject([{ location, entries: 1, title: "still here" }])
+        expect(yield* listed(service, [location], kit.directory)).toMatchObject([{ location, error: { code: "SESSION_IO" } }])
+        expect(yield* listed(service, [location], kit.directory)).toMatchObject([{ location, entries: 1, title: "still here" }])
       }))
 
     test("list pages: offset and limit over one order, the total of all; latest is the first", () =>
@@ -637,17 +637,17 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const kit = yield* Kit
         const service = yield* Sessions.make
         for (let i = 0; i < 5; i++) yield* Effect.scoped(SessionStore.create(kit.location(`page-${i}`), V1))
-        const all = yield* service.list({ scope: kit.scope })
+        const all = yield* service.list({ directory: kit.directory })
         expect(all.total).toBe(all.sessions.length)
         const pages = [
-          yield* service.list({ scope: kit.scope, offset: 0, limit: 2 }),
-          yield* service.list({ scope: kit.scope, offset: 2, limit: 2 }),
-          yield* service.list({ scope: kit.scope, offset: 4 })
+          yield* service.list({ directory: kit.directory, offset: 0, limit: 2 }),
+          yield* service.list({ directory: kit.directory, offset: 2, limit: 2 }),
+          yield* service.list({ directory: kit.directory, offset: 4 })
         ]
         expect(pages.flatMap((p) => p.sessions)).toEqual(all.sessions)
         expect(pages.map((p) => p.total)).toEqual([all.total, all.total, all.total])
-        expect(yield* service.latest(kit.scope)).toEqual(all.sessions[0])
-        expect(codeOf(yield* Effect.either(service.list({ scope: kit.scope, limit: -1 })))).toBe("SESSION_INVALID_OPTIONS")
+        expect(yield* service.latest(kit.directory)).toEqual(all.sessions[0])
+        expect(codeOf(yield* Effect.either(service.list({ directory: kit.directory, limit: -1 })))).toBe("SESSION_INVALID_OPTIONS")
       }))
 
     test("fork at a root, a middle entry and a leaf: exactly that path under a new header; the source unchanged", () =>
@@ -703,13 +703,13 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         yield* Effect.scoped(SessionStore.create(bystander, V1))
         const before = { forked: yield* kit.raw(forked), bystander: yield* kit.raw(bystander) }
         const held = yield* SessionStore.load(source)
-        const listedBefore = yield* service.list({ scope: kit.scope })
+        const listedBefore = yield* service.list({ directory: kit.directory })
         const location = (yield* SessionStore.read(source)).location
         expect(listedBefore.sessions.map((s) => s.location)).toContain(location)
 
         expect(yield* service.delete(source)).toBe(location)
         expect(yield* kit.raw(source)).toBeUndefined()
-        const listed = yield* service.list({ scope: kit.scope })
+        const listed = yield* service.list({ directory: kit.directory })
         expect(listed.sessions.map((s) => s.location)).not.toContain(location)
         expect(listed.total).toBe(listedBefore.total - 1)
         expect(codeOf(yield* Effect.either(SessionStore.load(source)))).toBe("SESSION_NOT_FOUND")

@@ -303,7 +303,7 @@ export const conformanceV2 = (backend: Backend): { readonly cases: number; reado
         expect(raw[5]).toBe(entry("entry-005", "entry-004", "label", { targetId: question.id, label: "start" }))
         expect(raw[9]).toBe(entry("entry-009", "entry-008", "compaction", { summary: "They asked about /project.", firstKeptEntryId: question.id, tokensBefore: 7 }))
         expect((yield* SessionStore.read(location)).entries).toEqual(tree.entries)
-        const listed = (yield* (yield* Sessions.make).list({ scope: kit.scope })).sessions.find((s) => s.location === store.location)
+        const listed = (yield* (yield* Sessions.make).list({ directory: kit.directory })).sessions.find((s) => s.location === store.location)
         expect(listed).toMatchObject({ title: "Project files", entries: 9 })
       }))
 
@@ -413,7 +413,7 @@ export const conformanceV2 = (backend: Backend): { readonly cases: number; reado
           const read = yield* Effect.either(SessionStore.read(location))
           expect([codeOf(read), Either.isLeft(read) ? read.left.line : undefined]).toEqual(["SESSION_BLOB_MISSING", 3])
           expect(codeOf(yield* Effect.either(SessionStore.load(location)))).toBe("SESSION_BLOB_MISSING")
-          const listed = (yield* (yield* Sessions.make).list({ scope: kit.scope })).sessions.find((l) => l.location === stored)
+          const listed = (yield* (yield* Sessions.make).list({ directory: kit.directory })).sessions.find((l) => l.location === stored)
           expect(listed).toMatchObject({ error: { code: "SESSION_BLOB_MISSING" } })
           expect(yield* kit.raw(location)).toEqual(raw)
         }

@@ -99,7 +99,7 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
         storage.set(location, lines)
         return Effect.map(writerOf(location, lines), (writer) => ({ location, writer }))
       }),
-    open: (location) =>
+    hold: (location) =>
       Effect.suspend(() => {
         const lines = storage.get(location)
         if (lines === undefined) return Effect.fail(missing(location))

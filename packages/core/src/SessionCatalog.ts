@@ -24,10 +24,10 @@ export interface Entry {
 
 export interface SessionCatalogService {
   /**
-   * Every session in `scope` (a directory for files, the current one when
-   * undefined; a database holds one set and ignores it). Reads no session.
+   * Every session in `directory` (for files; the current one when undefined;
+   * a database holds one set and ignores it). Reads no session.
    */
-  readonly scan: (scope: string | undefined) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
+  readonly scan: (directory: string | undefined) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
   /**
    * Reads several sessions, each as `SessionJournal.read` would, in one go where the backend can
    * (one query for a database); a session that cannot be read gives its error in its place.

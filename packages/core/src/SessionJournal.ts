@@ -50,7 +50,7 @@ export interface Batch extends Lines {
    */
   readonly accepted: () => Lines
   /** The session's listing once this batch is committed, for a backend that keeps listings (`SessionCatalog.Listings`). */
-  readonly listing?: Listing | undefined
+  readonly listing?: ListingOf | undefined
   /**
    * Blobs the batch's entries are the first to refer to: durable before the batch's lines are
    * committed (in a database, in the same transaction). A failed commit may leave some of them
@@ -60,10 +60,11 @@ export interface Batch extends Lines {
 }
 
 /**
- * A session's listing (a `Sessions.Summary` as JSON text) under the location the backend gives
- * it; made only when a backend asks, so that one that keeps listings can keep it in the same commit.
+ * Makes a session's listing (a `Sessions.Summary` as JSON text) under the location the backend
+ * gives it; called only when a backend asks, so that one that keeps listings can keep it in the
+ * same commit.
  */
-export type Listing = (location: string) => string
+export type ListingOf = (location: string) => string
 
 /**
  * One session held for appending, by one store. Appends through a writer never
@@ -86,7 +87,7 @@ export interface Writer {
 }
 
 /** A session held for appending: what was read, and the writer that appends after it. */
-export interface Opened extends Stored {
+export interface Held extends Stored {
   readonly writer: Writer
 }
 
@@ -111,13 +112,13 @@ export interface SessionJournalService {
     location: string,
     session: Lines & {
       readonly ids: ReadonlyArray<string>
-      readonly listing?: Listing | undefined
+      readonly listing?: ListingOf | undefined
       /** The blobs the entries refer to, stored before (or with) the session itself. */
       readonly blobs?: ReadonlyArray<NewBlob> | undefined
     }
   ) => Effect.Effect<Created, SessionError, Scope.Scope>
   /** Reads a session and holds it for appending until the scope closes. Reading never writes. */
-  readonly open: (location: string) => Effect.Effect<Opened, SessionError, Scope.Scope>
+  readonly hold: (location: string) => Effect.Effect<Held, SessionError, Scope.Scope>
   /** Reads a session without holding anything afterwards, and without writing. */
   readonly read: (location: string) => Effect.Effect<Stored, SessionError>
   /**

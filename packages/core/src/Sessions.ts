@@ -38,8 +38,8 @@ export type Listed = Summary | Unreadable
 
 export const isUnreadable = (listed: Listed): listed is Unreadable => "error" in listed
 
-/** One page of a listing, newest change first. */
-export interface Listing {
+/** One page of the sessions `list` shows, newest change first. */
+export interface ListingPage {
   readonly sessions: ReadonlyArray<Listed>
   /** How many sessions there are in all. */
   readonly total: number
@@ -47,6 +47,11 @@ export interface Listing {
 
 export interface ListOptions {
   /** A directory for files (the current one by default); a database ignores it. */
+  readonly directory?: string | undefined
+  /**
+   * @deprecated Use `directory`. Read only when `directory` is not given, so that a caller
+   * written for this name still lists the directory it names.
+   */
   readonly scope?: string | undefined
   readonly offset?: number | undefined
   readonly limit?: number | undefined
@@ -65,10 +70,10 @@ export interface SessionsService {
   readonly load: (location: string, options?: LoadOptions) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
   /** Loads a session read-only. */
   readonly read: (location: string) => Effect.Effect<Loaded, SessionError>
-  /** A page of the sessions in a scope, newest change first. */
-  readonly list: (options?: ListOptions) => Effect.Effect<Listing, SessionError>
-  /** The most recently changed session of a scope (unreadable ones included); SESSION_NOT_FOUND when there is none. */
-  readonly latest: (scope?: string) => Effect.Effect<Listed, SessionError>
+  /** A page of the sessions of a directory (every session of a database), newest change first. */
+  readonly list: (options?: ListOptions) => Effect.Effect<ListingPage, SessionError>
+  /** The most recently changed session of a directory (unreadable ones included); SESSION_NOT_FOUND when there is none. */
+  readonly latest: (directory?: string) => Effect.Effect<Listed, SessionError>
   /**
    * Creates `target` holding exactly the root→`leaf` path of `source` (the same entry IDs,
    * parents, timestamps and messages) under a new header (timestamp now; ID from `options.id`,
@@ -120,9 +125,12 @@ export const layer: Layer.Layer<Sessions, never, SessionJournal | SessionCatalog
 /** The summary of loaded records at `location`. */
 export const summarize: (location: string, records: Records) => Summary = summary.summarize
 
-/** The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. */
-export const pathTo: <E extends Linked>(entries: ReadonlyArray<E>, leaf: string) => Effect.Effect<ReadonlyArray<E>, SessionError> =
-  internal.pathToLeaf
+/**
+ * The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. Named
+ * apart from `SessionTree.pathTo`, which gives [] for an unknown entry instead of failing.
+ */
+export const pathToOrFail: <E extends Linked>(entries: ReadonlyArray<E>, leaf: string) => Effect.Effect<ReadonlyArray<E>, SessionError> =
+  internal.pathToOrFail
 
 /** The canonical JSONL generation of `records`. */
 export const toJsonl: (records: Records) => string = internal.toJsonl

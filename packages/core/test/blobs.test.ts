@@ -59,7 +59,7 @@ const recorded = () => {
       batches.push(session.blobs ?? [])
       return Effect.map(journal.create(location, session), (created) => ({ ...created, writer: recording(created.writer) }))
     },
-    open: (location) => Effect.map(journal.open(location), (opened) => ({ ...opened, writer: recording(opened.writer) }))
+    hold: (location) => Effect.map(journal.hold(location), (opened) => ({ ...opened, writer: recording(opened.writer) }))
   }
   // One ID factory for every run over these maps, so that a later run's entries never repeat an ID.
   const layer = Layer.merge(Layer.succeed(SessionJournal, wrapped), Layer.succeed(Ids.Ids, Ids.makeDeterministic()))

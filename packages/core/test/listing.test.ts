@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { none, SessionListing } from "../src/internal/listing.js"
+import { none, SessionLister } from "../src/internal/listing.js"
 import * as Summary from "../src/internal/summary.js"
 import { sessionError } from "../src/SessionError.js"
 import * as Sessions from "../src/Sessions.js"
@@ -52,7 +52,7 @@ describe("listings handed to the backend", () => {
         yield* store.append(null, user("m1", "one"))
         yield* store.flush
         expect(probe.listings).toEqual([undefined, undefined, undefined])
-      }).pipe(Effect.provide(layer), Effect.provideService(SessionListing, none))
+      }).pipe(Effect.provide(layer), Effect.provideService(SessionLister, none))
     }))
 })
 

@@ -63,7 +63,7 @@ const toFacade = (failure: unknown): unknown => Errors.isSessionError(failure) ?
 const sessionError = Errors.sessionError
 export type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader }
 export type { Dropped } from "@session-tree/core/PiSession"
-export type { Listed, Listing, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
+export type { Listed, ListingPage, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
 export type { Loaded } from "@session-tree/core/SessionStore"
 
 /** Whether a listed session is one that does not load (it then holds `error` instead of a summary). */
@@ -153,19 +153,20 @@ const registry = new FinalizationRegistry<Scope.CloseableScope>((scope) => {
   Effect.runFork(release(scope))
 })
 
-const open = async <S extends SessionStore>(
+/** Builds a store in a scope of its own, closed at once when the build fails and by `close` otherwise. */
+const acquire = async <S extends SessionStore>(
   make: new(core: Core.SessionStore, scope: Scope.CloseableScope) => S,
   path: string,
   options: SessionOptions | undefined,
   build: (path: string) => Effect.Effect<Core.SessionStore, Errors.SessionError, SessionJournal | Scope.Scope | Ids>
 ): Promise<S> => {
   const scope = Effect.runSync(Scope.make())
-  const opened = build(path).pipe(
+  const acquiring = build(path).pipe(
     Scope.extend(scope),
     Effect.provide(Layer.merge(FileJournal.layerWithFs(), Options.layer(options))),
     Effect.onError(() => release(scope))
   )
-  return new make(await run(opened), scope)
+  return new make(await run(acquiring), scope)
 }
 
 /** The class a static constructor of `SessionStore` was called on (a subclass builds its own instances). */
@@ -178,12 +179,12 @@ export class SessionStore {
    * `options.id` names the session (a random UUID by default).
    */
   static create<S extends SessionStore>(this: StoreClass<S>, path: string, options?: CreateOptions): Promise<S> {
-    return withOwn(options, (own, rest) => open(this ?? SessionStore, path, rest, (p) => Core.create(p, own)))
+    return withOwn(options, (own, rest) => acquire(this ?? SessionStore, path, rest, (p) => Core.create(p, own)))
   }
 
   /** Loads an existing session file for appending; `options.version` accepts only that format version. */
   static load<S extends SessionStore>(this: StoreClass<S>, path: string, options?: LoadOptions): Promise<S> {
-    return withOwn(options, (own, rest) => open(this ?? SessionStore, path, rest, (p) => Core.load(p, own)))
+    return withOwn(options, (own, rest) => acquire(this ?? SessionStore, path, rest, (p) => Core.load(p, own)))
   }
 
   /**
@@ -191,7 +192,7 @@ export class SessionStore {
    * `options.version`) when nothing is there.
    */
   static open<S extends SessionStore>(this: StoreClass<S>, path: string, options?: LoadOptions): Promise<S> {
-    return withOwn(options, (own, rest) => open(this ?? SessionStore, path, rest, (p) => Core.open(p, own)))
+    return withOwn(options, (own, rest) => acquire(this ?? SessionStore, path, rest, (p) => Core.open(p, own)))
   }
 
   /**
@@ -396,11 +397,11 @@ export class Sessions {
   }
 
   /**
-   * A page of the session files (`*.jsonl`) of `options.scope` (a directory, the current one by
+   * A page of the session files (`*.jsonl`) of `options.directory` (the current one by
    * default), newest change first. A file that does not load is listed with its error
    * (`isUnreadable`), never skipped.
    */
-  list(options?: CoreSessions.ListOptions): Promise<CoreSessions.Listing> {
+  list(options?: CoreSessions.ListOptions): Promise<CoreSessions.ListingPage> {
     return this.#run((s) => s.list(options))
   }
 

@@ -44,12 +44,12 @@ describe("the file catalog", () => {
       expect(Either.isLeft(failed) && [failed.left.code, failed.left.path]).toEqual(["SESSION_IO", Path.join(NFS.realpathSync(dir), "b.jsonl")])
     }))
 
-  it.scoped("refuses a scope that is missing or not a directory", () =>
+  it.scoped("refuses a directory that is missing or not a directory", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       NFS.writeFileSync(Path.join(dir, "file"), "")
-      const codeOf = (scope: string) =>
-        Effect.map(Effect.either(FileCatalog.make(Fs.node).scan(scope)), (r) => (Either.isLeft(r) ? r.left.code : "ok"))
+      const codeOf = (directory: string) =>
+        Effect.map(Effect.either(FileCatalog.make(Fs.node).scan(directory)), (r) => (Either.isLeft(r) ? r.left.code : "ok"))
       expect(yield* codeOf(Path.join(dir, "missing"))).toBe("SESSION_NOT_FOUND")
       expect(yield* codeOf(Path.join(dir, "file"))).toBe("SESSION_NOT_REGULAR_FILE")
       expect(yield* codeOf(Path.join(dir, "file", "below"))).toBe("SESSION_NOT_REGULAR_FILE")

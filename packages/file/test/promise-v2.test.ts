@@ -86,7 +86,7 @@ describe("the Promise facade on version 2", () => {
     )
     expect(tree.activeMessages.map((m) => m.id)).toEqual(["m1", "m2", "m3"])
     await store.close()
-    const listed = await new Sessions().list({ scope: dir })
+    const listed = await new Sessions().list({ directory: dir })
     expect(listed.sessions[0]).toMatchObject({ title: "Listing", entries: 8 })
   })
 })

@@ -160,13 +160,16 @@ describe("Sessions", () => {
     NFS.utimesSync(Path.join(dir, "b.jsonl"), 2_000, 2_000)
     NFS.utimesSync(Path.join(dir, "broken.jsonl"), 3_000, 3_000)
     const sessions = new Sessions()
-    const listing = await sessions.list({ scope: dir })
+    const listing = await sessions.list({ directory: dir })
     expect(listing.total).toBe(3)
     const [broken, second, first] = listing.sessions as [Listed, Listed, Listed]
     expect(isUnreadable(broken) ? broken.error.code : "loaded").toBe("SESSION_INVALID_JSON")
     expect(isUnreadable(second) ? "unreadable" : [second.id, second.entries, second.title]).toEqual(["chat-b", 1, "later"])
     expect(isUnreadable(first) ? "unreadable" : [first.id, first.entries, first.title]).toEqual(["chat-a", 3, "root"])
-    expect((await sessions.list({ scope: dir, offset: 1, limit: 1 })).sessions).toEqual([second])
+    expect((await sessions.list({ directory: dir, offset: 1, limit: 1 })).sessions).toEqual([second])
+    // The deprecated name of the option still lists the directory it names; `directory` wins over it.
+    expect(await sessions.list({ scope: dir })).toEqual(listing)
+    expect((await sessions.list({ directory: tempDir(), scope: dir })).total).toBe(0)
     expect(await sessions.latest(dir)).toEqual(broken)
     expect((await rejection(sessions.latest(tempDir()))).code).toBe("SESSION_NOT_FOUND")
   })

@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as internal from "./internal/catalog.js"
 
 /**
- * The catalog over `sql`. `scan` ignores its scope (a database holds one set of
+ * The catalog over `sql`. `scan` ignores its directory (a database holds one set of
  * sessions: those in the first schema of the connection's `search_path`); a
  * session's `changed` is the time of its last commit in epoch milliseconds,
  * with the database's microseconds as a fraction. `readMany` reads up to

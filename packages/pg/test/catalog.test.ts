@@ -144,7 +144,7 @@ describe("PgCatalog", () => {
         const sql = yield* SqlClient.SqlClient
         const store = yield* SessionStore.create("kept")
         yield* store.append(null, user("m1", "the real title"))
-        const mine = (listing: Sessions.Listing) => listing.sessions.find((s) => s.location === "kept")
+        const mine = (listing: Sessions.ListingPage) => listing.sessions.find((s) => s.location === "kept")
         expect(mine(yield* (yield* Sessions.make).list())).toMatchObject({ title: "the real title", entries: 1 })
         const [kept] = yield* sql<{ version: string; listing: string }>`SELECT version, listing FROM session_tree_listings WHERE session_id = 'kept'`
         const [scanned] = (yield* (yield* SessionCatalog).scan(undefined)).filter((e) => e.location === "kept")

@@ -184,7 +184,7 @@ describe("PgJournal", () => {
           "SESSION_EXISTS"
         )
         // A create and an append that ask for no listing commit all the same, and keep none.
-        const opened = yield* journal.open("whole")
+        const opened = yield* journal.hold("whole")
         const next = `{"type":"entry","version":1,"id":"e300","parentId":"e299","timestamp":"1970-01-01T00:00:00.000Z","message":{"role":"user","id":"m300","content":"x"}}`
         yield* opened.writer.append({ lines: [next], sizes: [next.length], ids: ["e300"], accepted: () => ({ lines: opened.lines, sizes: opened.sizes }) })
         expect((yield* SessionStore.read("whole")).entries).toHaveLength(301)
@@ -229,7 +229,7 @@ describe("PgJournal", () => {
       Effect.gen(function*() {
         const journal = yield* SessionJournal
         yield* Effect.scoped(SessionStore.create("closed"))
-        const opened = yield* Effect.scoped(journal.open("closed"))
+        const opened = yield* Effect.scoped(journal.hold("closed"))
         const line = `{"type":"entry","version":1,"id":"late","parentId":null,"timestamp":"1970-01-01T00:00:00.000Z","message":{"role":"user","id":"m","content":"late"}}`
         const batch = { lines: [line], sizes: [line.length], ids: ["late"], accepted: () => ({ lines: opened.lines, sizes: opened.sizes }) }
         const refused = yield* Effect.either(opened.writer.append(batch))

@@ -63,7 +63,7 @@ const recording = (journal: SessionJournalService, batches: Array<Batch>, cycle:
   return {
     ...journal,
     create: (location, session) => Effect.map(journal.create(location, session), (c) => ({ ...c, writer: wrap(c.writer) })),
-    open: (location) => Effect.map(journal.open(location), (o) => ({ ...o, writer: wrap(o.writer) }))
+    hold: (location) => Effect.map(journal.hold(location), (o) => ({ ...o, writer: wrap(o.writer) }))
   }
 }
 

@@ -76,13 +76,13 @@ export const benchDbList = async (options: DbListOptions): Promise<{ readonly ro
       sql<{ readonly id: string }>`SELECT id FROM session_tree_sessions ORDER BY changed_at DESC, id LIMIT 1`))
     const changed = newest[0]!.id
     const service = await run(Sessions.make)
-    const checked = (listing: Sessions.Listing): Sessions.Listing => {
+    const checked = (listing: Sessions.ListingPage): Sessions.ListingPage => {
       if (listing.total !== count || listing.sessions.length !== size || listing.sessions.some(Sessions.isUnreadable)) {
         throw new Error(`listed wrongly: ${listing.sessions.length} of ${listing.total}`)
       }
       return listing
     }
-    const check = (listing: Sessions.Listing): void => void checked(listing)
+    const check = (listing: Sessions.ListingPage): void => void checked(listing)
     /** A listing by a new service (as a new process or node makes), after the kept listings are dropped or not; only the listing is timed. */
     const cold = async (page: Sessions.ListOptions, forget: boolean): Promise<number> => {
       if (forget) await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM session_tree_listings`))

@@ -63,7 +63,7 @@ export const benchList = async (options: ListOptions, dir: string): Promise<{ re
       name: "ours: Sessions.list, cold",
       run: () =>
         run(Effect.gen(function*() {
-          const listing = yield* (yield* Sessions.Sessions).list({ scope: ours })
+          const listing = yield* (yield* Sessions.Sessions).list({ directory: ours })
           if (listing.total !== count || listing.sessions.some(Sessions.isUnreadable)) throw new Error("ours listed wrongly")
         }))
     },
@@ -71,7 +71,7 @@ export const benchList = async (options: ListOptions, dir: string): Promise<{ re
       name: "ours: Sessions.list, repeated",
       run: () =>
         Effect.runPromise(Effect.gen(function*() {
-          const listing = yield* service.list({ scope: ours })
+          const listing = yield* service.list({ directory: ours })
           if (listing.total !== count) throw new Error("ours listed wrongly")
         }))
     },
@@ -85,7 +85,7 @@ export const benchList = async (options: ListOptions, dir: string): Promise<{ re
           return store.entries.length
         })).pipe(Effect.provide(FileLive)))
         const start = now()
-        const listing = await Effect.runPromise(service.list({ scope: ours }))
+        const listing = await Effect.runPromise(service.list({ directory: ours }))
         const elapsed = now() - start
         const entry = listing.sessions.find((s) => s.location === changed)
         if (entry === undefined || Sessions.isUnreadable(entry) || entry.entries !== entries) throw new Error("the change is not listed")

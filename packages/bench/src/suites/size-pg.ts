@@ -26,7 +26,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
 import pg from "pg"
-const { SessionListing } = Listing
+const { SessionLister } = Listing
 import { userMessage } from "../data.js"
 import { fileV2 } from "../dataV2.js"
 import { sessionOfSize } from "../dataSize.js"
@@ -118,7 +118,7 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     const store = await hold(ids.ours)
     let leaf: string = store.entries.at(-1)!.id
     // A store that keeps no listing with its commits (the hook `Sessions` fills by default): what the listing costs an append.
-    const unlisted = await run(Scope.extend(Effect.provideService(SessionStore.load(ids.unlisted), SessionListing, Listing.none), scope))
+    const unlisted = await run(Scope.extend(Effect.provideService(SessionStore.load(ids.unlisted), SessionLister, Listing.none), scope))
     let unlistedLeaf: string = unlisted.entries.at(-1)!.id
     const smallStore = await hold(SMALL_ID)
     let smallLeaf: string = smallStore.entries.at(-1)!.id

@@ -51,7 +51,7 @@ try {
 const sessions = new Sessions()
 const forked = await sessions.fork(path, leaf.id, join(dir, "branch.jsonl"), { id: "chat-2" })
 console.log(forked.id, forked.entries, forked.title) // chat-2 3 What is 2 + 2?
-const listing = await sessions.list({ scope: dir })
+const listing = await sessions.list({ directory: dir })
 console.log(listing.sessions.map((s) => (isUnreadable(s) ? s.error.code : `${s.id} ${s.entries} ${s.title}`)).sort()) // [ 'chat-1 6 Arithmetic', 'chat-2 3 What is 2 + 2?' ]
 const branch = await SessionStore.read(forked.location)
 console.log(branch.header.version === 2 && branch.header.forkedFrom?.session) // chat-1

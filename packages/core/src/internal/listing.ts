@@ -8,6 +8,7 @@
  */
 import * as Context from "effect/Context"
 import type { Entry, Header } from "../Record.js"
+import type { ListingOf } from "../SessionJournal.js"
 import { emptyScan, encodeSummary, type Scan, summarize } from "./summary.js"
 
 /** The records a listing is made of: the header and every accepted entry, the batch being committed included. */
@@ -36,11 +37,12 @@ export const summaries: Lister = {
 export const none: Lister = { listing: undefined }
 
 /** What a backend asks for the listing of `records` (read when it asks), or undefined when none is kept. */
-export const listingOf = (lister: Lister, records: Described): ((location: string) => string) | undefined => {
+export const listingOf = (lister: Lister, records: Described): ListingOf | undefined => {
   const describe = lister.listing
   return describe === undefined ? undefined : (location) => describe(location, records)
 }
 
-export class SessionListing extends Context.Reference<SessionListing>()("@session-tree/SessionListing", {
+/** The `Lister` a store asks for the listings it hands its backend: `summaries` unless provided. */
+export class SessionLister extends Context.Reference<SessionLister>()("@session-tree/SessionLister", {
   defaultValue: (): Lister => summaries
 }) {}

@@ -15,7 +15,7 @@ import { BLOB_REF, type Sha256 } from "./blobs.js"
 import { CommittedHistory } from "./committed.js"
 import { type Append, BatchBuilder, catchDefects, encodeAll, prepare, prepareEntry, timestampNow, validId } from "./entries.js"
 import * as GroupCommit from "./groupCommit.js"
-import { listingOf, SessionListing } from "./listing.js"
+import { listingOf, SessionLister } from "./listing.js"
 import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
 import { sha256Hex } from "./sha256.js"
 
@@ -184,7 +184,7 @@ const assemble = (
   Effect.gen(function*() {
     const ids = yield* Ids
     const clock = yield* currentClock
-    const lister = yield* SessionListing
+    const lister = yield* SessionLister
     const history = new CommittedHistory(loaded)
     const closedError = () => sessionError("SESSION_IO", "the store's scope is closed", { path: location })
     const writer = new SessionWriter(journalWriter, header, history, lister, start)
@@ -313,7 +313,7 @@ export const create = (
       return yield* sessionError("SESSION_LINE_TOO_LONG", "the header line would be too long")
     }
     const lines: Lines = { lines: [line], sizes: [size] }
-    const lister = yield* SessionListing
+    const lister = yield* SessionLister
     // Uninterruptible from the backend's first resource to the finalizer that owns it.
     return yield* Effect.uninterruptible(withChildScope((scope) =>
       Effect.flatMap(
@@ -339,7 +339,7 @@ export const createWhole = (
   entries: ReadonlyArray<Entry>,
   blobs: ReadonlyArray<NewBlob> = []
 ): Effect.Effect<{ readonly location: string; readonly header: Header; readonly entries: ReadonlyArray<Entry> }, SessionError> =>
-  Effect.flatMap(SessionListing, (lister) => {
+  Effect.flatMap(SessionLister, (lister) => {
     const lines = encodeAll([header, ...entries])
     const decoded = decodeLines({ ...lines, tail: "none", blobs: new Map(blobs.map((blob) => [blob.hash, blob.size])) })
     if (isSessionError(decoded)) return Effect.fail(decoded)
@@ -363,23 +363,23 @@ export const load = (
 ): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
   Effect.uninterruptible(Effect.flatMap(SessionJournal, (journal) =>
     withChildScope((scope) =>
-      Effect.flatMap(Scope.extend(journal.open(location), scope), (opened) => {
-        const decoded = decode(journal, opened)
+      Effect.flatMap(Scope.extend(journal.hold(location), scope), (held) => {
+        const decoded = decode(journal, held)
         if (isSessionError(decoded)) return Effect.fail(decoded)
         const wanted = options?.version
         if (wanted !== undefined && decoded.header.version !== wanted) {
           return Effect.fail(sessionError(
             "SESSION_UNSUPPORTED_VERSION",
             `header version ${decoded.header.version} is not supported here (version ${wanted} only)`,
-            { line: 1, path: opened.location }
+            { line: 1, path: held.location }
           ))
         }
         return Scope.extend(
-          assemble(journal, opened.location, decoded.header, decoded.history, opened.writer, {
+          assemble(journal, held.location, decoded.header, decoded.history, held.writer, {
             bytes: undefined,
             canonical: undefined,
-            tail: opened.tail,
-            blobs: opened.blobs
+            tail: held.tail,
+            blobs: held.blobs
           }),
           scope
         )

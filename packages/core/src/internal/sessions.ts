@@ -4,7 +4,7 @@ import type { Ids } from "../Ids.js"
 import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
 import { SessionError, sessionError, isSessionError } from "../SessionError.js"
 import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
-import type { ImportOptions, Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
+import type { ImportOptions, Listed, ListingPage, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
 import type { Entry } from "../Record.js"
 import * as V2 from "../RecordV2.js"
@@ -20,7 +20,7 @@ const unreadable = (location: string, error: SessionError): Listed => ({
   error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
 })
 
-export const pathToLeaf = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, SessionError> => {
+export const pathToOrFail = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, SessionError> => {
   const path = pathTo(entries, leaf)
   return path.length === 0
     ? Effect.fail(sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(leaf)} is not an entry of this session`))
@@ -117,9 +117,9 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       : summarize(location, { header: decoded.header, entries: decoded.history.entries })
   }
 
-  const list = (options?: ListOptions): Effect.Effect<Listing, SessionError> =>
+  const list = (options?: ListOptions): Effect.Effect<ListingPage, SessionError> =>
     Effect.gen(function*() {
-      const scanned = yield* catalog.scan(options?.scope)
+      const scanned = yield* catalog.scan(options?.directory ?? options?.scope)
       const ordered = [...scanned].sort((a, b) => b.changed - a.changed || (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
       const wanted = page(ordered, options)
       if (isSessionError(wanted)) return yield* wanted
@@ -161,15 +161,15 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
     load: (location, options) => provide(SessionStore.load(location, options)),
     read,
     list,
-    latest: (scope) =>
-      Effect.flatMap(list({ scope, limit: 1 }), (listing) =>
+    latest: (directory) =>
+      Effect.flatMap(list({ directory, limit: 1 }), (listing) =>
         listing.sessions.length === 0
-          ? Effect.fail(sessionError("SESSION_NOT_FOUND", scope === undefined ? "there is no session" : "there is no session here", { path: scope }))
+          ? Effect.fail(sessionError("SESSION_NOT_FOUND", directory === undefined ? "there is no session" : "there is no session here", { path: directory }))
           : Effect.succeed(listing.sessions[0]!)),
     fork: (source, leaf, target, options) =>
       Effect.gen(function*() {
         const loaded = yield* read(source)
-        const path = yield* pathToLeaf(loaded.entries, leaf)
+        const path = yield* pathToOrFail(loaded.entries, leaf)
         const version = yield* targetVersion(loaded.header.version, options?.version)
         const id = yield* provide(newSessionId(journal, target, options?.id))
         const header = yield* newHeader(id, {

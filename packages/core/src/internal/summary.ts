@@ -21,7 +21,7 @@ export const Summary = Schema.Struct({
 })
 export type Summary = typeof Summary.Type
 
-/** The text a backend keeps of a summary (`SessionJournal.Listing`, `SessionCatalog.Listings`). */
+/** The text a backend keeps of a summary (`SessionJournal.ListingOf`, `SessionCatalog.Listings`). */
 export const encodeSummary = (summary: Summary): string => JSON.stringify(summary)
 
 const decodeText = Schema.decodeUnknownOption(Schema.parseJson(Summary), { onExcessProperty: "error" })

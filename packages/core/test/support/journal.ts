@@ -86,7 +86,7 @@ export const probed = (storage: MemoryJournal.Storage, probe: Probe): SessionJou
         probe.listings.push(session.listing?.(created.location))
         return { ...created, writer: probe.wrap(created.writer, created.location) }
       }),
-    open: (location) => Effect.map(journal.open(location), (opened) => ({ ...opened, writer: probe.wrap(opened.writer, opened.location) }))
+    hold: (location) => Effect.map(journal.hold(location), (opened) => ({ ...opened, writer: probe.wrap(opened.writer, opened.location) }))
   }
 }
 

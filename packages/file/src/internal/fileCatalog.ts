@@ -11,11 +11,11 @@ import * as Paths from "./paths.js"
 const SUFFIX = ".jsonl"
 const NS_PER_MS = 1_000_000n
 
-/** The `*.jsonl` names directly in the directory `scope`, each with its version. */
-const scan = (fs: FsService, scope: string | undefined): Effect.Effect<Array<Entry>, SessionError> =>
+/** The `*.jsonl` names directly in `directory`, each with its version. */
+const scan = (fs: FsService, directory: string | undefined): Effect.Effect<Array<Entry>, SessionError> =>
   Effect.gen(function*() {
     // Resolved once, as a store resolves its directory, so a listed location is the store's.
-    const dir = yield* Paths.realDirectory(fs, Path.resolve(scope ?? "."))
+    const dir = yield* Paths.realDirectory(fs, Path.resolve(directory ?? "."))
     const names = yield* step("list directory", fs.readdir(dir), {
       ENOTDIR: "SESSION_NOT_REGULAR_FILE",
       ENOENT: "SESSION_NOT_FOUND"
@@ -37,7 +37,7 @@ const scan = (fs: FsService, scope: string | undefined): Effect.Effect<Array<Ent
   })
 
 export const make = (fs: FsService): SessionCatalogService => ({
-  scan: (scope) => scan(fs, scope),
+  scan: (directory) => scan(fs, directory),
   // Each file is read as the journal reads it; the directory they share is resolved once for all of them.
   readMany: (locations) =>
     Effect.suspend(() => {

@@ -303,7 +303,7 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
     sha256: Blobs.sha256,
     blob: (location, hash) => Effect.flatMap(Paths.resolve(fs, location), (paths) => Blobs.read(fs, paths, hash)),
     read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
-    open: (location) =>
+    hold: (location) =>
       // Uninterruptible from the first descriptor to the finalizer that owns it.
       Effect.uninterruptible(Effect.gen(function*() {
         const paths = yield* Paths.resolve(fs, location)

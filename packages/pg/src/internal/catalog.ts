@@ -65,7 +65,7 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
 
   return {
     listings,
-    // A database holds one set of sessions: the scope of a directory means nothing here.
+    // A database holds one set of sessions: a directory means nothing here.
     scan: () =>
       sql<{ readonly id: string; readonly version: string; readonly changed: number }>`
         SELECT s.id, ${versionOf("s")} AS version, (extract(epoch FROM s.changed_at) * 1000)::float8 AS changed

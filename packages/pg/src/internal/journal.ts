@@ -225,7 +225,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
         const writer = yield* writerOf(location, head, incarnation)
         return { location, writer }
       }),
-    open: (location) =>
+    hold: (location) =>
       Effect.flatMap(readSession(sql, location), (read) =>
         Effect.map(writerOf(location, read.head, read.incarnation), (writer) => ({ ...read.stored, writer }))),
     read: (location) => Effect.map(readSession(sql, location), (read) => read.stored)

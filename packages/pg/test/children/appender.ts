@@ -45,7 +45,7 @@ const announcing = (journal: SessionJournalService): SessionJournalService => {
   return {
     ...journal,
     create: (location, session) => Effect.map(journal.create(location, session), (c) => ({ ...c, writer: wrap(c.writer) })),
-    open: (location) => Effect.map(journal.open(location), (o) => ({ ...o, writer: wrap(o.writer) }))
+    hold: (location) => Effect.map(journal.hold(location), (o) => ({ ...o, writer: wrap(o.writer) }))
   }
 }
 

@@ -2,7 +2,7 @@
  * What the three views (Text, Markdown, Html) need to know about a session
  * before they lay it out: which leaf they show and its root-to-leaf path, how
  * to show an untrusted value, and a few counts. Navigation is the core's
- * (`Sessions.pathTo`, `leavesOf`), so a view shows exactly the tree the library sees.
+ * (`Sessions.pathToOrFail`, `leavesOf`), so a view shows exactly the tree the library sees.
  */
 import type { Entry, Header } from "@session-tree/core/Record"
 import type { SessionError } from "@session-tree/core/SessionError"
@@ -59,7 +59,7 @@ export const resolve = <E extends Entry>(entries: ReadonlyArray<E>, leaf: string
       const newest = entries.length === 0 ? null : entries[entries.length - 1]!.id
       return Effect.succeed({ leaf: newest, isDefault: true, path: newest === null ? [] : pathTo(entries, newest) })
     }
-    return Effect.map(Sessions.pathTo(entries, leaf), (path) => ({ leaf, isDefault: false, path }))
+    return Effect.map(Sessions.pathToOrFail(entries, leaf), (path) => ({ leaf, isDefault: false, path }))
   })
 
 /** Whether `leaf` is the newest entry (the last in commit order), however it was asked for. */
