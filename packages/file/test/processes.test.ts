@@ -76,8 +76,11 @@ describe("processes", () => {
     try {
       await createSession(path)
       const batches = 40
-      const child = start(runner, [path, "c", String(batches)], { APPENDER_CHAIN: "3" })
+      // Each write of the child puts half its bytes in place and waits before the rest, so the file
+      // itself holds part of a batch for a while; the raw reads below count how often they saw one.
+      const child = start(runner, [path, "c", String(batches)], { APPENDER_CHAIN: "3", APPENDER_SPLIT_WRITES: "1" })
       let reads = 0
+      let rawPartial = 0
       const seen = new Set<number>()
       let done = false
       void child.exited.then(() => void (done = true))
@@ -88,15 +91,23 @@ describe("processes", () => {
         expect(loaded.entries.length % 3).toBe(0)
         expect(loaded.tail).toBe("none")
         seen.add(loaded.entries.length)
+        const raw = NFS.readFileSync(path)
+        let lines = 0
+        for (let at = raw.indexOf(10); at !== -1; at = raw.indexOf(10, at + 1)) lines++
+        if ((lines - 1) % 3 !== 0 || raw.at(-1) !== 10) rawPartial++
         // A turn of the event loop, so that the child's exit is seen.
         await new Promise((resolve) => setImmediate(resolve))
       }
-      expect((await child.exited).code).toBe(0)
+      expect({ code: (await child.exited).code, said: child.lines.filter((l) => !l.startsWith("ack ")) }).toEqual({ code: 0, said: ["ready"] })
       expect(acksOf(child).length).toBe(3 * batches)
       expect((await readIds(path)).length).toBe(3 * batches)
       // The reads overlapped the appends: they saw several states in between.
       expect(seen.size).toBeGreaterThan(2)
-      console.log(`${reads} reads beside ${batches} appends of three entries: ${seen.size} distinct states, never part of a batch`)
+      // ...and the file held part of a batch while some of them ran: the store's reads hid it.
+      expect(rawPartial).toBeGreaterThan(0)
+      console.log(
+        `${reads} reads beside ${batches} appends of three entries: ${seen.size} distinct states, never part of a batch; the file held part of one at ${rawPartial} raw reads`
+      )
     } finally {
       NFS.rmSync(dir, { recursive: true, force: true })
     }
