@@ -688,13 +688,19 @@ const importCommand = Command.make(
           if (unpacked !== undefined) {
             return yield* (yield* Sessions.Sessions).import(unpacked.records, Option.getOrUndefined(to), { version: asked, blobs: unpacked.blobs })
           }
-          records = yield* FileJournal.readSession(file)
+          // A session file's blobs live beside it (FILE.blobs/): the new session gets their bytes.
+          const loaded = yield* FileJournal.readSession(file)
+          const blobs = yield* SelfContained.blobsOf(loaded.entries, loaded.blob)
+          return yield* (yield* Sessions.Sessions).import(loaded, Option.getOrUndefined(to), {
+            version: asked,
+            blobs: blobs.size === 0 ? undefined : blobs
+          })
         }
         return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to), { version: asked })
       }), Option.getOrElse(to, () => file))
       yield* Console.log(printable(imported.id))
     })
-).pipe(Command.withDescription("Store the session in FILE (this project's format, Pi's or Claude Code's) as a new session that keeps its header; prints its ID."))
+).pipe(Command.withDescription("Store the session in FILE (this project's format with the blobs beside it, Pi's or Claude Code's) as a new session that keeps its header; prints its ID."))
 
 // --- migrate ------------------------------------------------------------------------------
 

@@ -31,6 +31,28 @@ const mapFileData = (entry: Json, f: (data: Json) => Json | undefined): Json => 
 }
 
 /**
+ * The bytes of every blob the entries refer to, by reference, read through `blob` (the session's
+ * own reader, hash checked): what an import of a session file needs besides its lines, since the
+ * blobs live beside the file, not in it.
+ */
+export const blobsOf = (
+  entries: ReadonlyArray<Entry>,
+  blob: (ref: string) => Effect.Effect<Uint8Array, SessionError>
+): Effect.Effect<ReadonlyMap<string, Uint8Array>, SessionError> =>
+  Effect.gen(function*() {
+    const bytes = new Map<string, Uint8Array>()
+    for (const entry of entries) {
+      const refs: Array<string> = []
+      mapFileData(entry as unknown as Json, (data) => {
+        if (typeof data["blob"] === "string") refs.push(data["blob"])
+        return undefined
+      })
+      for (const ref of refs) if (!bytes.has(ref)) bytes.set(ref, yield* blob(ref))
+    }
+    return bytes
+  })
+
+/**
  * The session's lines with every blob's bytes inline, read through `blob` (the session's own
  * reader, hash checked), each blob read once however often it is referred to.
  */

@@ -91,6 +91,15 @@ describe("the self-contained export", { timeout: 180_000 }, () => {
     await ok("import", again, "--to", back)
     expect(await ok("export", back)).toBe(canonical)
 
+    // A session file imports with the blobs beside it (FILE.blobs/), to files and to PostgreSQL.
+    const direct = Path.join(dir, "direct.jsonl")
+    await ok("import", source, "--to", direct)
+    expect(await ok("export", direct)).toBe(canonical)
+    expect(NFS.readdirSync(`${direct}.blobs`).sort()).toEqual([refOf(A), refOf(B)].map((r) => r.slice(7)).sort())
+    await ok("delete", "with-blobs", "--db", db)
+    expect((await ok("import", direct, "--db", db)).trim()).toBe("with-blobs")
+    expect(await ok("export", "with-blobs", "--db", db, "--inline-blobs")).toBe(text)
+
     // The HTML page of the imported session draws both images from their bytes.
     const html = await ok("export", back, "--format", "html")
     expect(html).toContain(`src="data:image/png;base64,${b64(A)}"`)
