@@ -3,19 +3,28 @@
  * commit is unknown … the append fails with SESSION_IO saying so, and a reload
  * shows either the whole batch or none of it"). The journal talks to the server
  * through a TCP proxy written here, which drops both sockets at one chosen
- * moment of the protocol:
+ * moment of the protocol.
+ *
+ * A batch without blobs is one statement, its own transaction:
+ * - in the statement: the message that carries it is dropped, so the server
+ *   never sees it; the caller cannot know that, so it sees SESSION_IO saying
+ *   the outcome is unknown; nothing is stored; the same store's next append
+ *   succeeds.
+ * - after the statement: the statement reaches the server whole (up to its Sync,
+ *   where it commits) and the client's socket is dropped before any answer: the
+ *   server commits, the caller sees the same SESSION_IO, the same store's next
+ *   append is SESSION_REPLACED and a reload shows the batch whole.
+ *
+ * A batch with a blob is a transaction (BEGIN, the statement, the blob, COMMIT):
  * - after COMMIT: the COMMIT message is passed on, then the client's socket is
- *   dropped before any answer can reach it. The server commits; the caller
- *   cannot know, so it sees SESSION_IO saying the outcome is unknown; the same
- *   store's next append is SESSION_REPLACED; a reload shows the batch whole.
+ *   dropped: committed, SESSION_IO with an unknown outcome, next append
+ *   SESSION_REPLACED, the batch whole on reload.
  * - before COMMIT: the sockets are dropped instead of passing COMMIT on. The
  *   server rolls back; the caller sees the same SESSION_IO; nothing is stored,
  *   and the same store's next append succeeds.
- * - in the statement: the sockets are dropped instead of passing on the
- *   message that carries the compare-and-set statement, so the server never
- *   sees it and rolls back the transaction it had begun; the caller sees
- *   SESSION_IO saying nothing was committed; nothing is stored; the next
- *   append succeeds.
+ * - in the statement: the statement's message is dropped inside the open
+ *   transaction, which the server then rolls back: SESSION_IO saying nothing was
+ *   committed; nothing is stored; the next append succeeds.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Ids } from "@session-tree/core/Ids"
@@ -30,12 +39,14 @@ import * as PgJournal from "../src/PgJournal.js"
 import { counterIds, layer, TestDatabase, user } from "./support/database.js"
 import { messageOf } from "@session-tree/core/Record"
 
-type Cut = "after-commit" | "before-commit" | "in-statement"
+type Cut = "after-commit" | "before-commit" | "in-statement" | "after-statement"
 
 /** What the client sends for `COMMIT` in the simple query protocol: 'Q', its length, the text and a NUL. */
 const COMMIT = Buffer.concat([Buffer.from("Q"), Buffer.from([0, 0, 0, 11]), Buffer.from("COMMIT\0")])
 /** A fragment of the text of the append's compare-and-set statement, sent in a Parse message. */
 const CAS = Buffer.from("UPDATE session_tree_sessions")
+/** The Sync message of the extended protocol: 'S' and its length; a statement outside a transaction commits there. */
+const SYNC = Buffer.from([0x53, 0, 0, 0, 4])
 
 interface Proxy {
   readonly port: number
@@ -62,16 +73,37 @@ const startProxy = (target: { readonly host: string; readonly port: number }): P
       upstream.on("data", (chunk: Buffer) => client.write(chunk))
       upstream.on("end", () => client.end())
       client.on("end", () => upstream.end())
+      let draining: (() => void) | undefined
       client.on("data", (chunk: Buffer) => {
+        if (draining !== undefined) {
+          // After the statement: pass everything on up to its Sync, then drop the client.
+          upstream.write(chunk)
+          if (chunk.includes(SYNC)) draining()
+          return
+        }
         const cut = armed?.cut
-        const hit = cut === "in-statement" ? chunk.includes(CAS) : cut !== undefined && chunk.includes(COMMIT)
+        const hit = cut === "in-statement" || cut === "after-statement" ? chunk.includes(CAS) : cut !== undefined && chunk.includes(COMMIT)
         if (!hit) {
           upstream.write(chunk)
           return
         }
         const done = armed!.done
         armed = undefined
-        if (cut === "after-commit") {
+        if (cut === "after-statement") {
+          // The statement reaches the server whole; the client never hears back. The cut is done
+          // once the server has answered (or closed): it has then run and committed the statement.
+          const drop = () => {
+            draining = undefined
+            client.destroy()
+            upstream.removeAllListeners("data")
+            upstream.once("data", () => done())
+            upstream.once("close", () => done())
+            upstream.end()
+          }
+          upstream.write(chunk)
+          if (chunk.includes(SYNC)) drop()
+          else draining = drop
+        } else if (cut === "after-commit") {
           // The server gets COMMIT and then the end of the stream; the client never hears back. The cut
           // is done once the server has answered (or closed): it has then carried the COMMIT out.
           client.destroy()
@@ -125,35 +157,45 @@ const rowsOf = (session: string) =>
 const results: Array<Record<string, unknown>> = []
 afterAll(() => console.log(`[pg:proxy] ${JSON.stringify(results)}`))
 
-for (const cut of ["after-commit", "before-commit", "in-statement"] as const) {
-  it(`a connection cut ${cut.replace("-", " ")}: SESSION_IO, and a reload shows all of the batch or none`, async () => {
+/** A file part whose data (over 64 KiB) the store keeps as a blob: the append is then a transaction. */
+const IMAGE = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 7919) & 0xff)
+const message = (id: string, text: string, blob: boolean) =>
+  blob ? { role: "user" as const, id, content: [{ type: "text", text }, { type: "file", mediaType: "image/png", data: IMAGE }] } : user(id, text)
+
+const cases = [
+  { cut: "in-statement", blob: false, committed: false, said: /whether it committed is unknown/ },
+  { cut: "after-statement", blob: false, committed: true, said: /whether it committed is unknown/ },
+  { cut: "after-commit", blob: true, committed: true, said: /whether it committed is unknown/ },
+  { cut: "before-commit", blob: true, committed: false, said: /whether it committed is unknown/ },
+  { cut: "in-statement", blob: true, committed: false, said: /nothing was committed/ }
+] as const
+
+for (const { blob, committed, cut, said } of cases) {
+  it(`a connection cut ${cut.replace("-", " ")} of ${blob ? "a transaction (a batch with a blob)" : "a one-statement append"}: SESSION_IO, and a reload shows all of the batch or none`, async () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const context = yield* Layer.build(journal)
       const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, context)
-      const session = `cut-${cut}`
+      const session = `cut-${cut}-${blob ? "blob" : "plain"}`
       const store = yield* provide(SessionStore.create(session))
       const root = yield* store.append(null, user("root", "root"))
       const armed = proxy.arm(cut)
-      // Three appends started together: one batch, one transaction.
+      // Three appends started together: one batch, one commit.
       const outcomes = yield* Effect.all(
-        [1, 2, 3].map((i) => Effect.either(store.append(root.id, user(`b${i}`, `batch ${i}`)))),
+        [1, 2, 3].map((i) => Effect.either(store.append(root.id, message(`b${i}`, `batch ${i}`, blob)))),
         { concurrency: "unbounded" }
       )
       yield* Effect.promise(() => armed)
       const errors = outcomes.map((o) => (o._tag === "Left" ? o.left : undefined))
       expect(errors.map((e) => e?.code)).toEqual(["SESSION_IO", "SESSION_IO", "SESSION_IO"])
       const error = errors[0] as SessionError
-      expect(error.message).toMatch(cut === "in-statement" ? /nothing was committed/ : /whether it committed is unknown/)
+      expect(error.message).toMatch(said)
       expect(store.entries).toEqual([root])
 
       const rows = (yield* Effect.promise(() => rowsOf(session))).map((r) => r.entry_id)
       const batch = rows.slice(1)
       expect(rows[0]).toBe(root.id)
-      // All of the batch or none of it.
-      expect([0, 3]).toContain(batch.length)
-      const committed = batch.length === 3
-      // The server got COMMIT only when the cut came after it.
-      expect(committed).toBe(cut === "after-commit")
+      // All of the batch or none of it, as the cut decides.
+      expect(batch.length).toBe(committed ? 3 : 0)
 
       // The same store: it does not know what happened, so it tries from what it saw.
       const next = yield* Effect.either(store.append(root.id, user("next", "next")))
@@ -166,7 +208,7 @@ for (const cut of ["after-commit", "before-commit", "in-statement"] as const) {
         reloaded = (yield* provide(SessionStore.read(session))).entries
       }
       expect(reloaded.map((e) => messageOf(e)!.id)).toEqual(committed ? ["root", "b1", "b2", "b3", "next"] : ["root", "next"])
-      results.push({ cut, error: error.code, message: error.reason, stored: committed ? "whole batch" : "nothing", next: next._tag === "Left" ? next.left.code : "ok" })
+      results.push({ cut, blob, error: error.code, message: error.reason, stored: committed ? "whole batch" : "nothing", next: next._tag === "Left" ? next.left.code : "ok" })
     })))
   })
 }

@@ -45,6 +45,18 @@ const refusedAtCommit = (error: SqlError): boolean => {
   return state !== undefined && (state.startsWith("23") || state.startsWith("40"))
 }
 
+/**
+ * Whether the failure of a statement that is its own transaction proves that nothing of it was
+ * committed: an error the server raised while it ran the statement (bad data, a constraint, a
+ * lock wait timed out, a conflict, a missing table). A lost connection, or a server shutting
+ * down or failing (classes 08, 53, 57, 58, XX), may come after the commit: the outcome is unknown.
+ */
+export const refusedStatement = (error: unknown): boolean => {
+  if (!isSqlError(error)) return true
+  const state = sqlState(error)
+  return state !== undefined && ["22", "23", "25", "40", "42", "54", "55"].includes(state.slice(0, 2))
+}
+
 /** Where a transaction was when it failed: before COMMIT nothing can have been written. */
 export interface Progress {
   committing: boolean

@@ -6,7 +6,7 @@ import * as Crypto from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { ioError, type Progress, sqlState, transaction, writeError } from "./errors.js"
+import { ioError, type Progress, refusedStatement, sqlState, transaction, writeError } from "./errors.js"
 import { MAX_ID_BYTES, type Read, readSessions, storableId, versionOf } from "./rows.js"
 
 export interface Options {
@@ -93,8 +93,37 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
   const sql = client.withoutTransforms()
   const lockTimeout = lockTimeoutSetting(Duration.decode(options?.lockTimeout ?? DEFAULT_LOCK_TIMEOUT))
 
-  /** The settings of every write transaction: durable at COMMIT whatever the server's default, and a bounded lock wait. */
+  /** The settings of a write transaction (a create; an append sets them in its statement): durable at COMMIT whatever the server's default, and a bounded lock wait. */
   const settings = sql`SELECT set_config('synchronous_commit', 'on', true), set_config('lock_timeout', ${lockTimeout}, true)`
+
+  /**
+   * The compare-and-set and the new rows in one statement: when the head is no longer the one
+   * this writer saw (or the session was replaced), no row is inserted. The UPDATE waits for a
+   * commit in flight on the same session (up to lock_timeout), then sees its result. The
+   * session's listing is kept in the same statement, under the version the commit makes.
+   *
+   * The settings are made by the UPDATE's own condition, so that they also hold when the
+   * statement is its own transaction: its scalar subquery runs once, before any row is locked (so
+   * a lock wait is bounded by lock_timeout) and before the commit (which then waits for the WAL).
+   */
+  const moveHead = (id: string, held: Held, batch: Batch, listing: string | null) =>
+    sql<{ readonly moved: number }>`
+      WITH moved AS (
+        UPDATE session_tree_sessions
+           SET head = head + ${batch.lines.length}::int4, changed_at = now()
+         WHERE id = ${id} AND head = ${held.head}::int4 AND incarnation = ${held.incarnation}::uuid
+           AND (SELECT set_config('synchronous_commit', 'on', true) || set_config('lock_timeout', ${lockTimeout}, true)) IS NOT NULL
+        RETURNING id, ${versionOf("session_tree_sessions")} AS version
+      ), added AS (
+        INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
+        SELECT moved.id, ${held.head}::int4 + e.ord::int4, e.entry_id, e.line
+          FROM moved, unnest(${batch.ids}::text[], ${batch.lines}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)
+      ), kept AS (
+        INSERT INTO session_tree_listings (session_id, version, listing)
+        SELECT moved.id, moved.version, k.listing FROM moved, (VALUES (${listing}::text)) AS k(listing) WHERE k.listing IS NOT NULL
+        ON CONFLICT (session_id) DO UPDATE SET version = EXCLUDED.version, listing = EXCLUDED.listing
+      )
+      SELECT count(*)::int4 AS moved FROM moved`
 
   const append = (id: string, held: Held, batch: Batch): Effect.Effect<void, SessionError> =>
     Effect.suspend(() => {
@@ -105,38 +134,21 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
       const seen = held.head
       const listing = batch.listing?.(id) ?? null
       const progress: Progress = { committing: false }
-      const commit = transaction(
-        sql,
-        progress,
-        Effect.gen(function*() {
-          yield* settings
-          // The compare-and-set and the new rows in one statement: when the head is no longer the
-          // one this writer saw (or the session was replaced), no row is inserted. The UPDATE waits
-          // for a commit in flight on the same session (up to lock_timeout), then sees its result.
-          // The session's listing is kept in the same statement, under the version the commit makes.
-          const [counts] = yield* sql<{ readonly moved: number }>`
-            WITH moved AS (
-              UPDATE session_tree_sessions
-                 SET head = head + ${n}::int4, changed_at = now()
-               WHERE id = ${id} AND head = ${seen}::int4 AND incarnation = ${held.incarnation}::uuid
-              RETURNING id, ${versionOf("session_tree_sessions")} AS version
-            ), added AS (
-              INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
-              SELECT moved.id, ${seen}::int4 + e.ord::int4, e.entry_id, e.line
-                FROM moved, unnest(${batch.ids}::text[], ${batch.lines}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)
-            ), kept AS (
-              INSERT INTO session_tree_listings (session_id, version, listing)
-              SELECT moved.id, moved.version, k.listing FROM moved, (VALUES (${listing}::text)) AS k(listing) WHERE k.listing IS NOT NULL
-              ON CONFLICT (session_id) DO UPDATE SET version = EXCLUDED.version, listing = EXCLUDED.listing
-            )
-            SELECT count(*)::int4 AS moved FROM moved`
-          if (counts === undefined || counts.moved !== 1) {
-            return yield* sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: id })
-          }
-          // The batch's blobs in the same transaction: they commit with the lines that first refer to them.
-          yield* insertBlobs(sql, id, batch.blobs)
+      const moved = Effect.flatMap(moveHead(id, held, batch, listing), ([counts]) =>
+        counts === undefined || counts.moved !== 1
+          ? Effect.fail(sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: id }))
+          : Effect.void)
+      const blobs = batch.blobs ?? []
+      const commit: Effect.Effect<void, SessionError | SqlError> = blobs.length === 0
+        // Without blobs the statement is the whole transaction, one round trip: its commit is in
+        // flight from the moment it is sent, and only a refusal the server reports proves that
+        // nothing of it was committed.
+        ? Effect.suspend(() => {
+          progress.committing = true
+          return Effect.tapError(moved, (error) => Effect.sync(() => (progress.committing = !refusedStatement(error))))
         })
-      )
+        // The batch's blobs in the same transaction: they commit with the lines that first refer to them.
+        : transaction(sql, progress, Effect.zipRight(moved, insertBlobs(sql, id, blobs)))
       return commit.pipe(
         Effect.mapError((error: SessionError | SqlError) => {
           // Rows beyond the head can only be there if something else wrote them: the session is not the one this writer read.
