@@ -19,7 +19,7 @@ import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "../src/FileJournal.js"
 import * as Fs from "../src/Fs.js"
-import { layerReal, makeInjector, tempDir, tempDirAt } from "./fixtures/helpers.js"
+import { hashDir, layerReal, makeInjector, tempDir, tempDirAt } from "./fixtures/helpers.js"
 
 const hex = (bytes: Uint8Array) => Crypto.createHash("sha256").update(bytes).digest("hex")
 const bytesOf = (size: number) => new Uint8Array(Crypto.randomBytes(size))
@@ -195,6 +195,20 @@ describe("blobs on files", () => {
       NFS.rmSync(`${source}.blobs`, { recursive: true })
       const forked = yield* sessions.read(target)
       expect(yield* forked.blob(`sha256:${hex(kept)}`)).toEqual(kept)
+    }).pipe(Effect.provide(Layer.provideMerge(Sessions.layer, Layer.merge(FileJournal.layerWithFs(), Ids.layerDeterministic)))))
+
+  it.scoped("a fork onto a path that is taken is SESSION_EXISTS and leaves the session there, its blobs included, as they were", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const sessions = yield* Sessions.Sessions
+      const source = Path.join(dir, "a.jsonl")
+      const target = Path.join(dir, "b.jsonl")
+      const first = yield* Effect.scoped(Effect.flatMap(sessions.create(source), (store) => store.append(null, image(bytesOf(90_000)))))
+      yield* Effect.scoped(Effect.flatMap(sessions.create(target), (store) => store.append(null, image(bytesOf(80_000)))))
+      const before = hashDir(`${target}.blobs`) + hashDir(dir)
+      const refused = yield* Effect.either(sessions.fork(source, first.id, target))
+      expect(codeOf(refused)).toBe("SESSION_EXISTS")
+      expect(hashDir(`${target}.blobs`) + hashDir(dir)).toBe(before)
     }).pipe(Effect.provide(Layer.provideMerge(Sessions.layer, Layer.merge(FileJournal.layerWithFs(), Ids.layerDeterministic)))))
 
   it.scoped("a fork to another filesystem copies the blobs, durably", () =>

@@ -339,6 +339,8 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const dirStat = yield* Generation.statDirectory(fs, paths)
         const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dirStat), (h) => closeQuietly(fs, h))
         const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+        // A taken path is refused before the blobs go beside it, so that nothing there changes.
+        if (session.blobs !== undefined && session.blobs.length > 0) yield* Generation.refuseExisting(fs, paths)
         yield* Blobs.put(fs, paths, session.blobs)
         const created = yield* lock.withPermits(1)(Generation.create(fs, paths, bytes, handle, dirStat))
         const appendInPlace = versionOf(session.lines[0]) === 2

@@ -171,6 +171,11 @@ export interface Created {
   readonly leftover: ReadonlyArray<string>
 }
 
+/** SESSION_EXISTS when anything is at the session's path (never followed). */
+export const refuseExisting = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, SessionError> =>
+  Effect.flatMap(lstatNamed(fs, "lstat", paths.path), (existing) =>
+    existing === undefined ? Effect.void : Effect.fail(sessionError("SESSION_EXISTS", "the path already exists", { path: paths.path })))
+
 /**
  * Creates the first generation: the bytes go to an exclusive temp file that is
  * fsynced and then hard-linked into place, so the path either does not exist or
@@ -185,8 +190,7 @@ export const create = (
   dirId: FileId
 ): Effect.Effect<Created, SessionError> =>
   Effect.gen(function*() {
-    const existing = yield* lstatNamed(fs, "lstat", paths.path)
-    if (existing !== undefined) return yield* sessionError("SESSION_EXISTS", "the path already exists", { path: paths.path })
+    yield* refuseExisting(fs, paths)
     const tmp = Paths.ownName(paths, "tmp", Paths.nextSeq())
     const handle = yield* step("create temp", fs.open(tmp, Flags.createExclusive, 0o600))
     return yield* Effect.gen(function*() {
