@@ -97,10 +97,12 @@ export interface Created {
 
 export interface SessionJournalService {
   /**
-   * The session ID a new session at `location` must carry, for a backend that
-   * names sessions by their ID (a database); undefined where the caller chooses it.
+   * How the backend's locations relate to the IDs of the sessions there: `"chosen"` where any
+   * session may be at any location the caller names (a file path, a key in memory);
+   * `"sessionId"` where a session's location is its ID (a database keyed by session ID), so a
+   * session is created, imported and loaded only at the location that is its own ID.
    */
-  readonly sessionIdAt: (location: string) => string | undefined
+  readonly locations: "chosen" | "sessionId"
   /**
    * Creates a session holding exactly `session` (the header's line first, then
    * any entries, whose IDs `ids` gives): durable and complete, or nothing.

@@ -70,7 +70,7 @@ describe("PgJournal", () => {
           tail: "none",
           size: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0)
         })
-        expect(journal.sessionIdAt("rows")).toBe("rows")
+        expect(journal.locations).toBe("sessionId")
       }))
 
     it.scoped("appends started together are one transaction: every row of the batch carries one xmin", () =>

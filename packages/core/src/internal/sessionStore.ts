@@ -39,6 +39,10 @@ const hashers = new WeakMap<SessionStore, Sha256>()
 /** The SHA-256 `store` names new blobs with (the core's own for a store this module did not make). */
 export const hasherOf = (store: SessionStore): Sha256 => hashers.get(store) ?? sha256Hex
 
+/** The ID a session at `location` must carry: the location itself where the backend locates sessions by ID. */
+const requiredId = (journal: SessionJournalService, location: string): string | undefined =>
+  journal.locations === "sessionId" ? location : undefined
+
 /** The history and header of decoded lines, or the first reason they are not a valid session at `location`. */
 export const decode = (
   journal: SessionJournalService,
@@ -46,7 +50,7 @@ export const decode = (
 ): { readonly header: Header; readonly history: History } | SessionError => {
   const decoded = decodeLines(stored)
   if (isSessionError(decoded)) return decoded
-  const expected = journal.sessionIdAt(stored.location)
+  const expected = requiredId(journal, stored.location)
   if (expected !== undefined && decoded.header.id !== expected) {
     return sessionError("SESSION_INVALID_HEADER", `the header names session "${decoded.header.id}", stored as "${expected}"`, {
       line: 1,
@@ -253,7 +257,7 @@ export const newSessionId = (
   given: string | undefined
 ): Effect.Effect<string, SessionError, Ids> =>
   Effect.gen(function*() {
-    const required = journal.sessionIdAt(location)
+    const required = requiredId(journal, location)
     const id = yield* (given !== undefined
       ? validId("session", given).pipe(
         Effect.mapError(() => sessionError("SESSION_INVALID_HEADER", "the session ID must be a non-empty string"))
@@ -343,7 +347,7 @@ export const createWhole = (
     const lines = encodeAll([header, ...entries])
     const decoded = decodeLines({ ...lines, tail: "none", blobs: new Map(blobs.map((blob) => [blob.hash, blob.size])) })
     if (isSessionError(decoded)) return Effect.fail(decoded)
-    const wrong = wrongId(location, journal.sessionIdAt(location), header.id)
+    const wrong = wrongId(location, requiredId(journal, location), header.id)
     if (wrong !== undefined) return Effect.fail(wrong)
     return Effect.scoped(Effect.map(
       journal.create(location, {
