@@ -181,6 +181,7 @@ const assemble = (
   start: {
     readonly bytes: number | undefined
     readonly canonical: Lines | undefined
+    readonly held: ReadonlyArray<string> | "canonical"
     readonly tail: "none" | "incomplete"
     readonly blobs?: ReadonlyMap<string, number> | undefined
   }
@@ -324,7 +325,7 @@ export const create = (
         Scope.extend(journal.create(location, { ...lines, ids: [], listing: listingOf(lister, { header, entries: [] }) }), scope),
         (created) =>
           Scope.extend(
-            assemble(journal, created.location, header, new History(), created.writer, { bytes: size + 1, canonical: lines, tail: "none" }),
+            assemble(journal, created.location, header, new History(), created.writer, { bytes: size + 1, canonical: lines, held: "canonical", tail: "none" }),
             scope
           )
       )
@@ -382,6 +383,7 @@ export const load = (
           assemble(journal, opened.location, decoded.header, decoded.history, opened.writer, {
             bytes: undefined,
             canonical: undefined,
+            held: opened.lines,
             tail: opened.tail,
             blobs: opened.blobs
           }),
