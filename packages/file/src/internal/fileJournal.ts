@@ -1,9 +1,10 @@
 import { type RecordLines, versionOf } from "@session-tree/core/Codec"
 import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
 import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
+import * as Ref from "effect/Ref"
 import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 import type { FileId, FsService, Handle } from "../Fs.js"
@@ -112,6 +113,12 @@ interface Directory {
 /** Starts a fiber on a later turn of the event loop. */
 const nextTurn = Scheduler.timer(0)
 
+/** The close of a replaced generation that runs (its end, once it has ended), and the one that waits to start. */
+interface Closing {
+  readonly running: Deferred.Deferred<void> | undefined
+  readonly waiting: Handle | undefined
+}
+
 /** The writer of one session file, held until the scope closes; takes the file's in-process lock for every commit. */
 const makeWriter = (
   fs: FsService,
@@ -141,35 +148,41 @@ const makeWriter = (
      */
     const closing = yield* FiberSet.make<void>()
     const run = yield* FiberSet.runtime(closing)<never>()
-    let unclosed: Handle | undefined
-    let running: Fiber.RuntimeFiber<void> | undefined
-    const startClose = (): void => {
-      if (unclosed === undefined || running !== undefined) return
-      const handle = unclosed
-      unclosed = undefined
-      // Started at once; when it ends, a close that waited meanwhile starts.
-      running = run(Effect.ensuring(Effect.ignore(fs.closeDetached(handle)), Effect.sync(() => {
-        running = undefined
-        startClose()
-      })))
-    }
-    // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
-    const awaitClosing = Effect.suspend(() => (running !== undefined ? Fiber.await(running) : Effect.void))
+    const slot = yield* Ref.make<Closing>({ running: undefined, waiting: undefined })
+    // One `modify` takes the waiting close and marks it running, so no other fiber can start it too.
+    const startClose: Effect.Effect<void> = Effect.flatMap(Deferred.make<void>(), (done) =>
+      Effect.flatMap(
+        Ref.modify(slot, (now): readonly [Handle | undefined, Closing] =>
+          now.waiting === undefined || now.running !== undefined ? [undefined, now] : [now.waiting, { running: done, waiting: undefined }]),
+        (handle) =>
+          handle === undefined ? Effect.void : Effect.sync(() => {
+            // Started at once; when it ends, a close that waited meanwhile starts, then whoever awaits this one resumes.
+            run(Effect.ensuring(
+              Effect.ignore(fs.closeDetached(handle)),
+              Ref.update(slot, (now) => ({ ...now, running: undefined })).pipe(
+                Effect.zipRight(startClose),
+                Effect.zipRight(Deferred.succeed(done, undefined))
+              )
+            ))
+          })
+      ))
+    const awaitRunning = Effect.flatMap(Ref.get(slot), ({ running }) => (running !== undefined ? Effect.as(Deferred.await(running), true) : Effect.succeed(false)))
     const closeReplaced = (handle: Handle): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        startClose()
-        if (unclosed === undefined) {
-          unclosed = handle
-          run(Effect.sync(startClose), { scheduler: nextTurn, immediate: false })
-          return Effect.void
-        }
-        // One close runs and one waits: the end of the running one starts the waiting one.
-        return Effect.zipRight(awaitClosing, closeReplaced(handle))
-      })
-    const awaitReplacedClosed: Effect.Effect<void> = Effect.suspend(() => {
-      startClose()
-      return running !== undefined ? Effect.zipRight(awaitClosing, awaitReplacedClosed) : Effect.void
-    })
+      Effect.zipRight(
+        startClose,
+        Effect.flatMap(
+          Ref.modify(slot, (now): readonly [boolean, Closing] => now.waiting === undefined ? [true, { ...now, waiting: handle }] : [false, now]),
+          (queued) =>
+            queued
+              ? Effect.sync(() => void run(startClose, { scheduler: nextTurn, immediate: false }))
+              // One close runs and one waits: the end of the running one starts the waiting one.
+              : Effect.zipRight(awaitRunning, closeReplaced(handle))
+        )
+      )
+    const awaitReplacedClosed: Effect.Effect<void> = Effect.zipRight(
+      startClose,
+      Effect.flatMap(awaitRunning, (waited) => (waited ? awaitReplacedClosed : Effect.void))
+    )
 
     // Waits for a commit in flight, then releases the generation this writer holds. The directory
     // handle is released after this (it was acquired first), so no later call may use either.
