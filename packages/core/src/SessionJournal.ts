@@ -46,12 +46,11 @@ export interface Batch extends Lines {
   readonly ids: ReadonlyArray<string>
   /**
    * The canonical lines of everything accepted before this batch, the header's first, when the
-   * lines the writer read (`Opened.lines`) are not all canonical: a value spelled otherwise,
-   * whitespace. Given with each batch after such a load until a commit succeeds, and never
-   * otherwise: a writer that created the session or has committed since holds canonical lines.
-   * A backend that keeps the canonical form (a file) commits these in place of the lines it
-   * read; one that keeps lines as they were written may ignore them. How the lines are laid out
-   * (a file's line endings, a skipped tail) is the backend's own to know.
+   * lines the writer read (`Opened.lines`) are not all canonical (a value spelled otherwise,
+   * whitespace): given with each batch after such a load until one commits, never after a
+   * create. A backend that keeps the canonical form (a file) commits these in place of the lines
+   * it read; one that keeps lines as they were written may ignore them. How the lines are laid
+   * out (a file's line endings, a skipped tail) is the backend's own to know.
    */
   readonly canonical?: Lines | undefined
   /** The session's listing once this batch is committed, for a backend that keeps listings (`SessionCatalog.Listings`). */
