@@ -189,7 +189,7 @@ const counting = (journal: SessionJournalService, batches: { count: number }): S
 const fresh = Layer.fresh(Ids.layerDeterministic)
 
 /** The header ID of a session at `location`: the location itself on a backend that names sessions by ID, else "s". */
-const idAt = (journal: SessionJournalService, location: string) => journal.sessionIdAt(location) ?? "s"
+const idAt = (journal: SessionJournalService, location: string) => (journal.locations === "sessionId" ? location : "s")
 /** `lines` with the header's ID "s" replaced by the one a session at `location` must carry. */
 const own = (journal: SessionJournalService, location: string, lines: ReadonlyArray<string>): ReadonlyArray<string> =>
   lines.map((line, i) => (i === 0 ? line.replace(`"id":"s"`, `"id":${JSON.stringify(idAt(journal, location))}`) : line))
@@ -208,12 +208,12 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const kit = yield* Kit
         const journal = yield* SessionJournal
         const location = kit.location("create")
-        const id = journal.sessionIdAt(location) ?? "chat-1"
+        const id = journal.locations === "sessionId" ? location : "chat-1"
         const store = yield* SessionStore.create(location, { id, version: 1 })
         expect(store.header).toEqual({ type: "session", version: 1, id, timestamp: T })
         expect(Object.isFrozen(store.header)).toBe(true)
         expect(yield* kit.raw(location)).toEqual([headerLine(id)])
-        expect(codeOf(yield* Effect.either(SessionStore.create(location, { id: journal.sessionIdAt(location) ?? "chat-2", version: 1 })))).toBe("SESSION_EXISTS")
+        expect(codeOf(yield* Effect.either(SessionStore.create(location, { id: journal.locations === "sessionId" ? location : "chat-2", version: 1 })))).toBe("SESSION_EXISTS")
         expect(yield* kit.raw(location)).toEqual([headerLine(id)])
       }))
 
@@ -673,7 +673,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const named = kit.location("fork-named")
         const chosen = yield* Effect.either(service.fork(source, call.id, named, { id: "chosen-id" }))
         // A backend that names sessions by ID refuses another ID than the location's; the others take it.
-        if ((yield* SessionJournal).sessionIdAt(named) === undefined) {
+        if ((yield* SessionJournal).locations === "chosen") {
           expect(Either.isRight(chosen)).toBe(true)
           expect((yield* SessionStore.read(named)).header.id).toBe("chosen-id")
         } else expect(codeOf(chosen)).toBe("SESSION_INVALID_HEADER")
@@ -740,7 +740,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const journal = yield* SessionJournal
         const service = yield* Sessions.make
         // A backend that names sessions by ID holds a session under its header's ID.
-        const idAt = (location: string) => journal.sessionIdAt(location) ?? "s"
+        const idAt = (location: string) => (journal.locations === "sessionId" ? location : "s")
         const source = kit.location("export")
         yield* kit.put(source, [
           `{"version":1,"type":"session","timestamp":"${T}","id":${JSON.stringify(idAt(source))}}`,
@@ -753,7 +753,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const target = kit.location("import")
         const header = { ...loaded.header, id: idAt(target) }
         const records = { header, entries: loaded.entries }
-        const to = journal.sessionIdAt(target) === undefined ? target : undefined
+        const to = journal.locations === "chosen" ? target : undefined
         const imported = yield* service.import(records, to)
         expect(imported).toMatchObject({ id: header.id, entries: 1, leaf: "e1" })
         expect(yield* service.exportJsonl(imported.location)).toBe(Sessions.toJsonl(records))
@@ -766,7 +766,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
         const orphan = yield* Effect.either(service.import({
           header: { ...loaded.header, id: idAt(broken) },
           entries: [{ ...loaded.entries[0]!, parentId: "nope" }]
-        }, journal.sessionIdAt(broken) === undefined ? broken : undefined))
+        }, journal.locations === "chosen" ? broken : undefined))
         expect(codeOf(orphan)).toBe("SESSION_UNKNOWN_PARENT")
         expect(yield* kit.raw(broken)).toBeUndefined()
       }))

@@ -208,7 +208,7 @@ const fileOf = (data: Json | Uint8Array, id = "m1") => ({
   id,
   content: [text("look"), { type: "file", mediaType: "image/png", data }]
 })
-const idAt = (journal: SessionJournalService, location: string) => journal.sessionIdAt(location) ?? "s"
+const idAt = (journal: SessionJournalService, location: string) => (journal.locations === "sessionId" ? location : "s")
 const own = (journal: SessionJournalService, location: string, lines: ReadonlyArray<string>): ReadonlyArray<string> =>
   lines.map((line, i) => (i === 0 ? line.replace(`"id":"s"`, `"id":${JSON.stringify(idAt(journal, location))}`) : line))
 const fresh = Layer.fresh(Ids.layerDeterministic)
@@ -482,7 +482,7 @@ export const conformanceV2 = (backend: Backend): { readonly cases: number; reado
         for (const hash of [one.hash, two.hash]) bytes.set(`sha256:${hash}`, yield* loaded.blob(`sha256:${hash}`))
         const into = kit.location("v2-blob-import")
         const records = { header: { ...loaded.header, id: idAt(journal, into) }, entries: loaded.entries }
-        const to = journal.sessionIdAt(into) === undefined ? into : undefined
+        const to = journal.locations === "chosen" ? into : undefined
         expect(codeOf(yield* Effect.either(service.import(records, to)))).toBe("SESSION_BLOB_MISSING")
         expect(yield* kit.raw(into)).toBeUndefined()
         const imported = yield* service.import(records, to, { blobs: bytes })
@@ -517,7 +517,7 @@ export const conformanceV2 = (backend: Backend): { readonly cases: number; reado
         const v1 = yield* SessionStore.read(source)
         const into = kit.location("v2-import")
         const records = { header: { ...v1.header, id: idAt(journal, into) }, entries: v1.entries }
-        const imported = yield* service.import(records, journal.sessionIdAt(into) === undefined ? into : undefined, { version: 2 })
+        const imported = yield* service.import(records, journal.locations === "chosen" ? into : undefined, { version: 2 })
         const stored = yield* SessionStore.read(imported.location)
         expect(stored.header).toEqual({ type: "session", version: 2, id: records.header.id, timestamp: records.header.timestamp })
         expect(stored.entries.map((e) => textOf(messageOf(e)!))).toEqual(["hi", "hello"])

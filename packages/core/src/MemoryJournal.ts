@@ -86,7 +86,7 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
       })
     )
   return {
-    sessionIdAt: () => undefined,
+    locations: "chosen",
     create: (location, session) =>
       Effect.suspend(() => {
         if (location === "") return Effect.fail(missing(location))

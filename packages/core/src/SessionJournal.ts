@@ -45,10 +45,14 @@ export interface Batch extends Lines {
   /** The entry ID of each line. */
   readonly ids: ReadonlyArray<string>
   /**
-   * The canonical lines of everything accepted before this batch, the header's first. A backend
-   * that rewrites whole sessions (a file) asks for them once, when it first needs them; others never do.
+   * The canonical lines of everything accepted before this batch, the header's first, when the
+   * lines the writer read (`Opened.lines`) are not all canonical (a value spelled otherwise,
+   * whitespace): given with each batch after such a load until one commits, never after a
+   * create. A backend that keeps the canonical form (a file) commits these in place of the lines
+   * it read; one that keeps lines as they were written may ignore them. How the lines are laid
+   * out (a file's line endings, a skipped tail) is the backend's own to know.
    */
-  readonly accepted: () => Lines
+  readonly canonical?: Lines | undefined
   /** The session's listing once this batch is committed, for a backend that keeps listings (`SessionCatalog.Listings`). */
   readonly listing?: ListingOf | undefined
   /**
@@ -98,10 +102,12 @@ export interface Created {
 
 export interface SessionJournalService {
   /**
-   * The session ID a new session at `location` must carry, for a backend that
-   * names sessions by their ID (a database); undefined where the caller chooses it.
+   * How the backend's locations relate to the IDs of the sessions there: `"chosen"` where any
+   * session may be at any location the caller names (a file path, a key in memory);
+   * `"sessionId"` where a session's location is its ID (a database keyed by session ID), so a
+   * session is created, imported and loaded only at the location that is its own ID.
    */
-  readonly sessionIdAt: (location: string) => string | undefined
+  readonly locations: "chosen" | "sessionId"
   /**
    * Creates a session holding exactly `session` (the header's line first, then
    * any entries, whose IDs `ids` gives): durable and complete, or nothing.

@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as TestClock from "effect/TestClock"
-import type { SessionError } from "../src/SessionError.js"
+import { type SessionError, sessionError } from "../src/SessionError.js"
 import * as SessionStore from "../src/SessionStore.js"
 import * as V1 from "@session-tree/testing/Version1"
 import { makeProbed } from "./support/journal.js"
@@ -32,6 +32,43 @@ describe("create", () => {
       expect(codeOf(yield* Effect.either(store.append("nope", user("m3", "x"))))).toBe("SESSION_UNKNOWN_PARENT")
       const next = yield* store.append(root.id, user("m4", "next"))
       expect([root.id, next.id]).toEqual(["entry-001", "entry-002"])
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("the canonical lines a batch brings its backend", () => {
+  it.scoped("come only after loading lines spelled otherwise, with every batch until one commits", () => {
+    const { layer, probe, storage } = makeProbed()
+    return Effect.gen(function*() {
+      yield* atT
+      const created = yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* SessionStore.create(path, { version: 1 })
+        yield* store.append(null, user("m1", "caf\u00e9 1.0"))
+        return store.entries
+      }))
+      // Created and committed through the store: no batch brought canonical lines.
+      expect(probe.canonical).toEqual([undefined])
+      const canonical = storage.get(path)!
+      // The same records, spelled otherwise: whitespace and an escape.
+      storage.set(path, [canonical[0]!, ` ${canonical[1]!.replace("é", "\\u00e9")}`])
+      const store = yield* SessionStore.load(path)
+      expect(store.entries).toEqual(created)
+      probe.failNext(sessionError("SESSION_IO", "the disk is gone"))
+      expect(codeOf(yield* Effect.either(store.append(created[0]!.id, user("m2", "fails"))))).toBe("SESSION_IO")
+      expect(codeOf(yield* Effect.either(store.flush))).toBe("ok")
+      yield* store.append(created[0]!.id, user("m3", "after"))
+      yield* store.flush
+      // The failed batch and the flush after it brought them; the flush committed, so nothing after it does.
+      expect(probe.canonical.slice(1)).toEqual([canonical, canonical, undefined, undefined])
+      // The memory journal keeps lines as they were written, so a load of them brings them again.
+      const stored = storage.get(path)!
+      yield* (yield* SessionStore.load(path)).flush
+      expect(probe.canonical.at(-1)).toEqual([canonical[0], canonical[1], stored[2]])
+      // Lines loaded as they are spelled canonically bring nothing.
+      storage.set(path, canonical)
+      const again = yield* SessionStore.load(path)
+      yield* again.append(created[0]!.id, user("m4", "again"))
+      expect(probe.canonical.at(-1)).toBeUndefined()
     }).pipe(Effect.provide(layer))
   })
 })

@@ -38,7 +38,7 @@ import { type FileId, Flags, Fs, type FsService, sameFile } from "./Fs.js"
 import * as Append from "./internal/append.js"
 import { removeDeleted } from "./internal/delete.js"
 import * as Generation from "./internal/generation.js"
-import { closeQuietly, expectIdentity, lstatNamed, readBytes, step } from "./internal/io.js"
+import { closeQuietly, expectIdentity, lstatNamed, readBytes, readExactly, step } from "./internal/io.js"
 import * as Owner from "./internal/owner.js"
 import { processLocks } from "./internal/locks.js"
 import * as Paths from "./internal/paths.js"
@@ -140,12 +140,13 @@ const settleIntent = (
     const stat = yield* step("fstat", fs.fstat(handle))
     if (stat.kind !== "file") return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
     // Only the batch's bytes are needed: the rule looks at nothing before `from`.
-    const batchBytes = Buffer.allocUnsafe(Math.max(0, Math.min(stat.size, intent.to) - intent.from))
-    for (let read = 0; read < batchBytes.length;) {
-      const n = yield* step("read", fs.read(handle, batchBytes, read, batchBytes.length - read, intent.from + read))
-      if (n === 0) return yield* sessionError("SESSION_BUSY", "the file changed while recover read it", { path: paths.path })
-      read += n
-    }
+    const batchBytes = yield* readExactly(
+      fs,
+      handle,
+      Buffer.allocUnsafe(Math.max(0, Math.min(stat.size, intent.to) - intent.from)),
+      intent.from,
+      () => sessionError("SESSION_BUSY", "the file changed while recover read it", { path: paths.path })
+    )
     const end = Append.settle(stat.size, batchBytes, intent, paths.path)
     if (typeof end !== "number") return yield* Effect.fail(withInspection(end))
     const whole = end === intent.to

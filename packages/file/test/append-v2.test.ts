@@ -178,6 +178,22 @@ describe("the version-2 append on files", () => {
       expect(NFS.statSync(path).size).toBe(size)
     }).pipe(Effect.provide(layerReal)))
 
+  it.scoped("a loaded file whose lines are laid out otherwise (a CRLF, no final newline) is written whole once, canonically", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const path = Path.join(dir, NAME)
+      const { last } = writeSession(path, 2, 10)
+      const canonical = NFS.readFileSync(path, "latin1")
+      // As many bytes as the canonical lines with a newline each: one CR more, the final newline less.
+      const [header, ...entries] = canonical.slice(0, -1).split("\n")
+      NFS.writeFileSync(path, `${header}\r\n${entries.join("\n")}`)
+      expect(NFS.statSync(path).size).toBe(canonical.length)
+      const store = yield* SessionStore.load(path)
+      const next = yield* store.append(last, user("m3", "after"))
+      expect(NFS.readFileSync(path, "latin1")).toBe(canonical + encodeLine(next))
+      expect((yield* SessionStore.read(path)).entries.map((e) => e.id)).toEqual(["e1", "e2", next.id])
+    }).pipe(Effect.provide(layerReal)))
+
   it.scoped("an intent blocks the next append with SESSION_BUSY until recover, and a store that held the file reloads after", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

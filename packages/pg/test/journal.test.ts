@@ -70,7 +70,7 @@ describe("PgJournal", () => {
           tail: "none",
           size: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0)
         })
-        expect(journal.sessionIdAt("rows")).toBe("rows")
+        expect(journal.locations).toBe("sessionId")
       }))
 
     it.scoped("appends started together are one transaction: every row of the batch carries one xmin", () =>
@@ -186,7 +186,7 @@ describe("PgJournal", () => {
         // A create and an append that ask for no listing commit all the same, and keep none.
         const opened = yield* journal.hold("whole")
         const next = `{"type":"entry","version":1,"id":"e300","parentId":"e299","timestamp":"1970-01-01T00:00:00.000Z","message":{"role":"user","id":"m300","content":"x"}}`
-        yield* opened.writer.append({ lines: [next], sizes: [next.length], ids: ["e300"], accepted: () => ({ lines: opened.lines, sizes: opened.sizes }) })
+        yield* opened.writer.append({ lines: [next], sizes: [next.length], ids: ["e300"] })
         expect((yield* SessionStore.read("whole")).entries).toHaveLength(301)
         expect(yield* sql`SELECT count(*)::int4 AS n FROM session_tree_listings WHERE session_id = 'whole'`).toEqual([{ n: 0 }])
       }))
@@ -231,7 +231,7 @@ describe("PgJournal", () => {
         yield* Effect.scoped(SessionStore.create("closed"))
         const opened = yield* Effect.scoped(journal.hold("closed"))
         const line = `{"type":"entry","version":1,"id":"late","parentId":null,"timestamp":"1970-01-01T00:00:00.000Z","message":{"role":"user","id":"m","content":"late"}}`
-        const batch = { lines: [line], sizes: [line.length], ids: ["late"], accepted: () => ({ lines: opened.lines, sizes: opened.sizes }) }
+        const batch = { lines: [line], sizes: [line.length], ids: ["late"] }
         const refused = yield* Effect.either(opened.writer.append(batch))
         expect(Either.isLeft(refused) && [refused.left.code, refused.left.reason]).toEqual(["SESSION_IO", "the store's scope is closed"])
         expect((yield* snapshot("closed")).entries).toEqual([])

@@ -39,6 +39,10 @@ const hashers = new WeakMap<SessionStore, Sha256>()
 /** The SHA-256 `store` names new blobs with (the core's own for a store this module did not make). */
 export const hasherOf = (store: SessionStore): Sha256 => hashers.get(store) ?? sha256Hex
 
+/** The ID a session at `location` must carry: the location itself where the backend locates sessions by ID. */
+const requiredId = (journal: SessionJournalService, location: string): string | undefined =>
+  journal.locations === "sessionId" ? location : undefined
+
 /** The history and header of decoded lines, or the first reason they are not a valid session at `location`. */
 export const decode = (
   journal: SessionJournalService,
@@ -46,7 +50,7 @@ export const decode = (
 ): { readonly header: Header; readonly history: History } | SessionError => {
   const decoded = decodeLines(stored)
   if (isSessionError(decoded)) return decoded
-  const expected = journal.sessionIdAt(stored.location)
+  const expected = requiredId(journal, stored.location)
   if (expected !== undefined && decoded.header.id !== expected) {
     return sessionError("SESSION_INVALID_HEADER", `the header names session "${decoded.header.id}", stored as "${expected}"`, {
       line: 1,
@@ -177,6 +181,7 @@ const assemble = (
   start: {
     readonly bytes: number | undefined
     readonly canonical: Lines | undefined
+    readonly held: ReadonlyArray<string> | "canonical"
     readonly tail: "none" | "incomplete"
     readonly blobs?: ReadonlyMap<string, number> | undefined
   }
@@ -253,7 +258,7 @@ export const newSessionId = (
   given: string | undefined
 ): Effect.Effect<string, SessionError, Ids> =>
   Effect.gen(function*() {
-    const required = journal.sessionIdAt(location)
+    const required = requiredId(journal, location)
     const id = yield* (given !== undefined
       ? validId("session", given).pipe(
         Effect.mapError(() => sessionError("SESSION_INVALID_HEADER", "the session ID must be a non-empty string"))
@@ -320,7 +325,7 @@ export const create = (
         Scope.extend(journal.create(location, { ...lines, ids: [], listing: listingOf(lister, { header, entries: [] }) }), scope),
         (created) =>
           Scope.extend(
-            assemble(journal, created.location, header, new History(), created.writer, { bytes: size + 1, canonical: lines, tail: "none" }),
+            assemble(journal, created.location, header, new History(), created.writer, { bytes: size + 1, canonical: lines, held: "canonical", tail: "none" }),
             scope
           )
       )
@@ -343,7 +348,7 @@ export const createWhole = (
     const lines = encodeAll([header, ...entries])
     const decoded = decodeLines({ ...lines, tail: "none", blobs: new Map(blobs.map((blob) => [blob.hash, blob.size])) })
     if (isSessionError(decoded)) return Effect.fail(decoded)
-    const wrong = wrongId(location, journal.sessionIdAt(location), header.id)
+    const wrong = wrongId(location, requiredId(journal, location), header.id)
     if (wrong !== undefined) return Effect.fail(wrong)
     return Effect.scoped(Effect.map(
       journal.create(location, {
@@ -378,6 +383,7 @@ export const load = (
           assemble(journal, held.location, decoded.header, decoded.history, held.writer, {
             bytes: undefined,
             canonical: undefined,
+            held: held.lines,
             tail: held.tail,
             blobs: held.blobs
           }),

@@ -25,6 +25,11 @@ export class SessionWriter {
   private bytes: number | undefined
   /** The canonical lines of what is committed, from when they are first computed until a commit has taken them. */
   private canonical: Lines | undefined
+  /**
+   * Whether the backend holds the canonical lines of what is committed: the lines a load read
+   * until the first batch compares them, "other" while they differ and no commit has succeeded.
+   */
+  private held: ReadonlyArray<string> | "canonical" | "other"
   /** Whether the session still ends in a skipped incomplete tail that no commit has removed. */
   private tailNow: "none" | "incomplete"
   private readonly listing: Batch["listing"]
@@ -39,6 +44,8 @@ export class SessionWriter {
     start: {
       readonly bytes: number | undefined
       readonly canonical: Lines | undefined
+      /** The lines the backend read (a load), or "canonical" when it holds what the store gave it (a create). */
+      readonly held: ReadonlyArray<string> | "canonical"
       readonly tail: "none" | "incomplete"
       readonly blobs?: ReadonlyMap<string, number> | undefined
     }
@@ -46,6 +53,7 @@ export class SessionWriter {
     this.blobs = new Map(start.blobs)
     this.bytes = start.bytes
     this.canonical = start.canonical
+    this.held = start.held
     this.tailNow = start.tail
     // Asked during a commit, when the history holds the batch's entries too.
     this.listing = listingOf(lister, {
@@ -64,9 +72,16 @@ export class SessionWriter {
     return this.tailNow
   }
 
-  /** The canonical lines of everything committed, the header's first, for a backend that rewrites whole sessions. */
-  readonly accepted = (): Lines =>
-    this.canonical ??= encodeAll([this.header, ...this.history.entries])
+  /** The canonical lines of everything committed, the header's first. */
+  private accepted(): Lines {
+    return this.canonical ??= encodeAll([this.header, ...this.history.entries])
+  }
+
+  /** The canonical lines of what is committed while the backend holds other lines for them (`Batch.canonical`). */
+  private rewrite(): Lines | undefined {
+    if (typeof this.held !== "string") this.held = sameLines(this.held, this.accepted().lines) ? "canonical" : "other"
+    return this.held === "other" ? this.accepted() : undefined
+  }
 
   committedBytes(): number {
     return this.bytes ??= totalBytes(this.accepted())
@@ -74,7 +89,13 @@ export class SessionWriter {
 
   /** Hands `lines` and the blobs they are the first to refer to to the backend; on success what is committed grows by `added` bytes. */
   write(lines: NewLines, added: number, blobs: ReadonlyArray<NewBlob> = []): Effect.Effect<void, SessionError> {
-    const batch: Batch = { ...lines, accepted: this.accepted, listing: this.listing, ...(blobs.length > 0 ? { blobs } : {}) }
+    const canonical = this.rewrite()
+    const batch: Batch = {
+      ...lines,
+      listing: this.listing,
+      ...(canonical !== undefined ? { canonical } : {}),
+      ...(blobs.length > 0 ? { blobs } : {})
+    }
     return Effect.matchEffect(this.writer.append(batch), {
       onFailure: (error) => {
         if (error.code === "SESSION_ROLLBACK_FAILED") this.lockedBy = error
@@ -86,8 +107,16 @@ export class SessionWriter {
           if (this.bytes !== undefined) this.bytes += added
           for (const blob of blobs) this.blobs.set(blob.hash, blob.size)
           this.canonical = undefined
+          this.held = "canonical"
           this.tailNow = "none"
         })
     })
   }
+}
+
+/** Whether `read` holds exactly the lines of `canonical`, in order. */
+const sameLines = (read: ReadonlyArray<string>, canonical: ReadonlyArray<string>): boolean => {
+  if (read.length !== canonical.length) return false
+  for (let i = 0; i < read.length; i++) if (read[i] !== canonical[i]) return false
+  return true
 }

@@ -192,7 +192,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
         if (version !== records.header.version) records = upgraded(records)
         const blobs = blobsGiven(records.entries, options?.blobs, journal.sha256 ?? sha256Hex)
         if (isSessionError(blobs)) return yield* blobs
-        const location = to ?? (journal.sessionIdAt(records.header.id) === records.header.id ? records.header.id : undefined)
+        const location = to ?? (journal.locations === "sessionId" ? records.header.id : undefined)
         if (location === undefined) {
           return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to import to")
         }

@@ -24,6 +24,8 @@ export class Probe {
   readonly batches: Array<ReadonlyArray<string>> = []
   /** The listing each create and each batch offered its backend for the location it was stored at, if any. */
   readonly listings: Array<string | undefined> = []
+  /** The canonical lines each batch brought (`Batch.canonical`), if any. */
+  readonly canonical: Array<ReadonlyArray<string> | undefined> = []
   /** The commit to hold next, if any. */
   private held: Held | undefined = undefined
   /** Failures for the next commits, in order: each is used by one commit, which then writes nothing. */
@@ -64,6 +66,7 @@ export class Probe {
         Effect.suspend(() => {
           this.batches.push(batch.ids)
           this.listings.push(batch.listing?.(location))
+          this.canonical.push(batch.canonical?.lines)
           const held = this.held
           this.held = undefined
           const failure = this.failures.shift()

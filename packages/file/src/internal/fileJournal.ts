@@ -1,9 +1,10 @@
 import { type RecordLines, versionOf } from "@session-tree/core/Codec"
 import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
 import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
+import * as Ref from "effect/Ref"
 import * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 import type { FileId, FsService, Handle } from "../Fs.js"
@@ -63,26 +64,34 @@ class GenerationBuffer {
   }
 }
 
+/**
+ * How this writer commits, and what it knows the file holds besides the generation it holds open.
+ * Version 1 writes every generation whole: `Read` until its first commit after a load (the lines
+ * read, shared with the load rather than copied, and whether the file is exactly those lines each
+ * with a newline), then `Whole` (the canonical generation, and whether the file holds exactly
+ * it). Version 2 is `InPlace` while the file is exactly its lines each with a newline: batches go
+ * after the committed end (`append.ts`), unless a batch brings the canonical lines, which are then
+ * written whole; `Rewrite` after loading one with other bytes (CRLF endings, a skipped tail, no
+ * final newline), whose first commit writes the canonical generation whole.
+ */
+type Mode =
+  | { readonly _tag: "Read"; readonly lines: Lines; readonly plain: boolean }
+  | { readonly _tag: "Whole"; readonly generation: GenerationBuffer; readonly current: boolean }
+  | {
+    readonly _tag: "InPlace"
+    /** The file open for writing, once an append has opened it. */
+    readonly handle: Handle | undefined
+    /** An intent whose removal failed after its batch was durable, removed before the next commit. */
+    readonly staleIntent: string | undefined
+  }
+  | { readonly _tag: "Rewrite"; readonly lines: Lines }
+
+const IN_PLACE: Mode = { _tag: "InPlace", handle: undefined, staleIntent: undefined }
+
 interface State {
   /** The generation this writer holds open: the one it last read or committed. */
   base: Generation.OpenGeneration
-  /** The canonical generation; built on the first commit of a loaded file. */
-  generation: GenerationBuffer | undefined
-  /** Bytes read at load, kept until the first commit decides whether they are canonical. */
-  loadedBytes: Uint8Array | undefined
-  /** Whether the file holds exactly `generation`. */
-  diskCanonical: boolean
-  /**
-   * Version 2: batches are appended in place (`append.ts`) once the file is known to hold the
-   * canonical lines; version 1 writes every generation whole.
-   */
-  readonly appendInPlace: boolean
-  /** Version 2, after a load and until the first commit: the lines read, to tell whether the file is canonical. */
-  loadedLines: RecordLines | undefined
-  /** Version 2: the file open for writing, once an append has opened it. */
-  appendHandle: Handle | undefined
-  /** Version 2: an intent whose removal failed after its batch was durable, removed before the next commit. */
-  staleIntent: string | undefined
+  mode: Mode
   /** Set when a commit could not prove its rollback: the marker is kept, nothing more is committed. */
   locked: SessionError | undefined
   /** Set once the scope has closed: the descriptors are gone. */
@@ -91,6 +100,11 @@ interface State {
   leftover: Array<string>
 }
 
+/** Whether `bytes` are exactly `read`'s lines each followed by a newline: no CRLF, no skipped tail, a final newline. */
+const isPlain = (bytes: Uint8Array, read: RecordLines): boolean =>
+  // Ending in a newline, every line has a terminator; one byte each is then the size of lines and newlines.
+  read.tail === "none" && bytes.length === sizeOf(read) && (bytes.length === 0 || bytes[bytes.length - 1] === NEWLINE)
+
 interface Directory {
   readonly handle: Handle
   readonly id: FileId
@@ -98,6 +112,12 @@ interface Directory {
 
 /** Starts a fiber on a later turn of the event loop. */
 const nextTurn = Scheduler.timer(0)
+
+/** The close of a replaced generation that runs (its end, once it has ended), and the one that waits to start. */
+interface Closing {
+  readonly running: Deferred.Deferred<void> | undefined
+  readonly waiting: Handle | undefined
+}
 
 /** The writer of one session file, held until the scope closes; takes the file's in-process lock for every commit. */
 const makeWriter = (
@@ -128,35 +148,41 @@ const makeWriter = (
      */
     const closing = yield* FiberSet.make<void>()
     const run = yield* FiberSet.runtime(closing)<never>()
-    let unclosed: Handle | undefined
-    let running: Fiber.RuntimeFiber<void> | undefined
-    const startClose = (): void => {
-      if (unclosed === undefined || running !== undefined) return
-      const handle = unclosed
-      unclosed = undefined
-      // Started at once; when it ends, a close that waited meanwhile starts.
-      running = run(Effect.ensuring(Effect.ignore(fs.closeDetached(handle)), Effect.sync(() => {
-        running = undefined
-        startClose()
-      })))
-    }
-    // `await`, not `join`: a join would also merge the closing fiber's FiberRefs into this one.
-    const awaitClosing = Effect.suspend(() => (running !== undefined ? Fiber.await(running) : Effect.void))
+    const slot = yield* Ref.make<Closing>({ running: undefined, waiting: undefined })
+    // One `modify` takes the waiting close and marks it running, so no other fiber can start it too.
+    const startClose: Effect.Effect<void> = Effect.flatMap(Deferred.make<void>(), (done) =>
+      Effect.flatMap(
+        Ref.modify(slot, (now): readonly [Handle | undefined, Closing] =>
+          now.waiting === undefined || now.running !== undefined ? [undefined, now] : [now.waiting, { running: done, waiting: undefined }]),
+        (handle) =>
+          handle === undefined ? Effect.void : Effect.sync(() => {
+            // Started at once; when it ends, a close that waited meanwhile starts, then whoever awaits this one resumes.
+            run(Effect.ensuring(
+              Effect.ignore(fs.closeDetached(handle)),
+              Ref.update(slot, (now) => ({ ...now, running: undefined })).pipe(
+                Effect.zipRight(startClose),
+                Effect.zipRight(Deferred.succeed(done, undefined))
+              )
+            ))
+          })
+      ))
+    const awaitRunning = Effect.flatMap(Ref.get(slot), ({ running }) => (running !== undefined ? Effect.as(Deferred.await(running), true) : Effect.succeed(false)))
     const closeReplaced = (handle: Handle): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        startClose()
-        if (unclosed === undefined) {
-          unclosed = handle
-          run(Effect.sync(startClose), { scheduler: nextTurn, immediate: false })
-          return Effect.void
-        }
-        // One close runs and one waits: the end of the running one starts the waiting one.
-        return Effect.zipRight(awaitClosing, closeReplaced(handle))
-      })
-    const awaitReplacedClosed: Effect.Effect<void> = Effect.suspend(() => {
-      startClose()
-      return running !== undefined ? Effect.zipRight(awaitClosing, awaitReplacedClosed) : Effect.void
-    })
+      Effect.zipRight(
+        startClose,
+        Effect.flatMap(
+          Ref.modify(slot, (now): readonly [boolean, Closing] => now.waiting === undefined ? [true, { ...now, waiting: handle }] : [false, now]),
+          (queued) =>
+            queued
+              ? Effect.sync(() => void run(startClose, { scheduler: nextTurn, immediate: false }))
+              // One close runs and one waits: the end of the running one starts the waiting one.
+              : Effect.zipRight(awaitRunning, closeReplaced(handle))
+        )
+      )
+    const awaitReplacedClosed: Effect.Effect<void> = Effect.zipRight(
+      startClose,
+      Effect.flatMap(awaitRunning, (waited) => (waited ? awaitReplacedClosed : Effect.void))
+    )
 
     // Waits for a commit in flight, then releases the generation this writer holds. The directory
     // handle is released after this (it was acquired first), so no later call may use either.
@@ -172,26 +198,20 @@ const makeWriter = (
     )
 
     const closeAppendHandle = Effect.suspend(() => {
-      const handle = state.appendHandle
-      state.appendHandle = undefined
-      return handle === undefined ? Effect.void : closeQuietly(fs, handle)
+      const mode = state.mode
+      if (mode._tag !== "InPlace" || mode.handle === undefined) return Effect.void
+      state.mode = { ...mode, handle: undefined }
+      return closeQuietly(fs, mode.handle)
     })
 
-    const canonicalOf = (batch: Batch): GenerationBuffer => {
-      if (state.generation === undefined) {
-        const generation = new GenerationBuffer(batch.accepted())
-        state.diskCanonical = state.loadedBytes !== undefined && generation.bytes().equals(state.loadedBytes)
-        state.generation = generation
-        state.loadedBytes = undefined
-      }
-      return state.generation
-    }
-
-    /** Commits `bytes` (the current generation plus `added` new bytes) and makes it the base on success. */
-    const commitBytes = (bytes: Buffer, added: number): Effect.Effect<void, SessionError> =>
+    /**
+     * Commits `bytes` (the current generation plus `added` new bytes) and makes it the base on
+     * success; `current` says whether the file holds exactly the bytes before the added ones.
+     */
+    const commitBytes = (bytes: Buffer, added: number, current: boolean): Effect.Effect<void, SessionError> =>
       Effect.gen(function*() {
         yield* removeLeftovers
-        const copyPrefix = state.diskCanonical && bytes.length >= kernelCopyFrom ? bytes.length - added : 0
+        const copyPrefix = current && bytes.length >= kernelCopyFrom ? bytes.length - added : 0
         const old = state.base
         state.base = yield* Generation.commit(
           fs,
@@ -201,15 +221,35 @@ const makeWriter = (
           state.locked = error
           return Effect.fail(error)
         }))
-        state.diskCanonical = true
         yield* closeReplaced(old.handle)
       })
 
+    /** A version-1 commit: the whole generation, which the first commit after a load builds. */
+    const commitV1 = (mode: Extract<Mode, { readonly _tag: "Read" | "Whole" }>, batch: Batch): Effect.Effect<void, SessionError> => {
+      const whole = mode._tag === "Whole" ? mode : (state.mode = {
+        _tag: "Whole",
+        generation: new GenerationBuffer(batch.canonical ?? mode.lines),
+        current: batch.canonical === undefined && mode.plain
+      })
+      const { current, generation } = whole
+      const committed = () => {
+        if (!current) state.mode = { _tag: "Whole", generation, current: true }
+      }
+      if (batch.lines.length === 0) return current ? Effect.void : Effect.tap(commitBytes(generation.bytes(), 0, current), committed)
+      const added = sizeOf(batch)
+      return Effect.tap(commitBytes(generation.stage(batch, added), added, current), () => {
+        generation.length += added
+        committed()
+      })
+    }
+
     /** A version-2 batch after the committed end of a canonical file (`append.ts`). */
-    const appendBatch = (batch: Batch): Effect.Effect<void, SessionError> =>
+    const appendBatch = (mode: Extract<Mode, { readonly _tag: "InPlace" }>, batch: Batch): Effect.Effect<void, SessionError> =>
       Effect.gen(function*() {
         yield* removeLeftovers
-        if (state.staleIntent !== undefined && (yield* Append.removeIntent(fs, paths, state.staleIntent))) state.staleIntent = undefined
+        if (mode.staleIntent !== undefined && (yield* Append.removeIntent(fs, paths, mode.staleIntent))) {
+          state.mode = { ...mode, staleIntent: undefined }
+        }
         const bytes = Buffer.allocUnsafe(sizeOf(batch))
         writeLines(bytes, 0, batch)
         const appended = yield* Append.append(fs, {
@@ -218,7 +258,7 @@ const makeWriter = (
           dirId: dir.id,
           base: state.base,
           bytes,
-          handle: state.appendHandle,
+          handle: mode.handle,
           rolledBack: (generation) => {
             state.base = generation
           }
@@ -227,28 +267,32 @@ const makeWriter = (
           return Effect.fail(error)
         }))
         state.base = appended.generation
-        state.appendHandle = appended.handle
-        state.staleIntent = appended.staleIntent
+        state.mode = { _tag: "InPlace", handle: appended.handle, staleIntent: appended.staleIntent }
       })
 
     /**
      * A version-2 commit: in place when the file holds exactly the canonical lines, else (a skipped
      * tail, CRLF endings, lines written otherwise) the whole canonical generation once, like version 1.
      */
-    const commitV2 = (batch: Batch): Effect.Effect<void, SessionError> => {
-      if (state.loadedLines !== undefined) {
-        state.diskCanonical = holdsExactly(state.loadedLines, batch.accepted())
-        state.loadedLines = undefined
-      }
-      if (state.diskCanonical) return batch.lines.length === 0 ? Effect.void : appendBatch(batch)
+    const commitV2 = (mode: Extract<Mode, { readonly _tag: "InPlace" | "Rewrite" }>, batch: Batch): Effect.Effect<void, SessionError> => {
+      if (mode._tag === "Rewrite") return rewrite(batch.canonical ?? mode.lines, batch)
+      if (batch.canonical !== undefined) return rewrite(batch.canonical, batch)
+      return batch.lines.length === 0 ? Effect.void : appendBatch(mode, batch)
+    }
+
+    /** The whole canonical generation of version 2: `canonical` and then the batch. */
+    const rewrite = (canonical: Lines, batch: Batch): Effect.Effect<void, SessionError> => {
       // The generation is built for this commit only: in-place appends never need it again.
-      const generation = new GenerationBuffer(batch.accepted())
+      const generation = new GenerationBuffer(canonical)
       const added = sizeOf(batch)
       // An append intent removed without a directory sync since (by any writer) could come back in a
       // crash beside the new generation, which it does not describe: the sync makes its removal durable first.
       return step("fsync directory", fs.fsync(dir.handle)).pipe(
-        Effect.zipRight(commitBytes(generation.stage(batch, added), added)),
-        Effect.zipRight(closeAppendHandle)
+        Effect.zipRight(commitBytes(generation.stage(batch, added), added, false)),
+        Effect.zipRight(Effect.suspend(() => {
+          if (state.mode._tag === "Rewrite") state.mode = IN_PLACE
+          return closeAppendHandle
+        }))
       )
     }
 
@@ -259,24 +303,14 @@ const makeWriter = (
         lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
           if (state.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: paths.path }))
           if (state.locked !== undefined) return Effect.fail(state.locked)
+          const mode = state.mode
           // Only a version-2 batch holds blobs: durable before the commit of the lines that refer to them.
-          if (state.appendInPlace) return Effect.zipRight(Blobs.put(fs, paths, batch.blobs), commitV2(batch))
-          const generation = canonicalOf(batch)
-          if (batch.lines.length === 0) return state.diskCanonical ? Effect.void : commitBytes(generation.bytes(), 0)
-          const added = sizeOf(batch)
-          return Effect.tap(commitBytes(generation.stage(batch, added), added), () => {
-            generation.length += added
-          })
+          return mode._tag === "InPlace" || mode._tag === "Rewrite"
+            ? Effect.zipRight(Blobs.put(fs, paths, batch.blobs), commitV2(mode, batch))
+            : commitV1(mode, batch)
         })))
     }
   })
-
-/** Whether `loaded` (a file's lines as read) is exactly the canonical generation `canonical`: no CRLF, no skipped tail, the same lines. */
-const holdsExactly = (loaded: RecordLines, canonical: Lines): boolean => {
-  if (loaded.tail !== "none" || loaded.lines.length !== canonical.lines.length || loaded.size !== sizeOf(canonical)) return false
-  for (let i = 0; i < canonical.lines.length; i++) if (loaded.lines[i] !== canonical.lines[i]) return false
-  return true
-}
 
 /** The record lines of a generation's bytes. */
 const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, SessionError> => {
@@ -299,7 +333,7 @@ export interface Options {
 export const make = (fs: FsService, options?: Options): SessionJournalService => {
   const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
   return {
-    sessionIdAt: () => undefined,
+    locations: "chosen",
     sha256: Blobs.sha256,
     blob: (location, hash) => Effect.flatMap(Paths.resolve(fs, location), (paths) => Blobs.read(fs, paths, hash)),
     read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
@@ -310,18 +344,15 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
           const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) => Blobs.attach(fs, paths, read))
-          const appendInPlace = versionOfHead(opened.bytes) === 2
           const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
           const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
+          const read: Lines = { lines: stored.lines, sizes: stored.sizes }
+          const plain = isPlain(opened.bytes, stored)
           const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: opened.dir }, lock, {
             base: opened.generation,
-            generation: undefined,
-            loadedBytes: appendInPlace ? undefined : opened.bytes,
-            appendInPlace,
-            loadedLines: appendInPlace ? stored : undefined,
-            appendHandle: undefined,
-            staleIntent: undefined,
-            diskCanonical: false,
+            mode: versionOfHead(opened.bytes) === 2
+              ? (plain ? IN_PLACE : { _tag: "Rewrite", lines: read })
+              : { _tag: "Read", lines: read, plain },
             locked: undefined,
             closed: false,
             leftover: []
@@ -343,16 +374,9 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         if (session.blobs !== undefined && session.blobs.length > 0) yield* Generation.refuseExisting(fs, paths)
         yield* Blobs.put(fs, paths, session.blobs)
         const created = yield* lock.withPermits(1)(Generation.create(fs, paths, bytes, handle, dirStat))
-        const appendInPlace = versionOf(session.lines[0]) === 2
         const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: dirStat }, lock, {
           base: created.generation,
-          generation: appendInPlace ? undefined : generation,
-          loadedBytes: undefined,
-          appendInPlace,
-          loadedLines: undefined,
-          appendHandle: undefined,
-          staleIntent: undefined,
-          diskCanonical: true,
+          mode: versionOf(session.lines[0]) === 2 ? IN_PLACE : { _tag: "Whole", generation, current: true },
           locked: undefined,
           closed: false,
           leftover: created.leftover.slice()

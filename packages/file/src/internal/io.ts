@@ -148,12 +148,13 @@ export const readSessionFile = (
     Effect.flatMap(openChecked(fs, path, caps.most, "session file"), (checked) =>
       restore(Effect.gen(function*() {
         const size = checked.stat.size
+        const shrank = () => sessionError("SESSION_REPLACED", "the file shrank while it was read", { path })
         if (size > caps.least) {
           const head = Buffer.allocUnsafe(Math.min(size, caps.headBytes))
-          const cap = caps.of(yield* readExactly(fs, checked.handle, head, path))
+          const cap = caps.of(yield* readExactly(fs, checked.handle, head, 0, shrank))
           if (size > cap) return yield* tooLarge(path, cap, size)
         }
-        const bytes = yield* readExactly(fs, checked.handle, Buffer.allocUnsafe(size), path)
+        const bytes = yield* readExactly(fs, checked.handle, Buffer.allocUnsafe(size), 0, shrank)
         const after = yield* step("fstat", fs.fstat(checked.handle))
         return { bytes, handle: checked.handle, stat: checked.stat, sizeAfter: after.size }
       })).pipe(Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : closeQuietly(fs, checked.handle)))
@@ -169,13 +170,22 @@ export interface SessionCaps {
   readonly of: (head: Uint8Array) => number
 }
 
-/** Fills `buffer` from the start of the file; a file that ends first is SESSION_REPLACED (it shrank). */
-const readExactly = (fs: FsService, handle: Handle, buffer: Buffer, path: string): Effect.Effect<Buffer, SessionError> => {
+/**
+ * Fills `buffer` with the file's bytes from `position` on; a file that ends first fails with
+ * `short()`, the caller's reading of a file that changed under it.
+ */
+export const readExactly = (
+  fs: FsService,
+  handle: Handle,
+  buffer: Buffer,
+  position: number,
+  short: () => SessionError
+): Effect.Effect<Buffer, SessionError> => {
   const from = (length: number): Effect.Effect<Buffer, SessionError> =>
     length === buffer.length
       ? Effect.succeed(buffer)
-      : Effect.flatMap(step("read", fs.read(handle, buffer, length, buffer.length - length, length)), (n) =>
-        n === 0 ? Effect.fail(sessionError("SESSION_REPLACED", "the file shrank while it was read", { path })) : from(length + n))
+      : Effect.flatMap(step("read", fs.read(handle, buffer, length, buffer.length - length, position + length)), (n) =>
+        n === 0 ? Effect.fail(short()) : from(length + n))
   return from(0)
 }
 

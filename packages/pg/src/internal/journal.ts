@@ -178,7 +178,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
 
   return {
     // In the database a session's location is its ID.
-    sessionIdAt: (location) => location,
+    locations: "sessionId",
     sha256,
     blob: (location, hash) =>
       sql<{ readonly bytes: Uint8Array }>`SELECT bytes FROM session_tree_blobs WHERE session_id = ${location} AND hash = ${hash}`.pipe(
