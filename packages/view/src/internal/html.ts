@@ -3,8 +3,7 @@
  * once (`Page`), then the tree's rows, the transcript cards and the document
  * around them, each laid out by functions of it.
  */
-import type { Entry, Header, Message } from "@session-tree/core/Record"
-import type * as V1 from "@session-tree/core/Record"
+import type { Entry, Header, Message, SessionEntry } from "@session-tree/core/Record"
 import type * as V2 from "@session-tree/core/RecordV2"
 import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
@@ -263,6 +262,7 @@ const pageOf = (
 /** The index of an entry's parent, or -1 for a root (or a parent not in the list). */
 const parentOf = (p: Page, entry: Entry): number => (entry.parentId === null ? -1 : p.byId.get(entry.parentId) ?? -1)
 
+/** The whole page: the tree of every entry and one card per entry, the path to `leaf` marked. */
 const page = (
   header: Header,
   entries: ReadonlyArray<Entry>,
@@ -438,7 +438,8 @@ const callHtml = (i: number, k: number, name: string, id: string, answeredBy: st
   `<div class="call" id="c${i}-${k}"><div class="ch"><span>⚙ call</span><span class="tn">${e(name)}</span>` +
   `<span class="cid">${e(id)}</span>${answeredBy}</div>${textBlock(JSON.stringify(args, null, 2), "args")}${extra}</div>`
 
-const cardV1 = (p: Page, entry: V1.SessionEntry, i: number): string => {
+/** The card of a version-1 message: its head (role, IDs, time), its text and its tool calls. */
+const cardV1 = (p: Page, entry: SessionEntry, i: number): string => {
   const m = entry.message
   const head = `<div class="mh"><span class="k">${m.role}</span><span class="id">${e(entry.id)}</span>` +
     `<span class="ts">${e(entry.timestamp)}</span><span class="mid">${e(m.id)}</span>` +
@@ -615,6 +616,7 @@ const factsHtml = (p: Page, summary: Summary, counts: Counts, leaf: string | nul
   ].join("")
 }
 
+/** The complete document around the tree and the cards. */
 const documentOf = (
   p: Page,
   leaf: string | null,
