@@ -1,0 +1,666 @@
+/**
+ * The HTML page's layout (`Html.render`): a small description of the page built
+ * once (`Page`), then the tree's rows, the transcript cards and the document
+ * around them, each laid out by functions of it.
+ */
+import type { Entry, Header, Message, SessionEntry } from "@session-tree/core/Record"
+import type * as V2 from "@session-tree/core/RecordV2"
+import type { SessionError } from "@session-tree/core/SessionError"
+import * as Effect from "effect/Effect"
+import type { Options } from "../Html.js"
+import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH, STYLE_V2, STYLE_V2_HASH } from "./page.js"
+import { childrenOf, type Counts, countsOf, isNewest, plural, resolve, settled, type Summary, summaryOf, truncate, updatedOf } from "./session.js"
+import { blobsOf, inlineImage, isWebUrl, labelsOf, optionKeys, readBlobs, sizeOf, textOf } from "./v2.js"
+
+export const render = (
+  header: Header,
+  entries: ReadonlyArray<Entry>,
+  options?: Options
+): Effect.Effect<string, SessionError> =>
+  Effect.suspend(() => {
+    const list = settled(entries)
+    const read = options?.blobs
+    return Effect.flatMap(resolve(list, options?.leaf), (shown) =>
+      Effect.map(
+        read === undefined ? Effect.succeed(new Map<string, string>()) : readBlobs(blobsOf(list, true), read),
+        (images) => page(header, list, shown.leaf, shown.isDefault, shown.path, options?.title, images)
+      ))
+  })
+
+/** The Content-Security-Policy of every page: only its own style sheet and script, by hash. */
+const policy = (styleHash: string, images: string) =>
+  `default-src 'none'; style-src '${styleHash}'; script-src '${SCRIPT_HASH}'; ` +
+  `img-src ${images}; font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; ` +
+  `frame-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; form-action 'none'`
+const CONTENT_SECURITY_POLICY = policy(STYLE_HASH, "'none'")
+/** Version 2 shows images from `data:` URLs (laid out here, checked by `inlineImage`), never from the network. */
+const CONTENT_SECURITY_POLICY_V2 = policy(STYLE_V2_HASH, "data:")
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" }
+
+/** Text for an HTML text node or a quoted attribute (the public `Html.escapeHtml`). */
+export const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"'\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, (c) =>
+    ESCAPES[c] ?? String.fromCharCode(c === "\u007f" ? 0x2421 : 0x2400 + c.charCodeAt(0)))
+
+/** A text longer than this (characters or lines) is folded to its first lines. */
+const LONG_CHARS = 1_200
+const LONG_LINES = 16
+const PREVIEW_LINES = 6
+const PREVIEW_CHARS = 480
+/** Single-child chains longer than this fold their middle, keeping a few entries at each end. */
+const RUN_FOLD = 10
+const RUN_KEEP = 3
+const ROW_PREVIEW = 80
+
+/** Cuts `text` to a preview without splitting a surrogate pair. */
+const cut = (text: string, lines: number, chars: number): string => {
+  let end = Math.min(text.length, chars)
+  let seen = 0
+  for (let i = 0; i < end; i++) {
+    if (text.charCodeAt(i) === 10 && ++seen === lines) {
+      end = i
+      break
+    }
+  }
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return text.slice(0, end)
+}
+
+/**
+ * The first ROW_PREVIEW code points of `text` with whitespace runs as one space,
+ * for one line of the tree. Cut first so a long text is not flattened whole;
+ * four times the preview leaves room for the runs the flattening joins.
+ */
+const rowPreview = (text: string): string =>
+  truncate(cut(text, Number.POSITIVE_INFINITY, ROW_PREVIEW * 4).replace(/\s+/g, " ").trim(), ROW_PREVIEW)
+
+const lineCount = (text: string): number => {
+  let n = 1
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++
+  return n
+}
+
+/** A text block, verbatim; a long one folded into a `<details>` showing its first lines. */
+const textBlock = (text: string, cls: string): string => {
+  const lines = lineCount(text)
+  if (text.length <= LONG_CHARS && lines <= LONG_LINES) return `<div class="${cls}">${escapeHtml(text)}</div>`
+  return `<details class="long"><summary><div class="${cls}">${escapeHtml(cut(text, PREVIEW_LINES, PREVIEW_CHARS))}…</div>` +
+    `<span class="more">Show all ${plural(lines, "line")} · ${plural(text.length, "character")}</span></summary>` +
+    `<div class="${cls} full">${escapeHtml(text)}</div></details>`
+}
+
+const ROLE_CLASS: Record<Message["role"], string> = { user: "u", assistant: "a", tool: "t" }
+
+const roleClass = (message: Message): string =>
+  message.role === "tool" && message.isError ? "t e" : ROLE_CLASS[message.role]
+
+const KIND_CLASS: Record<Exclude<V2.Kind, "message">, string> = { compaction: "cp", label: "lb", title: "ti", model: "md", custom: "cu" }
+
+/** The class of an entry's node: its role's (as in version 1, `s` for system), or its kind's. */
+const entryClass = (entry: Entry): string => {
+  if (entry.version === 1) return roleClass(entry.message)
+  if (entry.kind !== "message") return KIND_CLASS[entry.kind]
+  const m = entry.message
+  return m.role === "system" ? "s" : m.role === "tool" && m.isError ? "t e" : ROLE_CLASS[m.role]
+}
+
+/** The name on an entry's node: its role, or its kind. */
+const entryName = (entry: Entry): string =>
+  entry.version === 1 ? entry.message.role : entry.kind === "message" ? entry.message.role : entry.kind
+
+/** The tool calls a tool message can answer, each with its position in the message (version 2: not provider-executed). */
+const callsOf = (entry: Entry): ReadonlyArray<{ readonly id: string; readonly k: number }> => {
+  if (entry.version === 1) return entry.message.role === "assistant" ? entry.message.toolCalls.map((call, k) => ({ id: call.id, k })) : []
+  if (entry.kind !== "message" || entry.message.role !== "assistant") return []
+  return entry.message.content.flatMap((part, k) => (part.type === "tool-call" && part.providerExecuted !== true ? [{ id: part.id, k }] : []))
+}
+
+/** The call a tool message answers. */
+const answersOf = (entry: Entry): string | undefined =>
+  entry.version === 1
+    ? entry.message.role === "tool" ? entry.message.toolCallId : undefined
+    : entry.kind === "message" && entry.message.role === "tool"
+    ? entry.message.toolCallId
+    : undefined
+
+/** Where each tool call is answered and which call each tool result answers, by commit index. */
+interface Links {
+  /** `${entry}:${call}` → the entries answering that call, in commit order (one per branch at most). */
+  readonly answers: Map<string, Array<number>>
+  /** Tool-result entry → the entry and position of the call it answers. */
+  readonly answered: Map<number, { readonly entry: number; readonly call: number }>
+}
+
+/**
+ * Resolves tool links in one depth-first walk over the core's `childrenOf`: the
+ * calls in scope are those of the current branch's ancestors, added on the way
+ * down and removed on the way back, so each result finds the call it answers
+ * (the nearest ancestor that made it) without walking up per result.
+ */
+const linksOf = (entries: ReadonlyArray<Entry>, indexOf: Map<Entry, number>): Links => {
+  const answers = new Map<string, Array<number>>()
+  const answered = new Map<number, { entry: number; call: number }>()
+  const scope = new Map<string, Array<{ entry: number; call: number }>>()
+  const seen = new Uint8Array(entries.length)
+  type Step = { readonly entry: Entry; readonly exit: boolean }
+  const stack: Array<Step> = childrenOf(entries, null).map((entry) => ({ entry, exit: false })).reverse()
+  while (stack.length > 0) {
+    const { entry, exit } = stack.pop()!
+    const i = indexOf.get(entry)!
+    if (exit) {
+      for (const call of callsOf(entry)) scope.get(call.id)?.pop()
+      continue
+    }
+    if (seen[i] === 1) continue
+    seen[i] = 1
+    const answering = answersOf(entry)
+    if (answering !== undefined) {
+      const made = scope.get(answering)?.at(-1)
+      if (made !== undefined) {
+        answered.set(i, made)
+        const key = `${made.entry}:${made.call}`
+        const list = answers.get(key)
+        if (list === undefined) answers.set(key, [i])
+        else list.push(i)
+      }
+    } else {
+      for (const { id, k } of callsOf(entry)) {
+        const list = scope.get(id)
+        if (list === undefined) scope.set(id, [{ entry: i, call: k }])
+        else list.push({ entry: i, call: k })
+      }
+    }
+    stack.push({ entry, exit: true })
+    const children = childrenOf(entries, entry.id)
+    for (let k = children.length - 1; k >= 0; k--) stack.push({ entry: children[k]!, exit: false })
+  }
+  for (const list of answers.values()) list.sort((a, b) => a - b)
+  return { answers, answered }
+}
+
+/** A row's preview of a version-2 entry: a message's text, or what the entry says. */
+const previewOf = (entry: V2.SessionEntry): string => {
+  switch (entry.kind) {
+    case "message":
+      return textOf(entry.message)
+    case "compaction":
+      return entry.summary
+    case "label":
+      return entry.label === null ? `${entry.targetId}: unlabelled` : `${entry.targetId}: ${entry.label}`
+    case "title":
+      return entry.title
+    case "model":
+      return `${entry.provider} / ${entry.model}${entry.thinking === undefined ? "" : ` · thinking ${entry.thinking}`}`
+    case "custom":
+      return `${entry.customType} ${JSON.stringify(entry.data)}`
+  }
+}
+
+/** The order in which a folded run counts the kinds of version 2 it holds. */
+const RUN_NAMES = ["system", "user", "assistant", "tool", "compaction", "label", "title", "model", "custom"] as const
+
+const LEGEND_V2 = [
+  ["s", "system"],
+  ["u", "user"],
+  ["a", "assistant"],
+  ["t", "tool"],
+  ["t e", "tool error"],
+  ["cp", "compaction"],
+  ["lb", "label"],
+  ["ti", "title"],
+  ["md", "model"],
+  ["cu", "custom"]
+].map(([cls, name]) => `<span><span class="k ${cls}">${name}</span></span>`).join("")
+
+const LEGEND = `<span><span class="k u">user</span></span><span><span class="k a">assistant</span></span><span><span class="k t">tool</span></span><span><span class="k t e">tool error</span></span>`
+
+/** What every part of one page reads: the session, where each entry is, the path shown, the links. */
+interface Page {
+  readonly header: Header
+  /** In commit order; an entry's index here names its row (`r12`) and its card (`m12`). */
+  readonly entries: ReadonlyArray<Entry>
+  readonly indexOf: ReadonlyMap<Entry, number>
+  /** The first entry of each ID, by index. */
+  readonly byId: ReadonlyMap<string, number>
+  readonly onPath: ReadonlySet<number>
+  /** The index of the path's leaf, or -1 for the empty path. */
+  readonly leafIndex: number
+  readonly links: Links
+  readonly labels: ReadonlyMap<string, string>
+  readonly images: ReadonlyMap<string, string>
+}
+
+const e = escapeHtml
+
+const pageOf = (
+  header: Header,
+  entries: ReadonlyArray<Entry>,
+  path: ReadonlyArray<Entry>,
+  images: ReadonlyMap<string, string>
+): Page => {
+  const indexOf = new Map<Entry, number>()
+  const byId = new Map<string, number>()
+  entries.forEach((entry, i) => {
+    indexOf.set(entry, i)
+    if (!byId.has(entry.id)) byId.set(entry.id, i)
+  })
+  return {
+    header,
+    entries,
+    indexOf,
+    byId,
+    onPath: new Set<number>(path.map((entry) => indexOf.get(entry)!)),
+    leafIndex: path.length === 0 ? -1 : indexOf.get(path[path.length - 1]!)!,
+    links: linksOf(entries, indexOf),
+    labels: labelsOf(entries),
+    images
+  }
+}
+
+/** The index of an entry's parent, or -1 for a root (or a parent not in the list). */
+const parentOf = (p: Page, entry: Entry): number => (entry.parentId === null ? -1 : p.byId.get(entry.parentId) ?? -1)
+
+/** The whole page: the tree of every entry and one card per entry, the path to `leaf` marked. */
+const page = (
+  header: Header,
+  entries: ReadonlyArray<Entry>,
+  leaf: string | null,
+  isDefault: boolean,
+  path: ReadonlyArray<Entry>,
+  title: string | undefined,
+  images: ReadonlyMap<string, string>
+): string => {
+  const p = pageOf(header, entries, path, images)
+  const cards = entries.map((entry, i) => (entry.version === 2 ? cardV2(p, entry, i) : cardV1(p, entry, i)))
+  return documentOf(p, leaf, isDefault, path, title, treeOf(p), cards)
+}
+
+// ---- The tree: depth-first over the core's childrenOf. At a fork every child is
+// one level in, under its parent; the child on the active path (else the newest)
+// comes last, so the active path still reads downwards.
+
+/** The classes every row has: its kind, its level, whether it is on the path or the leaf. */
+const rowClass = (p: Page, cls: string, i: number, level: number, extra: string): string =>
+  `row ${cls} l${Math.min(level, MAX_LEVEL)}${p.onPath.has(i) ? " act sel" : ""}${i === p.leafIndex ? " cur" : ""}${extra}`
+
+/** A row's button around its name, chips and preview. */
+const rowButton = (p: Page, entry: Entry, cls: string, name: string, chips: string, preview: string, forks: number): string => {
+  const i = p.indexOf.get(entry)!
+  const fork = forks > 1 ? `<span class="br">${forks} branches</span>` : ""
+  return `<button type="button" class="${cls}" id="r${i}" data-p="${parentOf(p, entry)}"${i === p.leafIndex ? " aria-current=\"true\"" : ""}>` +
+    `<span class="k">${name}</span>${chips}` +
+    `<span class="pv">${e(rowPreview(preview))}</span>${fork}<span class="id">${e(entry.id)}</span></button>`
+}
+
+/** The chips of up to three tool calls, then how many more. */
+const callChips = (names: ReadonlyArray<string>): string =>
+  names.slice(0, 3).map((name) => `<span class="chip">⚙ ${e(name)}</span>`).join("") +
+  (names.length > 3 ? `<span class="chip">+${names.length - 3}</span>` : "")
+
+const toolChip = (toolName: string, isError: boolean): string =>
+  `<span class="chip${isError ? " err" : ""}">↩ ${e(toolName)}${isError ? " · error" : ""}</span>`
+
+const rowHtml = (p: Page, entry: Entry, level: number, extra: string, forks: number): string => {
+  if (entry.version === 2) return rowV2(p, entry, level, extra, forks)
+  const i = p.indexOf.get(entry)!
+  const m = entry.message
+  const chips = m.role === "assistant"
+    ? callChips(m.toolCalls.map((call) => call.name))
+    : m.role === "tool"
+    ? toolChip(m.toolName, m.isError)
+    : ""
+  return rowButton(p, entry, rowClass(p, roleClass(m), i, level, extra), m.role, chips, m.content, forks)
+}
+
+/** A version-2 row: its kind or role, its chips (its label, the tool it answers, reasoning, files, calls), a preview. */
+const rowV2 = (p: Page, entry: V2.SessionEntry, level: number, extra: string, forks: number): string => {
+  const i = p.indexOf.get(entry)!
+  let chips = ""
+  const label = p.labels.get(entry.id)
+  if (label !== undefined) chips += `<span class="chip lbl">⚑ ${e(label)}</span>`
+  if (entry.kind === "message") {
+    const m = entry.message
+    if (m.role === "tool") chips += toolChip(m.toolName, m.isError)
+    if (m.role === "assistant" || m.role === "user" || m.role === "tool") {
+      const parts: ReadonlyArray<V2.AssistantPart> = m.content
+      if (parts.some((part) => part.type === "reasoning")) chips += `<span class="chip">reasoning</span>`
+      const files = parts.filter((part) => part.type === "file").length
+      if (files > 0) chips += `<span class="chip">${plural(files, "file")}</span>`
+      chips += callChips(parts.flatMap((part) => (part.type === "tool-call" ? [part.name] : [])))
+    }
+  }
+  return rowButton(p, entry, rowClass(p, entryClass(entry), i, level, extra), entryName(entry), chips, previewOf(entry), forks)
+}
+
+/** The summary of a folded run: how many entries, whether the active path goes through, how many of each kind. */
+const runSummary = (p: Page, run: ReadonlyArray<Entry>, level: number): string => {
+  const n = { user: 0, assistant: 0, tool: 0 }
+  const named = new Map<string, number>()
+  let active = false
+  for (const entry of run) {
+    if (entry.version === 1) n[entry.message.role]++
+    else named.set(entryName(entry), (named.get(entryName(entry)) ?? 0) + 1)
+    if (p.onPath.has(p.indexOf.get(entry)!)) active = true
+  }
+  const parts = p.header.version === 1
+    ? [`${n.user} user`, `${n.assistant} assistant`, `${n.tool} tool`]
+    : RUN_NAMES.flatMap((name) => (named.has(name) ? [`${named.get(name)} ${name}`] : []))
+  return `<details class="run l${Math.min(level, MAX_LEVEL)}${active ? " act" : ""}"><summary>${plural(run.length, "more entry", "more entries")}` +
+    `${active ? " on the active path" : ""} · ${parts.join(", ")}</summary>`
+}
+
+interface Segment {
+  readonly start: Entry
+  readonly level: number
+  readonly kind: "" | " side" | " root2"
+}
+
+/** The rows of the whole tree, each entry once; entries no root reaches come last. */
+const treeOf = (p: Page): Array<string> => {
+  const { entries, indexOf } = p
+  const tree: Array<string> = []
+  const emitted = new Uint8Array(entries.length)
+  const roots = childrenOf(entries, null)
+  const stack: Array<Segment> = roots.map((start, k): Segment => ({ start, level: 0, kind: k === 0 ? "" : " root2" })).reverse()
+  while (stack.length > 0) {
+    const { start, level, kind } = stack.pop()!
+    if (emitted[indexOf.get(start)!] === 1) continue
+    // A segment: `start` and its only children, up to an entry with none or several.
+    const chain: Array<Entry> = [start]
+    emitted[indexOf.get(start)!] = 1
+    let children = childrenOf(entries, start.id)
+    while (children.length === 1 && emitted[indexOf.get(children[0]!)!] === 0) {
+      chain.push(children[0]!)
+      emitted[indexOf.get(children[0]!)!] = 1
+      children = childrenOf(entries, children[0]!.id)
+    }
+    segmentRows(p, tree, chain, level, kind, children.length)
+    if (children.length > 1) {
+      const continuing = children.find((child) => p.onPath.has(indexOf.get(child)!)) ?? children[children.length - 1]!
+      stack.push({ start: continuing, level: level + 1, kind: " side" })
+      for (let k = children.length - 1; k >= 0; k--) {
+        if (children[k] !== continuing) stack.push({ start: children[k]!, level: level + 1, kind: " side" })
+      }
+    }
+  }
+  // Entries no root reaches (only in lists that did not come from a store) are still shown.
+  entries.forEach((entry, i) => {
+    if (emitted[i] === 0) tree.push(rowHtml(p, entry, 0, " root2", 1))
+  })
+  return tree
+}
+
+/** The rows of one chain of only children, its middle folded when long; its last entry has `forks` children. */
+const segmentRows = (p: Page, tree: Array<string>, chain: ReadonlyArray<Entry>, level: number, kind: Segment["kind"], forks: number): void => {
+  const forksAt = (k: number) => (k === chain.length - 1 ? forks : 1)
+  if (chain.length > RUN_FOLD) {
+    const folded = chain.slice(RUN_KEEP, chain.length - RUN_KEEP)
+    for (let k = 0; k < RUN_KEEP; k++) tree.push(rowHtml(p, chain[k]!, level, k === 0 ? kind : "", forksAt(k)))
+    tree.push(runSummary(p, folded, level))
+    for (const entry of folded) tree.push(rowHtml(p, entry, level, "", 1))
+    tree.push("</details>")
+    for (let k = chain.length - RUN_KEEP; k < chain.length; k++) tree.push(rowHtml(p, chain[k]!, level, "", forksAt(k)))
+  } else {
+    chain.forEach((entry, k) => tree.push(rowHtml(p, entry, level, k === 0 ? kind : "", forksAt(k))))
+  }
+}
+
+// ---- The transcript cards, one per entry in commit order (a path is in commit
+// order too); the script shows those of the selected path.
+
+/** A card around its head and body. */
+const article = (p: Page, cls: string, i: number, head: string, body: string): string =>
+  `<article class="msg ${cls}${p.onPath.has(i) ? " on" : ""}${i === p.leafIndex ? " cur" : ""}" id="m${i}">${head}${body}</article>`
+
+const statusHtml = (isError: boolean): string => `<span class="status${isError ? " err" : ""}">${isError ? "error" : "ok"}</span>`
+
+/** Which call a tool message answers: a button to it, or where it was not found. */
+const answersHtml = (p: Page, i: number, toolName: string, toolCallId: string): string => {
+  // `answered` holds only calls found among the ancestors' assistant messages.
+  const made = p.links.answered.get(i)
+  return `<div class="link">answers ` + (made !== undefined
+    ? `<button type="button" class="go" data-to="c${made.entry}-${made.call}"><span class="tn">${e(toolName)}</span> call <span class="cid">${e(toolCallId)}</span></button> of <span class="id">${e(p.entries[made.entry]!.id)}</span>`
+    : `<span class="tn">${e(toolName)}</span> call <span class="cid">${e(toolCallId)}</span> (not found on this branch)`) + `</div>`
+}
+
+/** Which entries answer call `k` of entry `i`, as buttons to them. */
+const answeredByHtml = (p: Page, i: number, k: number): string => {
+  const answers = p.links.answers.get(`${i}:${k}`) ?? []
+  return answers.length === 0
+    ? "<span>not answered</span>"
+    : `<span>answered by ${answers.map((a) => `<button type="button" class="go" data-go="${a}">${e(p.entries[a]!.id)}</button>`).join(", ")}</span>`
+}
+
+/** A tool call: its name, ID, who answers it, its arguments, then `extra` (a version-2 call's options). */
+const callHtml = (i: number, k: number, name: string, id: string, answeredBy: string, args: unknown, extra: string): string =>
+  `<div class="call" id="c${i}-${k}"><div class="ch"><span>⚙ call</span><span class="tn">${e(name)}</span>` +
+  `<span class="cid">${e(id)}</span>${answeredBy}</div>${textBlock(JSON.stringify(args, null, 2), "args")}${extra}</div>`
+
+/** The card of a version-1 message: its head (role, IDs, time), its text and its tool calls. */
+const cardV1 = (p: Page, entry: SessionEntry, i: number): string => {
+  const m = entry.message
+  const head = `<div class="mh"><span class="k">${m.role}</span><span class="id">${e(entry.id)}</span>` +
+    `<span class="ts">${e(entry.timestamp)}</span><span class="mid">${e(m.id)}</span>` +
+    (parentOf(p, entry) < 0 ? "<span>root</span>" : "") +
+    (m.role === "tool" ? statusHtml(m.isError) : "") +
+    `</div>`
+  let body = ""
+  if (m.role === "tool") body += answersHtml(p, i, m.toolName, m.toolCallId)
+  body += m.content === "" ? `<p class="empty">${m.role === "assistant" && m.toolCalls.length > 0 ? "(tool calls only)" : "(no text)"}</p>` : textBlock(m.content, "tx")
+  if (m.role === "assistant") {
+    m.toolCalls.forEach((call, k) => {
+      body += callHtml(i, k, call.name, call.id, answeredByHtml(p, i, k), call.arguments, "")
+    })
+  }
+  return article(p, roleClass(m), i, head, body)
+}
+
+/** The card of a version-2 entry: its head (kind, IDs, time, label), then what it holds. */
+const cardV2 = (p: Page, entry: V2.SessionEntry, i: number): string => {
+  const label = p.labels.get(entry.id)
+  const m = entry.kind === "message" ? entry.message : undefined
+  const head = `<div class="mh"><span class="k">${entryName(entry)}</span><span class="id">${e(entry.id)}</span>` +
+    `<span class="ts">${e(entry.timestamp)}</span>${m === undefined ? "" : `<span class="mid">${e(m.id)}</span>`}` +
+    (parentOf(p, entry) < 0 ? "<span>root</span>" : "") +
+    (m?.role === "tool" ? statusHtml(m.isError) : "") +
+    (label === undefined ? "" : `<span class="lbl">⚑ ${e(label)}</span>`) +
+    `</div>`
+  const body = entry.kind === "message" ? messageBodyV2(p, entry.message, i) : kindBody(p, entry)
+  return article(p, entryClass(entry), i, head, body)
+}
+
+/** A button that selects entry `id`'s path and shows its card, or the ID as text when it is not an entry. */
+const goTo = (p: Page, id: string): string => {
+  const to = p.byId.get(id)
+  return to === undefined ? `<span class="id">${e(id)}</span>` : `<button type="button" class="go" data-go="${to}">${e(id)}</button>`
+}
+
+/** The keys of a provider's options, when there are any. */
+const optionsHtml = (value: { readonly options?: V2.Opaque }, what: string): string => {
+  const keys = optionKeys(value)
+  return keys.length === 0 ? "" : `<div class="opt">${what} options: ${keys.map((key) => `<span class="tn">${e(key)}</span>`).join(", ")}</div>`
+}
+
+/** What an entry of a kind other than `message` holds. */
+const kindBody = (p: Page, entry: Exclude<V2.SessionEntry, { readonly kind: "message" }>): string => {
+  switch (entry.kind) {
+    case "compaction":
+      return `<div class="link">keeps ${entry.firstKeptEntryId === null ? "nothing before it" : `the entries from ${goTo(p, entry.firstKeptEntryId)} on`}` +
+        `${entry.tokensBefore === undefined ? "" : ` · ${plural(entry.tokensBefore, "token")} before`}</div>` +
+        (entry.summary === "" ? `<p class="empty">(empty summary)</p>` : textBlock(entry.summary, "tx"))
+    case "label":
+      return `<div class="link">${entry.label === null ? "removes the label of " : ""}${goTo(p, entry.targetId)}` +
+        `${entry.label === null ? "" : ` labelled <span class="lbl">⚑ ${e(entry.label)}</span>`}</div>`
+    case "title":
+      return `<div class="link">titles the session</div>${textBlock(entry.title, "tx")}`
+    case "model":
+      return `<div class="ch"><span>provider</span><span class="tn">${e(entry.provider)}</span><span>model</span><span class="tn">${e(entry.model)}</span>` +
+        `${entry.thinking === undefined ? "" : `<span>thinking</span><span class="tn">${e(entry.thinking)}</span>`}</div>`
+    case "custom":
+      return `<div class="ch"><span>extension data, never sent to a model</span><span class="tn">${e(entry.customType)}</span></div>` +
+        textBlock(JSON.stringify(entry.data, null, 2), "args")
+  }
+}
+
+/** A version-2 message: the call it answers, its meta and options, then its parts in order. */
+const messageBodyV2 = (p: Page, message: V2.Message, i: number): string => {
+  let body = ""
+  if (message.role === "tool") body += answersHtml(p, i, message.toolName, message.toolCallId)
+  if (message.role === "assistant" && message.meta !== undefined) body += metaHtml(message.meta)
+  body += optionsHtml(message, "message")
+  if (message.role === "system") return body + (message.content === "" ? `<p class="empty">(no text)</p>` : textBlock(message.content, "tx"))
+  const parts: ReadonlyArray<V2.AssistantPart> = message.content
+  if (parts.length === 0) body += `<p class="empty">(no content)</p>`
+  parts.forEach((part, k) => {
+    body += partHtml(p, i, parts, part, k)
+  })
+  if (message.role === "tool" && message.result !== undefined) {
+    body += `<div class="call"><div class="ch"><span>result</span></div>${textBlock(JSON.stringify(message.result, null, 2), "args")}</div>`
+  }
+  return body
+}
+
+/** An assistant's model, provider, response, usage and stop reason, and its error. */
+const metaHtml = (meta: V2.Meta): string => {
+  const facts: Array<string> = []
+  const add = (name: string, value: string | undefined, cls = "tn") => {
+    if (value !== undefined) facts.push(`<span>${name}</span><span class="${cls}">${e(value)}</span>`)
+  }
+  add("model", meta.model)
+  add("provider", meta.provider)
+  add("response", meta.responseId, "cid")
+  if (meta.usage !== undefined) {
+    const u = meta.usage
+    const tokens = [`${u.inputTokens.toLocaleString("en-US")} in`, `${u.outputTokens.toLocaleString("en-US")} out`]
+    if (u.reasoningTokens !== undefined) tokens.push(`${u.reasoningTokens.toLocaleString("en-US")} reasoning`)
+    if (u.cachedInputTokens !== undefined) tokens.push(`${u.cachedInputTokens.toLocaleString("en-US")} cached`)
+    if (u.cacheWriteTokens !== undefined) tokens.push(`${u.cacheWriteTokens.toLocaleString("en-US")} cache write`)
+    facts.push(`<span>tokens</span><span>${tokens.join(" · ")}</span>`)
+  }
+  add("stop", meta.stopReason)
+  return `<div class="meta">${facts.join("")}${meta.error === undefined ? "" : `<span class="status err">error</span><span class="tn">${e(meta.error)}</span>`}</div>`
+}
+
+/** Part `k` of entry `i`'s message, whose parts are `parts`. */
+const partHtml = (p: Page, i: number, parts: ReadonlyArray<V2.AssistantPart>, part: V2.AssistantPart, k: number): string => {
+  switch (part.type) {
+    case "text":
+      return (part.text === "" ? `<p class="empty">(empty text)</p>` : textBlock(part.text, "tx")) + optionsHtml(part, "text")
+    case "reasoning":
+      return (part.text === ""
+        ? `<p class="empty">reasoning, redacted</p>`
+        : `<details class="rs"><summary>reasoning · ${plural(part.text.length, "character")}</summary>${textBlock(part.text, "tx")}</details>`) +
+        optionsHtml(part, "reasoning")
+    case "file":
+      return fileHtml(part, p.images)
+    case "tool-call": {
+      let answeredBy: string
+      if (part.providerExecuted === true) {
+        const result = parts.findIndex((q) => q.type === "tool-result" && q.toolCallId === part.id)
+        answeredBy = `<span>run by the provider</span>` +
+          (result < 0 ? "<span>no result</span>" : `<button type="button" class="go" data-to="p${i}-${result}">its result</button>`)
+      } else {
+        answeredBy = answeredByHtml(p, i, k)
+      }
+      return callHtml(i, k, part.name, part.id, answeredBy, part.arguments, optionsHtml(part, "call"))
+    }
+    case "tool-result": {
+      const call = parts.findIndex((q) => q.type === "tool-call" && q.id === part.toolCallId)
+      return `<div class="call" id="p${i}-${k}"><div class="ch"><span>↩ result</span><span class="tn">${e(part.toolName)}</span>` +
+        (call < 0
+          ? `<span class="cid">${e(part.toolCallId)}</span>`
+          : `<button type="button" class="go" data-to="c${i}-${call}"><span class="cid">${e(part.toolCallId)}</span></button>`) +
+        `${statusHtml(part.isError)}</div>` +
+        `${textBlock(JSON.stringify(part.result, null, 2), "args")}${optionsHtml(part, "result")}</div>`
+    }
+  }
+}
+
+/** A file: an image inline, a web link, a blob by name, or what it is. */
+const fileHtml = (part: V2.FilePart, images: ReadonlyMap<string, string>): string => {
+  const size = sizeOf(part.data)
+  const image = inlineImage(part, images)
+  let shown = ""
+  if (image !== undefined) shown = `<img class="img" alt="" src="${image}">`
+  else if ("url" in part.data) {
+    shown = isWebUrl(part.data.url)
+      ? `<a class="url" href="${e(part.data.url)}" rel="noopener noreferrer nofollow" target="_blank">${e(part.data.url)}</a>`
+      : `<span class="url">${e(part.data.url)}</span> <span>(not a web link)</span>`
+  } else if ("blob" in part.data) shown = `<span>blob</span> <span class="cid">${e(part.data.blob)}</span>`
+  else shown = `<span>(inline data, not shown)</span>`
+  return `<div class="file"><div class="ch"><span>file</span>${part.name === undefined ? "" : `<span class="tn">${e(part.name)}</span>`}` +
+    `<span class="cid">${e(part.mediaType)}</span>${size === undefined ? "" : `<span>${plural(size, "byte")}</span>`}</div>` +
+    `<div class="fd">${shown}</div>${optionsHtml(part, "file")}</div>`
+}
+
+// ---- The document around the tree and the cards.
+
+/** The facts under the page's heading: the session, its times, counts and active leaf. */
+const factsHtml = (p: Page, summary: Summary, counts: Counts, leaf: string | null, isDefault: boolean): string => {
+  const { header } = p
+  const fact = (term: string, value: string) => `<div><dt>${term}</dt><dd>${value}</dd></div>`
+  const leafFact = leaf === null ? "none" : `<span class="id">${e(leaf)}</span> (${isNewest(p.entries, leaf, isDefault) ? "the newest entry" : "chosen"})`
+  return [
+    fact("Session", `<span class="id">${e(header.id)}</span>`),
+    ...(header.version === 2 && header.forkedFrom !== undefined
+      ? [fact("Forked from", `<span class="id">${e(header.forkedFrom.session)}</span> at <span class="id">${e(header.forkedFrom.entry)}</span>`)]
+      : []),
+    fact("Created", `<span class="ts">${e(header.timestamp)}</span>`),
+    fact("Updated", `<span class="ts">${e(updatedOf(header, summary))}</span>`),
+    fact("Entries", counts.entries.toLocaleString("en-US")),
+    fact("Branches", `${plural(counts.leaves, "leaf", "leaves")}`),
+    fact("Tool calls", `${counts.toolCalls.toLocaleString("en-US")} (${plural(counts.toolResults, "result")}, ${plural(counts.errors, "error")})`),
+    fact("Active leaf", leafFact)
+  ].join("")
+}
+
+/** The complete document around the tree and the cards. */
+const documentOf = (
+  p: Page,
+  leaf: string | null,
+  isDefault: boolean,
+  path: ReadonlyArray<Entry>,
+  title: string | undefined,
+  tree: ReadonlyArray<string>,
+  cards: ReadonlyArray<string>
+): string => {
+  const { header, entries, leafIndex } = p
+  const counts = countsOf(entries)
+  const summary = summaryOf(header, entries)
+  const heading = title ?? (summary.title.trim() === "" ? `Session ${header.id}` : summary.title)
+  const facts = factsHtml(p, summary, counts, leaf, isDefault)
+  const leafId = leaf === null ? "" : e(leaf)
+
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${header.version === 1 ? CONTENT_SECURITY_POLICY : CONTENT_SECURITY_POLICY_V2}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(heading)}</title>
+<style>${header.version === 1 ? STYLE : STYLE_V2}</style>
+</head>
+<body>
+<header class="top">
+<h1>${e(heading)}</h1>
+<dl class="facts">${facts}</dl>
+<div class="legend">${header.version === 1 ? LEGEND : LEGEND_V2}<span>● active path · ○ other branches</span><button type="button" class="btn" id="toleaf">Show the active path</button></div>
+</header>
+<main>
+<nav class="pane" id="tree" aria-label="Session tree" data-n="${entries.length}" data-leaf="${leafIndex}">
+<h2>${plural(counts.entries, "entry", "entries")} in ${plural(counts.leaves, "branch", "branches")}</h2>
+${tree.join("\n")}
+</nav>
+<section class="pane" id="panel" aria-live="polite">
+<h2><span id="pk">${leafIndex < 0 ? "Path" : "Active path"}</span> to <span class="id" id="pid">${leafId}</span> · <span id="pn">${plural(path.length, "entry", "entries")}</span></h2>
+${cards.join("\n")}
+</section>
+</main>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`
+}
