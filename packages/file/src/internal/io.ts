@@ -96,7 +96,7 @@ const openChecked = (fs: FsService, path: string, maxBytes: number, what: string
       ELOOP: "SESSION_NOT_REGULAR_FILE",
       ENOENT: "SESSION_REPLACED"
     })
-    return yield* Effect.flatMap(step("fstat", fs.fstat(handle)), (stat) =>
+    return yield* Effect.flatMap(step("fstat", fs.fstat(handle)), (stat): Effect.Effect<Checked, SessionError> =>
       stat.kind !== "file" || !sameFile(stat, before)
         ? Effect.fail(sessionError("SESSION_REPLACED", "the file changed between lstat and open", { path }))
         : stat.size > maxBytes
