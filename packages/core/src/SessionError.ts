@@ -189,6 +189,10 @@ const make = (tag: SessionErrorTag, fields: Fields): SessionError => {
 export const sessionError = <C extends SessionErrorCode>(code: C, reason: string, extra?: Extra): ErrorOf<C> =>
   make(CLASS_OF[code], fieldsOf(code, reason, extra)) as ErrorOf<C>
 
+/** An error of the same class and code as `error`, with another reason and place (a problem restated where it comes from). */
+export const restated = <E extends SessionError>(error: E, reason: string, extra?: Extra): E =>
+  make(error._tag, fieldsOf(error.code, reason, extra)) as E
+
 /** An `InputError`, whatever class the code has elsewhere: the caller's input was refused. */
 export const inputError = (code: SessionErrorCode, reason: string, extra?: Extra): InputError =>
   new InputError(fieldsOf(code, reason, extra), true)

@@ -1,5 +1,5 @@
 import { type RecordLines, versionOf } from "@session-tree/core/Codec"
-import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
+import { SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -279,10 +279,7 @@ const holdsExactly = (loaded: RecordLines, canonical: Lines): boolean => {
 }
 
 /** The record lines of a generation's bytes. */
-const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, SessionError> => {
-  const lines = toLines(bytes)
-  return isSessionError(lines) ? Effect.fail(lines) : Effect.succeed(lines)
-}
+const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, SessionError> => toLines(bytes)
 
 const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<Stored, SessionError> =>
   Effect.map(linesOf(bytes), (lines) => ({ ...lines, location: paths.path, size: bytes.length }))
