@@ -7,6 +7,7 @@
  * the same rules as a file's. Blobs are kept per session, in a map of their own.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { utf8Length } from "./Codec.js"
@@ -155,7 +156,7 @@ export const makeCatalog = (storage: Storage, blobs: BlobStorage = new Map()): S
       Effect.sync(() =>
         locations.map((location) => {
           const lines = storage.get(location)
-          return lines === undefined ? missing(location) : storedOf(location, lines, blobs)
+          return lines === undefined ? Either.left(missing(location)) : Either.right(storedOf(location, lines, blobs))
         })
       ),
     // A writer holding the session compares the map's array with the one it last saw: once the

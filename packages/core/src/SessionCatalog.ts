@@ -6,6 +6,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import type { SessionError } from "./SessionError.js"
 import type { Stored } from "./SessionJournal.js"
 
@@ -30,9 +31,10 @@ export interface SessionCatalogService {
   readonly scan: (scope: string | undefined) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
   /**
    * Reads several sessions, each as `SessionJournal.read` would, in one go where the backend can
-   * (one query for a database); a session that cannot be read gives its error in its place.
+   * (one query for a database): in its place, each session as read (Right) or the error reading
+   * it failed with (Left), so that one unreadable session does not hide the others.
    */
-  readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Stored | SessionError>>
+  readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Either.Either<Stored, SessionError>>>
   /**
    * Removes the whole session at `location` and what belongs to it alone (its blobs, a kept
    * listing): atomically and durably, so that the session is there whole or gone, never in part;

@@ -3,7 +3,7 @@ import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
 import * as Either from "effect/Either"
-import { type CorruptError, type InputError, isSessionError, type SessionError, sessionError } from "../SessionError.js"
+import { type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
 import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
 import type { ImportOptions, Listed, Listing, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
@@ -115,9 +115,9 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
   const cache = new Map<string, { readonly version: string; readonly listed: Listed }>()
 
   /** The listing of a stored session: its summary, or why it does not load. */
-  const listedOf = (stored: Stored | SessionError, location: string): Listed => {
-    if (isSessionError(stored)) return unreadable(location, stored)
-    const decoded = decode(journal, stored)
+  const listedOf = (read: Either.Either<Stored, SessionError>, location: string): Listed => {
+    if (Either.isLeft(read)) return unreadable(location, read.left)
+    const decoded = decode(journal, read.right)
     return Either.isLeft(decoded)
       ? unreadable(location, decoded.left)
       : summarize(location, { header: decoded.right.header, entries: decoded.right.history.entries })

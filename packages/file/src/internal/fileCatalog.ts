@@ -43,9 +43,7 @@ export const make = (fs: FsService): SessionCatalogService => ({
     Effect.suspend(() => {
       const resolve = Paths.resolver(fs)
       return Effect.forEach(locations, (location) =>
-        Effect.flatMap(resolve(location), (paths) => readAt(fs, paths)).pipe(
-          Effect.catchAll((error) => Effect.succeed<SessionError>(error))
-        ))
+        Effect.either(Effect.flatMap(resolve(location), (paths) => readAt(fs, paths))))
     }),
   delete: (location) => deleteSession(fs, location)
 })
