@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
-import type { SessionError } from "./SessionError.js"
+import type { InputError, IoError, SessionError } from "./SessionError.js"
 import type { Stored } from "./SessionJournal.js"
 
 /** One session as a catalog sees it, without reading it. */
@@ -23,12 +23,15 @@ export interface Entry {
   readonly changed: number
 }
 
+/** What listing a backend's sessions can fail with: a scope that is no directory (`InputError`), a failed step (`IoError`). */
+export type ScanError = InputError | IoError
+
 export interface SessionCatalogService {
   /**
    * Every session in `scope` (a directory for files, the current one when
    * undefined; a database holds one set and ignores it). Reads no session.
    */
-  readonly scan: (scope: string | undefined) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
+  readonly scan: (scope: string | undefined) => Effect.Effect<ReadonlyArray<Entry>, ScanError>
   /**
    * Reads several sessions, each as `SessionJournal.read` would, in one go where the backend can
    * (one query for a database): in its place, each session as read (Right) or the error reading

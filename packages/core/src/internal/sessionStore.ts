@@ -9,7 +9,16 @@ import { currentClock } from "../Options.js"
 import type { Entry, Header } from "../Record.js"
 import * as Either from "effect/Either"
 import { asInput, type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
-import { type Lines, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
+import {
+  type BlobError,
+  type Lines,
+  type NewBlob,
+  type ReadError,
+  SessionJournal,
+  type SessionJournalService,
+  type Stored,
+  type Writer
+} from "../SessionJournal.js"
 import * as V2 from "../RecordV2.js"
 import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "../SessionStore.js"
 import { BLOB_REF, type Sha256 } from "./blobs.js"
@@ -56,7 +65,7 @@ export const decode = (
   })
 
 /** The bytes of the blob `ref` (`sha256:` and its hash) of the session at `location`, checked by the backend. */
-export const readBlob = (journal: SessionJournalService, location: string, ref: unknown): Effect.Effect<Uint8Array, SessionError> =>
+export const readBlob = (journal: SessionJournalService, location: string, ref: unknown): Effect.Effect<Uint8Array, BlobError> =>
   typeof ref === "string" && BLOB_REF.test(ref)
     ? journal.blob(location, V2.hashOf(ref))
     : Effect.fail(sessionError(
@@ -64,7 +73,7 @@ export const readBlob = (journal: SessionJournalService, location: string, ref: 
       `${JSON.stringify(ref) ?? String(ref)} is not a blob reference ("sha256:" and 64 lowercase hexadecimal digits)`
     ))
 
-export const read = (location: string): Effect.Effect<Loaded, SessionError, SessionJournal> =>
+export const read = (location: string): Effect.Effect<Loaded, ReadError, SessionJournal> =>
   Effect.flatMap(SessionJournal, (journal) =>
     Effect.flatMap(journal.read(location), (stored) =>
       Either.map(decode(journal, stored), (decoded): Loaded => ({
@@ -231,9 +240,9 @@ const assemble = (
   })
 
 /** Runs `use` with a scope of its own inside the caller's, closed at once if `use` fails. */
-const withChildScope = <A, R>(
-  use: (scope: Scope.Scope) => Effect.Effect<A, SessionError, R>
-): Effect.Effect<A, SessionError, R | Scope.Scope> =>
+const withChildScope = <A, E, R>(
+  use: (scope: Scope.Scope) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | Scope.Scope> =>
   Effect.flatMap(Scope.Scope, (parent) =>
     Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
       Effect.onExit(use(child), (exit) => Exit.isFailure(exit) ? Scope.close(child, exit) : Effect.void)))
@@ -355,7 +364,7 @@ export const createWhole = (
 export const load = (
   location: string,
   options?: LoadOptions
-): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
+): Effect.Effect<SessionStore, ReadError, SessionJournal | Ids | Scope.Scope> =>
   Effect.uninterruptible(Effect.flatMap(SessionJournal, (journal) =>
     withChildScope((scope) =>
       Effect.flatMap(Scope.extend(journal.open(location), scope), (opened) => {

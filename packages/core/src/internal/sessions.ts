@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
-import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
+import { type Remembered, type ScanError, SessionCatalog } from "../SessionCatalog.js"
 import * as Either from "effect/Either"
 import { type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
 import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
@@ -21,7 +21,7 @@ const unreadable = (location: string, error: SessionError): Listed => ({
   error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
 })
 
-export const pathToLeaf = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, SessionError> => {
+export const pathToLeaf = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, InputError> => {
   const path = pathTo(entries, leaf)
   return path.length === 0
     ? Effect.fail(sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(leaf)} is not an entry of this session`))
@@ -123,7 +123,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       : summarize(location, { header: decoded.right.header, entries: decoded.right.history.entries })
   }
 
-  const list = (options?: ListOptions): Effect.Effect<Listing, SessionError> =>
+  const list = (options?: ListOptions): Effect.Effect<Listing, ScanError> =>
     Effect.gen(function*() {
       const scanned = yield* catalog.scan(options?.scope)
       const ordered = [...scanned].sort((a, b) => b.changed - a.changed || (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
