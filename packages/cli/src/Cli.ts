@@ -154,14 +154,7 @@ const db = Options.all({
   ),
   files: Options.boolean("files").pipe(Options.withDescription("use session files, whatever $SESSION_TREE_DB says"))
 }).pipe(
-  Options.mapTryCatch(
-    (choice) => {
-      const chosen = Backend.choose(choice)
-      if (typeof chosen === "string") throw chosen
-      return chosen
-    },
-    (reason) => HelpDoc.p(String(reason))
-  )
+  Options.mapEffect((choice) => Either.mapLeft(Backend.choose(choice), (reason) => ValidationError.invalidValue(HelpDoc.p(reason))))
 )
 
 // --- create -------------------------------------------------------------------------------
