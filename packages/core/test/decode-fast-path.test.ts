@@ -130,8 +130,8 @@ describe("snapshotMessage (an append's input)", () => {
   // The reference: the same snapshot, decoded by the Schemas alone.
   const reference = (m: unknown) => {
     const snap = snapshotJson(m, 2)
-    if (!snap.ok) return { error: snap.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", reason: snap.reason }
-    const decoded = Either.merge(decodeMessage(snap.value))
+    if (Either.isLeft(snap)) return { error: snap.left.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", reason: snap.left.reason }
+    const decoded = Either.merge(decodeMessage(snap.right))
     return isSessionError(decoded) ? { error: decoded.code, reason: decoded.reason } : { entry: deepFreeze(decoded), frozen: true }
   }
   const result = (r: unknown) =>

@@ -11,13 +11,20 @@ import { type CorruptError, sessionError } from "../SessionError.js"
 import { MAX_DEPTH } from "../Json.js"
 import { isProxy } from "./runtime.js"
 
-export type Snapshot = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string; readonly tooLarge?: true }
+/** Why a value was not copied: what is wrong with it, and whether it is only too large. */
+export interface Refusal {
+  readonly reason: string
+  readonly tooLarge?: true
+}
 
-const refuse = (reason: string): Snapshot => ({ ok: false, reason })
+/** The copy of a value, or why it was not made. */
+export type Snapshot = Either.Either<unknown, Refusal>
+
+const refuse = (reason: string): Snapshot => Either.left({ reason })
 
 /** The error of a refused snapshot: over the line's cap, or not data of the kind `code` names. */
-const refused = (snapshot: Extract<Snapshot, { readonly ok: false }>, code: "SESSION_INVALID_MESSAGE" | "SESSION_INVALID_RECORD"): Either.Either<never, CorruptError> =>
-  Either.left(sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : code, snapshot.reason))
+const refused = (refusal: Refusal, code: "SESSION_INVALID_MESSAGE" | "SESSION_INVALID_RECORD"): Either.Either<never, CorruptError> =>
+  Either.left(sessionError(refusal.tooLarge ? "SESSION_LINE_TOO_LONG" : code, refusal.reason))
 
 /** The objects enclosing a value, innermost first: a cycle is an object that encloses itself. */
 interface Enclosing {
@@ -104,9 +111,9 @@ export const snapshotJson = (input: unknown, rootDepth: number, lineBytes: numbe
       default:
         return refuse(`a ${typeof source} is not JSON data`)
     }
-    if (budget < 0) return { ok: false, reason: `the record would exceed ${lineBytes} bytes`, tooLarge: true }
+    if (budget < 0) return Either.left({ reason: `the record would exceed ${lineBytes} bytes`, tooLarge: true })
   }
-  return { ok: true, value: root.value }
+  return Either.right(root.value)
 }
 
 /**
@@ -115,12 +122,12 @@ export const snapshotJson = (input: unknown, rootDepth: number, lineBytes: numbe
  */
 export const snapshotMessage = (message: unknown): Either.Either<Message, CorruptError> => {
   const snapshot = snapshotJson(message, 2)
-  if (!snapshot.ok) {
-    return refused(snapshot, "SESSION_INVALID_MESSAGE")
+  if (Either.isLeft(snapshot)) {
+    return refused(snapshot.left, "SESSION_INVALID_MESSAGE")
   }
   // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
-  const canonical = decodeCanonicalMessage(snapshot.value)
-  return canonical !== undefined ? Either.right(deepFreeze(canonical)) : Either.map(decodeMessage(snapshot.value), deepFreeze)
+  const canonical = decodeCanonicalMessage(snapshot.right)
+  return canonical !== undefined ? Either.right(deepFreeze(canonical)) : Either.map(decodeMessage(snapshot.right), deepFreeze)
 }
 
 /**
@@ -130,26 +137,26 @@ export const snapshotMessage = (message: unknown): Either.Either<Message, Corrup
 export const snapshotMessageFor = (message: unknown, version: 1 | 2): Either.Either<AnyMessage, CorruptError> => {
   if (version === 1) return snapshotMessage(message)
   const snapshot = snapshotJson(message, 2, CAPS_V2.lineBytes)
-  if (!snapshot.ok) {
-    return refused(snapshot, "SESSION_INVALID_MESSAGE")
+  if (Either.isLeft(snapshot)) {
+    return refused(snapshot.left, "SESSION_INVALID_MESSAGE")
   }
-  if (V2.isVersion1Shaped(snapshot.value)) {
-    const canonical = decodeCanonicalMessage(snapshot.value)
-    const v1 = canonical !== undefined ? Either.right(canonical) : decodeMessage(snapshot.value)
+  if (V2.isVersion1Shaped(snapshot.right)) {
+    const canonical = decodeCanonicalMessage(snapshot.right)
+    const v1 = canonical !== undefined ? Either.right(canonical) : decodeMessage(snapshot.right)
     return Either.flatMap(v1, (message) => V2.decodeMessage(V2.upgradeMessage(message)))
   }
   // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
-  const canonical = V2.decodeCanonicalMessage(snapshot.value)
-  return canonical !== undefined ? Either.right(canonical) : V2.decodeMessage(snapshot.value)
+  const canonical = V2.decodeCanonicalMessage(snapshot.right)
+  return canonical !== undefined ? Either.right(canonical) : V2.decodeMessage(snapshot.right)
 }
 
 /** Copies and decodes the body of a version-2 entry of any kind (the keys after `kind`, `kind` first). */
 export const snapshotBody = (body: unknown): Either.Either<V2.Body, CorruptError> => {
   const snapshot = snapshotJson(body, 1, CAPS_V2.lineBytes)
-  if (!snapshot.ok) {
-    return refused(snapshot, "SESSION_INVALID_RECORD")
+  if (Either.isLeft(snapshot)) {
+    return refused(snapshot.left, "SESSION_INVALID_RECORD")
   }
-  const value = snapshot.value
+  const value = snapshot.right
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return Either.left(sessionError("SESSION_INVALID_RECORD", "an entry's body must be an object with its `kind` first"))
   }
