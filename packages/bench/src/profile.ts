@@ -18,7 +18,7 @@ import * as Path from "node:path"
 import { History } from "@session-tree/core/History"
 import { parseObjectLine } from "@session-tree/core/Json"
 import * as Record from "@session-tree/core/Record"
-import { isSessionError } from "@session-tree/core/SessionError"
+import * as Either from "effect/Either"
 import * as Fs from "@session-tree/file/Fs"
 import { decode as decodeSession, toLines } from "@session-tree/file/Jsonl"
 import { arg } from "./args.js"
@@ -31,9 +31,7 @@ import { floorLoad, ourRead } from "./suites/load.js"
 const decodeEntry = Record.decodeParsedEntry
 
 const lines = (bytes: Uint8Array): ReadonlyArray<string> => {
-  const split = toLines(bytes)
-  if (isSessionError(split)) throw split
-  return split.lines
+  return Either.getOrThrow(toLines(bytes)).lines
 }
 const parsed = (text: string) => {
   const p = parseObjectLine(text)
@@ -60,8 +58,8 @@ const profileLoad = async (ascii: boolean, options: { rounds: number; warmup: nu
         const history = new History()
         lines(bytes).slice(1).forEach((l, i) => {
           const entry = decodeEntry(parsed(l), i + 2)
-          if (isSessionError(entry) || history.check(entry) !== undefined) throw new Error("invalid")
-          history.add(entry)
+          if (Either.isLeft(entry) || history.check(entry.right) !== undefined) throw new Error("invalid")
+          history.add(entry.right)
         })
       }
     },

@@ -24,6 +24,7 @@ import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Fs from "@session-tree/file/Fs"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
@@ -45,15 +46,17 @@ export interface Choice {
 
 /**
  * The backend of `--files`, `--db` (or `$SESSION_TREE_DB` when neither is given); files when
- * none is set. Fails with a reason for `--files` together with `--db URL`.
+ * none is set; Left with the reason for `--files` together with `--db URL`.
  */
-export const choose = ({ db, files }: Choice): Backend | string => {
+export const choose = ({ db, files }: Choice): Either.Either<Backend, string> => {
   if (files) {
-    return Option.isSome(db) && db.value !== "" ? "--files and --db URL exclude each other: --files uses session files, --db a database" : { _tag: "Files" }
+    return Option.isSome(db) && db.value !== ""
+      ? Either.left("--files and --db URL exclude each other: --files uses session files, --db a database")
+      : Either.right({ _tag: "Files" })
   }
-  if (Option.isSome(db)) return db.value === "" ? { _tag: "Files" } : { _tag: "Database", url: db.value, fromEnvironment: false }
+  if (Option.isSome(db)) return Either.right(db.value === "" ? { _tag: "Files" } : { _tag: "Database", url: db.value, fromEnvironment: false })
   const env = process.env["SESSION_TREE_DB"]
-  return env === undefined || env === "" ? { _tag: "Files" } : { _tag: "Database", url: env, fromEnvironment: true }
+  return Either.right(env === undefined || env === "" ? { _tag: "Files" } : { _tag: "Database", url: env, fromEnvironment: true })
 }
 
 /** Whether `arg` reads as a file path rather than a session ID. */

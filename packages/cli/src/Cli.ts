@@ -19,7 +19,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as Codec from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
 import { Message } from "@session-tree/core/Record"
-import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { isSessionError, restated, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -154,14 +154,7 @@ const db = Options.all({
   ),
   files: Options.boolean("files").pipe(Options.withDescription("use session files, whatever $SESSION_TREE_DB says"))
 }).pipe(
-  Options.mapTryCatch(
-    (choice) => {
-      const chosen = Backend.choose(choice)
-      if (typeof chosen === "string") throw chosen
-      return chosen
-    },
-    (reason) => HelpDoc.p(String(reason))
-  )
+  Options.mapEffect((choice) => Either.mapLeft(Backend.choose(choice), (reason) => ValidationError.invalidValue(HelpDoc.p(reason))))
 )
 
 // --- create -------------------------------------------------------------------------------
@@ -640,8 +633,11 @@ const readSelfContained = (file: string) =>
     if (unpacked === undefined) return undefined
     const sizes = new Map([...unpacked.blobs].map(([ref, blob]) => [ref.slice("sha256:".length), blob.length]))
     const decoded = Codec.decodeLines({ lines: unpacked.lines, sizes: unpacked.lines.map(Codec.utf8Length), tail: "none", blobs: sizes })
-    if (isSessionError(decoded)) return yield* sessionError(decoded.code, decoded.reason, { line: decoded.line, path: file, cause: decoded.cause })
-    const records: Sessions.Records = { header: decoded.header, entries: decoded.history.entries }
+    if (Either.isLeft(decoded)) {
+      const error = decoded.left
+      return yield* restated(error, error.reason, { line: error.line, path: file, cause: error.cause })
+    }
+    const records: Sessions.Records = { header: decoded.right.header, entries: decoded.right.history.entries }
     return { records, blobs: unpacked.blobs }
   })
 

@@ -625,7 +625,7 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
           listings: undefined,
           readMany: (locations) =>
             Effect.map(catalog.readMany(locations), (read) =>
-              read.map((r, i) => locations[i] === location && failures-- > 0 ? sessionError("SESSION_IO", "the connection was lost") : r))
+              read.map((r, i) => locations[i] === location && failures-- > 0 ? Either.left(sessionError("SESSION_IO", "the connection was lost")) : r))
         }
         const service = yield* Effect.provideService(Sessions.make, SessionCatalog, flaky)
         expect(yield* listed(service, [location], kit.directory)).toMatchObject([{ location, error: { code: "SESSION_IO" } }])

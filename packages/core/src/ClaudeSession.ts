@@ -11,7 +11,7 @@
  */
 import type * as Either from "effect/Either"
 import * as Internal from "./internal/claude.js"
-import type { SessionError } from "./SessionError.js"
+import type { CorruptError } from "./SessionError.js"
 
 /**
  * A converted transcript, frozen: a version-2 header (the transcript's
@@ -50,4 +50,4 @@ export type Converted = Internal.ConvertedClaude
  * earlier); and whatever the loader refuses in the converted session (a call
  * answered twice, a line over the cap, …), at the line the entry comes from.
  */
-export const fromClaude: (bytes: Uint8Array) => Either.Either<Converted, SessionError> = Internal.fromClaude
+export const fromClaude: (bytes: Uint8Array) => Either.Either<Converted, CorruptError> = Internal.fromClaude

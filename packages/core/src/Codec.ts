@@ -9,7 +9,8 @@ import { History } from "./History.js"
 import { checkParsedLine, firstArgumentsKey, firstInexactNumber, firstInexactNumberFrom, parseObjectLine, syntaxReason } from "./Json.js"
 import { decodeCanonicalLine, decodeHeader, decodeParsedEntry, type Entry, type Header } from "./Record.js"
 import * as V2 from "./RecordV2.js"
-import { SessionError, sessionError, isSessionError } from "./SessionError.js"
+import * as Either from "effect/Either"
+import { CorruptError, sessionError } from "./SessionError.js"
 
 /** Bytes per line, terminator excluded. */
 export const MAX_LINE_BYTES = 65_536
@@ -82,12 +83,15 @@ export interface DecodedSession {
   readonly tail: "none" | "incomplete"
 }
 
+// The per-line decoders below run once for each line of a session: they return the entry or the
+// error itself, so that a valid line allocates nothing beyond its entry; `decodeLines` answers with an Either.
+
 /**
  * One entry line → its entry: a canonical record in one pass
  * (`decodeCanonicalLine`); anything else, or any doubt, through the general
  * path, which finds and explains the first problem.
  */
-const decodeEntryLineV1 = (text: string, line: number, _blobs?: ReadonlyMap<string, number>): Entry | SessionError => {
+const decodeEntryLineV1 = (text: string, line: number, _blobs?: ReadonlyMap<string, number>): Entry | CorruptError => {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -113,13 +117,13 @@ const decodeEntryLineV1 = (text: string, line: number, _blobs?: ReadonlyMap<stri
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }
   const entry = decodeParsedEntry(record, line)
-  return isSessionError(entry) ? entry : exactNumbers(entry, text, line)
+  return Either.isLeft(entry) ? entry.left : exactNumbers(entry.right, text, line)
 }
 
 const CANONICAL_PREFIX = `{"type":"entry","version":1,"`
 
 /** One entry line of a version-2 session → its entry, or the first problem with it. */
-const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string, number> | undefined): Entry | SessionError => {
+const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string, number> | undefined): Entry | CorruptError => {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -142,8 +146,8 @@ const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string
     return sessionError("SESSION_UNSUPPORTED_VERSION", `entry version ${version} in a version-2 session`, { line })
   }
   const entry = V2.decodeEntry(record, line)
-  if (isSessionError(entry)) return entry
-  return V2.missingBlob(entry, blobs, line) ?? exactNumbers(entry, text, line)
+  if (Either.isLeft(entry)) return entry.left
+  return V2.missingBlob(entry.right, blobs, line) ?? exactNumbers(entry.right, text, line)
 }
 
 
@@ -151,7 +155,7 @@ const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string
  * `record`, unless its line holds a number literal that the record cannot hold exactly, which the
  * next rewrite would change (`docs/format.md`, "Numbers"): SESSION_INVALID_MESSAGE inside the message, else `code`.
  */
-const exactNumbers = <A>(record: A, text: string, line: number, code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_HEADER" = "SESSION_INVALID_RECORD"): A | SessionError => {
+const exactNumbers = <A>(record: A, text: string, line: number, code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_HEADER" = "SESSION_INVALID_RECORD"): A | CorruptError => {
   const inexact = firstInexactNumber(text)
   return inexact === undefined ? record : inexactNumber(inexact.literal, inexact.inMessage ? "SESSION_INVALID_MESSAGE" : code, line)
 }
@@ -160,7 +164,7 @@ const inexactNumber = (literal: string, code: "SESSION_INVALID_MESSAGE" | "SESSI
   sessionError(code, `the number ${literal} cannot be held exactly: a rewrite would write ${JSON.stringify(Number(literal))}`, { line })
 
 /** The caps over the lines' sizes (`docs/format.md`, "Lines, caps and the tail"): a session over the file cap, or the first line over its cap. */
-const checkSizes = (input: RecordLines, caps: Caps): SessionError | undefined => {
+const checkSizes = (input: RecordLines, caps: Caps): CorruptError | undefined => {
   const sizes = input.sizes
   let total = input.size
   if (total === undefined) {
@@ -180,10 +184,15 @@ const checkSizes = (input: RecordLines, caps: Caps): SessionError | undefined =>
 }
 
 /**
- * Decodes a session's lines; fails closed on the first problem in line order.
+ * Decodes a session's lines: the session, or the first problem in line order (it fails closed).
  * Line numbers count from the header (line 1), as in the session's file.
  */
-export const decodeLines = (input: RecordLines): DecodedSession | SessionError => {
+export const decodeLines = (input: RecordLines): Either.Either<DecodedSession, CorruptError> => {
+  const decoded = decodeLinesOrError(input)
+  return decoded instanceof CorruptError ? Either.left(decoded) : Either.right(decoded)
+}
+
+const decodeLinesOrError = (input: RecordLines): DecodedSession | CorruptError => {
   const { ids, lines, tail } = input
   const version = versionOf(lines[0])
   const caps = capsOf(version)
@@ -200,14 +209,14 @@ export const decodeLines = (input: RecordLines): DecodedSession | SessionError =
   const first = parseObjectLine(lines[0]!)
   if (!first.ok) return sessionError("SESSION_INVALID_JSON", first.reason, { line: 1 })
   const decodedHeader = decodeHeader(first.value, 1)
-  if (isSessionError(decodedHeader)) return decodedHeader
-  const header = exactNumbers(decodedHeader, lines[0]!, 1, "SESSION_INVALID_HEADER")
-  if (isSessionError(header)) return header
+  if (Either.isLeft(decodedHeader)) return decodedHeader.left
+  const header = exactNumbers(decodedHeader.right, lines[0]!, 1, "SESSION_INVALID_HEADER")
+  if (header instanceof CorruptError) return header
   const history = new History()
   const decodeEntryLine = header.version === 1 ? decodeEntryLineV1 : decodeEntryLineV2
   for (let i = 1; i < lines.length; i++) {
     const entry = decodeEntryLine(lines[i]!, i + 1, input.blobs)
-    if (isSessionError(entry)) return entry
+    if (entry instanceof CorruptError) return entry
     const problem = history.checkAndAdd(entry, i + 1)
     if (problem !== undefined) return problem
     if (ids !== undefined && ids[i - 1] !== entry.id) {

@@ -7,7 +7,7 @@
  */
 import type { Entry, ToolCall } from "./Record.js"
 import type * as V2 from "./RecordV2.js"
-import { type SessionError, sessionError } from "./SessionError.js"
+import { type CorruptError, sessionError } from "./SessionError.js"
 
 const NONE = -1
 
@@ -55,7 +55,7 @@ export class History {
   }
 
   /** Checks that `entry` may follow the current history; returns the error, or undefined. */
-  check(entry: Entry, line?: number): SessionError | undefined {
+  check(entry: Entry, line?: number): CorruptError | undefined {
     const parent = this.parentOf(entry, line)
     return typeof parent === "number" ? this.checkLinks(entry, parent, line) : parent
   }
@@ -66,7 +66,7 @@ export class History {
   }
 
   /** `check`, then `add` when it passes (the loader's step): the parent is looked up once. */
-  checkAndAdd(entry: Entry, line?: number): SessionError | undefined {
+  checkAndAdd(entry: Entry, line?: number): CorruptError | undefined {
     const parent = this.parentOf(entry, line)
     if (typeof parent !== "number") return parent
     const problem = this.checkLinks(entry, parent, line)
@@ -75,7 +75,7 @@ export class History {
   }
 
   /** The index of the entry's parent (NONE for a root), or the error of a repeated ID or unknown parent. */
-  private parentOf(entry: Entry, line: number | undefined): number | SessionError {
+  private parentOf(entry: Entry, line: number | undefined): number | CorruptError {
     if (this.indexById.has(entry.id)) {
       return sessionError("SESSION_DUPLICATE_ID", `entry ID "${entry.id}" is already used`, { line })
     }
@@ -90,7 +90,7 @@ export class History {
   }
 
   /** The tool-link rules for `entry` as a child of `parent`: a result answers an ancestor's call of the same name, once per branch; a call ID is made once per branch. */
-  private checkLinks(entry: Entry, parent: number, line: number | undefined): SessionError | undefined {
+  private checkLinks(entry: Entry, parent: number, line: number | undefined): CorruptError | undefined {
     if (entry.version === 2) return this.checkV2(entry, parent, line)
     const message = entry.message
     if (message.role === "assistant") {
@@ -106,7 +106,7 @@ export class History {
   }
 
   /** The rules of a version-2 entry that need the history: tool links over parts, a compaction's kept entry, a label's target. */
-  private checkV2(entry: V2.SessionEntry, parent: number, line: number | undefined): SessionError | undefined {
+  private checkV2(entry: V2.SessionEntry, parent: number, line: number | undefined): CorruptError | undefined {
     switch (entry.kind) {
       case "message": {
         const message = entry.message
@@ -139,7 +139,7 @@ export class History {
   }
 
   /** A tool message's link: it answers a call of an ancestor, by name, not provider-executed, once per branch. */
-  private checkAnswer(callId: string, name: string, parent: number, line: number | undefined): SessionError | undefined {
+  private checkAnswer(callId: string, name: string, parent: number, line: number | undefined): CorruptError | undefined {
     const callIndex = this.onBranch(this.calls.get(callId), parent)
     if (callIndex === NONE) {
       return sessionError("SESSION_TOOL_LINK", `tool result answers call "${callId}", which no ancestor makes`, { line })

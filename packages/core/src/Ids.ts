@@ -5,11 +5,12 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { SessionError } from "./SessionError.js"
+import type { InputError } from "./SessionError.js"
 
+/** A source of IDs. Its failures are the caller's (a factory the caller supplied): `InputError`. */
 export interface IdsService {
-  readonly sessionId: Effect.Effect<string, SessionError>
-  readonly entryId: Effect.Effect<string, SessionError>
+  readonly sessionId: Effect.Effect<string, InputError>
+  readonly entryId: Effect.Effect<string, InputError>
 }
 
 export class Ids extends Context.Tag("@session-tree/Ids")<Ids, IdsService>() {}

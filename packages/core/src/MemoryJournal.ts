@@ -7,13 +7,14 @@
  * the same rules as a file's. Blobs are kept per session, in a map of their own.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { utf8Length } from "./Codec.js"
 import { SessionCatalog, type SessionCatalogService } from "./SessionCatalog.js"
-import { type SessionError, sessionError } from "./SessionError.js"
+import { type CorruptError, type InputError, sessionError } from "./SessionError.js"
 import { sha256Hex } from "./internal/sha256.js"
-import { type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
+import { type AppendError, type Created, type CreateError, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
 
 /**
  * Session location → its lines, the header's first, none with a terminator. A
@@ -24,7 +25,7 @@ export type Storage = Map<string, ReadonlyArray<string>>
 /** Session location → its blobs, by hash (64 lowercase hexadecimal digits). */
 export type BlobStorage = Map<string, Map<string, Uint8Array>>
 
-const missing = (location: string): SessionError =>
+const missing = (location: string): InputError =>
   sessionError("SESSION_NOT_FOUND", "no session at this location", { path: location })
 
 const storedOf = (location: string, lines: ReadonlyArray<string>, blobs: BlobStorage): Stored => {
@@ -44,23 +45,23 @@ const storedOf = (location: string, lines: ReadonlyArray<string>, blobs: BlobSto
  * Puts `blobs` into the blobs of `location`, all of them or none: SESSION_BLOB_MISSING when one
  * is to be shared from a session that does not hold it with its size.
  */
-const putBlobs = (blobs: BlobStorage, location: string, added: ReadonlyArray<NewBlob> | undefined): SessionError | undefined => {
-  if (added === undefined || added.length === 0) return undefined
+const putBlobs = (blobs: BlobStorage, location: string, added: ReadonlyArray<NewBlob> | undefined): Either.Either<void, CorruptError> => {
+  if (added === undefined || added.length === 0) return Either.void
   const found: Array<readonly [string, Uint8Array]> = []
   for (const blob of added) {
     // Stored bytes are never changed or handed out, so a fork can share them.
     const bytes = "bytes" in blob ? blob.bytes.slice() : blobs.get(blob.from)?.get(blob.hash)
     if (bytes === undefined || bytes.length !== blob.size) {
-      return sessionError("SESSION_BLOB_MISSING", `blob "sha256:${blob.hash}" is not in the session it is taken from`, {
+      return Either.left(sessionError("SESSION_BLOB_MISSING", `blob "sha256:${blob.hash}" is not in the session it is taken from`, {
         path: "from" in blob ? blob.from : location
-      })
+      }))
     }
     found.push([blob.hash, bytes])
   }
   let held = blobs.get(location)
   if (held === undefined) blobs.set(location, held = new Map())
   for (const [hash, bytes] of found) if (!held.has(hash)) held.set(hash, bytes)
-  return undefined
+  return Either.void
 }
 
 /** A journal over `storage` and `blobs` (fresh maps by default). */
@@ -70,14 +71,14 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
       Effect.acquireRelease(Effect.sync(() => ({ seen: initial, closed: false })), (held) => Effect.sync(() => (held.closed = true))),
       (held): Writer => ({
         append: (batch) =>
-          Effect.suspend(() => {
+          Effect.suspend((): Effect.Effect<void, AppendError> => {
             if (held.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: location }))
             if (storage.get(location) !== held.seen) {
               return Effect.fail(sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: location }))
             }
             if (batch.lines.length === 0) return Effect.void
             const refused = putBlobs(blobs, location, batch.blobs)
-            if (refused !== undefined) return Effect.fail(refused)
+            if (Either.isLeft(refused)) return Effect.fail(refused.left)
             const next = [...held.seen, ...batch.lines]
             storage.set(location, next)
             held.seen = next
@@ -88,13 +89,13 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
   return {
     locations: "chosen",
     create: (location, session) =>
-      Effect.suspend(() => {
+      Effect.suspend((): Effect.Effect<Created, CreateError, Scope.Scope> => {
         if (location === "") return Effect.fail(missing(location))
         if (storage.has(location)) {
           return Effect.fail(sessionError("SESSION_EXISTS", "a session is already at this location", { path: location }))
         }
         const refused = putBlobs(blobs, location, session.blobs)
-        if (refused !== undefined) return Effect.fail(refused)
+        if (Either.isLeft(refused)) return Effect.fail(refused.left)
         const lines = session.lines.slice()
         storage.set(location, lines)
         return Effect.map(writerOf(location, lines), (writer) => ({ location, writer }))
@@ -155,7 +156,7 @@ export const makeCatalog = (storage: Storage, blobs: BlobStorage = new Map()): S
       Effect.sync(() =>
         locations.map((location) => {
           const lines = storage.get(location)
-          return lines === undefined ? missing(location) : storedOf(location, lines, blobs)
+          return lines === undefined ? Either.left(missing(location)) : Either.right(storedOf(location, lines, blobs))
         })
       ),
     // A writer holding the session compares the map's array with the one it last saw: once the

@@ -23,7 +23,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { Ids, type IdsService, random, randomUUID } from "./Ids.js"
 import { isProxy } from "./internal/runtime.js"
-import { type SessionError, sessionError } from "./SessionError.js"
+import { type InputError, sessionError } from "./SessionError.js"
 
 export interface SessionOptions {
   /** Current time in epoch milliseconds (an integer Date can represent with a four-digit year). */
@@ -40,10 +40,10 @@ export interface ValidOptions {
 
 const KEYS: ReadonlyArray<keyof SessionOptions> = ["now", "createId"]
 
-const invalid = (reason: string): SessionError => sessionError("SESSION_INVALID_OPTIONS", reason)
+const invalid = (reason: string): InputError => sessionError("SESSION_INVALID_OPTIONS", reason)
 
 /** Validates `options` by descriptor, without calling any getter, trap or function of the caller. */
-export const validate = (options: unknown): Either.Either<ValidOptions, SessionError> => {
+export const validate = (options: unknown): Either.Either<ValidOptions, InputError> => {
   if (options === undefined) return Either.right({ now: undefined, createId: undefined })
   if (typeof options !== "object" || options === null) return Either.left(invalid("the options must be an object"))
   // Checked first: every other inspection of a Proxy would run its traps.
@@ -149,7 +149,7 @@ export const layerValid = (options: ValidOptions): Layer.Layer<Ids | CallerClock
 }
 
 /** Validates `options` and provides `Ids` and the clock they describe. */
-export const layer = (options: unknown): Layer.Layer<Ids | CallerClock, SessionError> =>
+export const layer = (options: unknown): Layer.Layer<Ids | CallerClock, InputError> =>
   Either.match(validate(options), {
     onLeft: (error) => Layer.fail(error),
     onRight: layerValid

@@ -68,7 +68,7 @@ import * as Schema from "effect/Schema"
 import { decodeLines, utf8Length } from "./Codec.js"
 import { firstInexactNumber, parseObjectLine } from "./Json.js"
 import { Id, type SessionEntry, type SessionHeader, Timestamp } from "./Record.js"
-import { SessionError, sessionError, isSessionError } from "./SessionError.js"
+import { type CorruptError, restated, sessionError } from "./SessionError.js"
 import * as File from "./internal/piFile.js"
 import * as V2 from "./internal/piV2.js"
 
@@ -210,12 +210,15 @@ interface Run {
   readonly dropped: Counts<Dropped>
 }
 
-/** What one entry converts to: a message, or nothing (skipped or dropped), or the error that refuses the file. */
-type Outcome = Candidate | undefined | SessionError
+/** What one entry converts to: a message, or nothing (skipped or dropped); else the error that refuses the file. */
+type Outcome = Either.Either<Candidate | undefined, CorruptError>
+
+/** Nothing to convert, and nothing refused. */
+const NOTHING: Either.Either<undefined, never> = Either.right(undefined)
 
 /**
  * Content Message IR cannot hold, `count` pieces of `kind` in entry `id`: the
- * error that refuses the file, or (lossy) undefined after counting it.
+ * error that refuses the file, or (lossy) nothing after counting it.
  */
 const unrepresentable = (
   run: Run,
@@ -224,20 +227,20 @@ const unrepresentable = (
   what: string,
   id: string,
   line: number
-): SessionError | undefined => {
+): Either.Either<undefined, CorruptError> => {
   if (!run.lossy) {
-    return sessionError(
+    return Either.left(sessionError(
       "SESSION_INVALID_MESSAGE",
       `Pi entry "${id}" holds ${what}, which Message IR v1 cannot hold (a lossy import drops it)`,
       { line }
-    )
+    ))
   }
   run.dropped[kind] += count
-  return undefined
+  return NOTHING
 }
 
-const invalidMessage = (id: string, line: number, reason: string): SessionError =>
-  sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}": ${reason}`, { line })
+const invalidMessage = (id: string, line: number, reason: string): Either.Either<never, CorruptError> =>
+  Either.left(sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}": ${reason}`, { line }))
 
 /** The type of a part, when it has a string one (the only kind a part is read by). */
 const partType = (part: unknown): string | undefined => {
@@ -252,8 +255,8 @@ const textOf = (
   where: string,
   id: string,
   line: number
-): string | SessionError => {
-  if (typeof content === "string") return content
+): Either.Either<string, CorruptError> => {
+  if (typeof content === "string") return Either.right(content)
   const texts: Array<string> = []
   let images = 0
   for (const part of content) {
@@ -265,9 +268,9 @@ const textOf = (
   }
   if (images > 0) {
     const lost = unrepresentable(run, "images", images, `${plural(images, "an image", "images")} in ${where}`, id, line)
-    if (lost !== undefined) return lost
+    if (Either.isLeft(lost)) return Either.left(lost.left)
   }
-  return texts.join("\n")
+  return Either.right(texts.join("\n"))
 }
 
 /** A part named in an error: its type, or what it is when it has none. */
@@ -286,16 +289,16 @@ const convertMessage = (run: Run, message: unknown, id: string, line: number): O
     case "user": {
       const user = decodeUser(message)
       if (Either.isLeft(user)) return invalidMessage(id, line, "content is neither a string nor an array of parts")
-      const text = textOf(run, user.right.content, "a user message", id, line)
-      return isSessionError(text) ? text : { role: "user", id, content: text }
+      return Either.map(textOf(run, user.right.content, "a user message", id, line), (text) => ({ role: "user", id, content: text }))
     }
     case "toolResult": {
       const result = decodeToolResult(message)
       if (Either.isLeft(result)) return invalidMessage(id, line, "content is neither a string nor an array of parts")
-      const text = textOf(run, result.right.content, "a tool result", id, line)
-      if (isSessionError(text)) return text
       const { isError, toolCallId, toolName } = result.right
-      return { role: "tool", id, toolCallId, toolName, content: text, isError }
+      return Either.map(
+        textOf(run, result.right.content, "a tool result", id, line),
+        (text) => ({ role: "tool", id, toolCallId, toolName, content: text, isError })
+      )
     }
     case "assistant": {
       const assistant = decodeAssistant(message)
@@ -315,9 +318,9 @@ const convertMessage = (run: Run, message: unknown, id: string, line: number): O
       }
       if (thinking > 0) {
         const lost = unrepresentable(run, "thinking", thinking, plural(thinking, "a thinking block", "thinking blocks"), id, line)
-        if (lost !== undefined) return lost
+        if (Either.isLeft(lost)) return lost
       }
-      return { role: "assistant", id, content: texts.join("\n"), toolCalls }
+      return Either.right({ role: "assistant", id, content: texts.join("\n"), toolCalls })
     }
     default: {
       const whole = typeof role === "string" && hasOwn.call(UNREPRESENTABLE_ROLES, role) ? UNREPRESENTABLE_ROLES[role] : undefined
@@ -328,11 +331,9 @@ const convertMessage = (run: Run, message: unknown, id: string, line: number): O
 }
 
 /** The Pi header (line 1) → this project's header, or why the file is not a Pi v3 session. */
-const convertHeader = (text: string | undefined): Candidate | SessionError => {
-  const header = File.readHeader(text)
+const convertHeader = (text: string | undefined): Either.Either<Candidate, CorruptError> =>
   // ID and timestamp are checked by the loader's header decoder.
-  return isSessionError(header) ? header : { type: "session", version: 1, id: own(header, "id"), timestamp: own(header, "timestamp") }
-}
+  Either.map(File.readHeader(text), (header) => ({ type: "session", version: 1, id: own(header, "id"), timestamp: own(header, "timestamp") }))
 
 /**
  * Converts the bytes of a Pi session file (format v3) to this project's header
@@ -340,7 +341,7 @@ const convertHeader = (text: string | undefined): Candidate | SessionError => {
  *
  * Returns an `Either` (synchronous; in Effect 3 an `Either` is also an Effect,
  * so it can be yielded in `Effect.gen`): Right with the converted session, or
- * Left with the first problem as a SessionError whose `line` is the 1-based
+ * Left with the first problem as a `CorruptError` whose `line` is the 1-based
  * line of the Pi file:
  * - SESSION_INVALID_UTF8: the bytes are not UTF-8;
  * - SESSION_INVALID_JSON: a line that is not one JSON object (an empty line, a
@@ -360,13 +361,13 @@ const convertHeader = (text: string | undefined): Candidate | SessionError => {
  *   the caps of Codec, on the converted session (its entries, its canonical
  *   lines and generation), not on the Pi file, which may be larger.
  */
-export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Either<Converted, SessionError> => {
+export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Either<Converted, CorruptError> => {
   const text = File.decodeUtf8(bytes)
-  if (isSessionError(text)) return Either.left(text)
-  const lines = File.splitLines(text)
+  if (Either.isLeft(text)) return Either.left(text.left)
+  const lines = File.splitLines(text.right)
 
   const header = convertHeader(lines[0])
-  if (isSessionError(header)) return Either.left(header)
+  if (Either.isLeft(header)) return Either.left(header.left)
 
   const run: Run = {
     lossy: options?.lossy === true,
@@ -376,7 +377,7 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
   // Pi entry ID → the nearest kept entry at or above it (null: none), for every entry seen so far.
   const keptAt = new Map<string, string | null>()
   // The converted records' canonical lines (key order as written here), for the loader to decode.
-  const records: Array<string> = [JSON.stringify(header)]
+  const records: Array<string> = [JSON.stringify(header.right)]
   // The Pi line and entry ID of each entry record, to report the converted session's problems where they come from.
   const origins: Array<{ readonly line: number; readonly id: string }> = []
 
@@ -416,41 +417,41 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
       outcome = convertMessage(run, own(record, "message"), id, line)
     } else if (hasOwn.call(SKIPPED, type)) {
       skipped[SKIPPED[type]!]++
-      outcome = undefined
+      outcome = NOTHING
     } else if (hasOwn.call(UNREPRESENTABLE_ENTRIES, type)) {
       const [kind, what] = UNREPRESENTABLE_ENTRIES[type]!
       outcome = unrepresentable(run, kind, 1, what, id, line)
     } else {
       return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has an unknown type ${JSON.stringify(type)}`, { line }))
     }
-    if (outcome instanceof Error) return Either.left(outcome)
-    if (outcome === undefined) {
+    if (Either.isLeft(outcome)) return Either.left(outcome.left)
+    if (outcome.right === undefined) {
       keptAt.set(id, parent)
       continue
     }
     keptAt.set(id, id)
-    records.push(JSON.stringify({ type: "entry", version: 1, id, parentId: parent, timestamp, message: outcome }))
+    records.push(JSON.stringify({ type: "entry", version: 1, id, parentId: parent, timestamp, message: outcome.right }))
     origins.push({ line, id })
   }
 
   const decoded = decodeLines({ lines: records, sizes: records.map(utf8Length), tail: "none" })
-  if (isSessionError(decoded)) return Either.left(atPiLine(decoded, origins))
+  if (Either.isLeft(decoded)) return Either.left(atPiLine(decoded.left, origins))
   // The records above are version 1 throughout, so the loader gave version-1 values back.
   return Either.right(Object.freeze({
-    header: decoded.header as SessionHeader,
-    entries: Object.freeze(decoded.history.entries.slice()) as ReadonlyArray<SessionEntry>,
+    header: decoded.right.header as SessionHeader,
+    entries: Object.freeze(decoded.right.history.entries.slice()) as ReadonlyArray<SessionEntry>,
     dropped: Object.freeze({ ...run.dropped }),
     skipped: Object.freeze({ ...skipped })
   }))
 }
 
 /** A problem the loader found in the converted records, restated at the Pi line (and entry) it comes from. */
-const atPiLine = (error: SessionError, origins: ReadonlyArray<{ readonly line: number; readonly id: string }>): SessionError => {
-  if (error.line === undefined) return sessionError(error.code, `the converted session: ${error.reason}`)
+const atPiLine = (error: CorruptError, origins: ReadonlyArray<{ readonly line: number; readonly id: string }>): CorruptError => {
+  if (error.line === undefined) return restated(error, `the converted session: ${error.reason}`)
   // Record line 1 is the header; record line n + 2 is the entry converted from origins[n].
   const origin = origins[error.line - 2]
-  if (origin === undefined) return sessionError(error.code, `the converted header: ${error.reason}`, { line: 1 })
-  return sessionError(error.code, `Pi entry "${origin.id}", converted: ${error.reason}`, { line: origin.line })
+  if (origin === undefined) return restated(error, `the converted header: ${error.reason}`, { line: 1 })
+  return restated(error, `Pi entry "${origin.id}", converted: ${error.reason}`, { line: origin.line })
 }
 
 /** A Pi session converted to version 2; every part of it is frozen. */
@@ -490,4 +491,4 @@ export const STRING_CONTENT: typeof V2.STRING_CONTENT = V2.STRING_CONTENT
  * link, a line over the cap, …) is reported with its code at the Pi line the
  * entry comes from.
  */
-export const fromPiV2: (bytes: Uint8Array) => Either.Either<ConvertedV2, SessionError> = V2.fromPiV2
+export const fromPiV2: (bytes: Uint8Array) => Either.Either<ConvertedV2, CorruptError> = V2.fromPiV2

@@ -17,7 +17,7 @@ import * as Direct from "./internal/decode.js"
 import { isCanonicalTimestamp as checkTimestamp } from "./internal/timestamp.js"
 import { copyJson, deepFreeze as freeze, hasText, own } from "./internal/values.js"
 import * as V2 from "./RecordV2.js"
-import { type SessionError, sessionError } from "./SessionError.js"
+import { type CorruptError, sessionError } from "./SessionError.js"
 
 /** True for exactly the strings `Date.prototype.toISOString()` writes (four-digit years). */
 export const isCanonicalTimestamp: (s: string) => boolean = checkTimestamp
@@ -100,40 +100,40 @@ export const deepFreeze: <A>(value: A) => A = freeze
 const explain = (error: ParseResult.ParseError): string =>
   ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
 
-/** Decodes a header record of either version. */
+/** Decodes a header record of either version: the header, or why the record is not one. */
 export const decodeHeader = (
   record: { readonly [key: string]: unknown },
   line: number
-): Header | SessionError => {
+): Either.Either<Header, CorruptError> => {
   const version = own(record, "version")
   if (own(record, "type") === "session" && version === 2) return V2.decodeHeader(record, line)
   if (own(record, "type") === "session" && typeof version === "number" && version !== 1) {
-    return sessionError("SESSION_UNSUPPORTED_VERSION", `header version ${version} is not supported`, { line })
+    return Either.left(sessionError("SESSION_UNSUPPORTED_VERSION", `header version ${version} is not supported`, { line }))
   }
   const decoded = decodeHeaderEither(record)
   return Either.isRight(decoded)
-    ? Object.freeze(decoded.right)
-    : sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line })
+    ? Either.right(Object.freeze(decoded.right))
+    : Either.left(sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line }))
 }
 
 /** Decodes one message (Message IR v1); tool-call IDs must be unique within it. */
-export const decodeMessage = (message: unknown, line?: number): Message | SessionError => {
+export const decodeMessage = (message: unknown, line?: number): Either.Either<Message, CorruptError> => {
   const role = typeof message === "object" && message !== null ? own(message as { readonly [key: string]: unknown }, "role") : undefined
   if (typeof role === "object" && role !== null && !hasText(role)) {
     // The union picks its member by the text of `role`, which an object holding its own `toString`
     // key does not have; no object is a role, so the answer is known without asking the union.
-    return sessionError("SESSION_INVALID_MESSAGE", `["role"] Expected ${ROLES}, actual ${JSON.stringify(role)}`, { line })
+    return Either.left(sessionError("SESSION_INVALID_MESSAGE", `["role"] Expected ${ROLES}, actual ${JSON.stringify(role)}`, { line }))
   }
   const decoded = decodeMessageEither(message)
   if (Either.isLeft(decoded)) {
-    return sessionError("SESSION_INVALID_MESSAGE", explain(decoded.left), { line })
+    return Either.left(sessionError("SESSION_INVALID_MESSAGE", explain(decoded.left), { line }))
   }
   const value = decoded.right
-  if (value.role !== "assistant") return value
+  if (value.role !== "assistant") return Either.right(value)
   const seen = new Set<string>()
   for (const call of value.toolCalls) {
     if (seen.has(call.id)) {
-      return sessionError("SESSION_INVALID_MESSAGE", `tool call ID "${call.id}" repeats within one message`, { line })
+      return Either.left(sessionError("SESSION_INVALID_MESSAGE", `tool call ID "${call.id}" repeats within one message`, { line }))
     }
     seen.add(call.id)
   }
@@ -141,30 +141,31 @@ export const decodeMessage = (message: unknown, line?: number): Message | Sessio
   for (const call of value.toolCalls) {
     const args = copyJson(call.arguments)
     if (args === undefined) {
-      return sessionError("SESSION_INVALID_MESSAGE", `the arguments of tool call "${call.id}" hold a number out of range`, { line })
+      return Either.left(sessionError("SESSION_INVALID_MESSAGE", `the arguments of tool call "${call.id}" hold a number out of range`, { line }))
     }
     toolCalls.push({ id: call.id, name: call.name, arguments: args as ToolCall["arguments"] })
   }
-  return { ...value, toolCalls }
+  return Either.right({ ...value, toolCalls })
 }
 
-/** Decodes one entry record; the result is a fresh, deeply frozen plain object. */
+/** Decodes one entry record into a fresh, deeply frozen plain object, or says why the record is not an entry. */
 export const decodeEntry = (
   record: { readonly [key: string]: unknown },
   line?: number
-): SessionEntry | SessionError => {
+): Either.Either<SessionEntry, CorruptError> => {
   const version = own(record, "version")
   if (own(record, "type") === "entry" && typeof version === "number" && version !== 1) {
-    return sessionError("SESSION_UNSUPPORTED_VERSION", `entry version ${version} is not supported`, { line })
+    return Either.left(sessionError("SESSION_UNSUPPORTED_VERSION", `entry version ${version} is not supported`, { line }))
   }
   const envelope = decodeEnvelopeEither(record)
   if (Either.isLeft(envelope)) {
-    return sessionError("SESSION_INVALID_RECORD", explain(envelope.left), { line })
+    return Either.left(sessionError("SESSION_INVALID_RECORD", explain(envelope.left), { line }))
   }
-  const message = decodeMessage(envelope.right.message, line)
-  if (message instanceof Error) return message
   const { id, parentId, timestamp } = envelope.right
-  return deepFreeze({ type: "entry", version: 1, id, parentId, timestamp, message })
+  return Either.map(
+    decodeMessage(envelope.right.message, line),
+    (message): SessionEntry => deepFreeze({ type: "entry", version: 1, id, parentId, timestamp, message })
+  )
 }
 
 
@@ -183,7 +184,10 @@ export const decodeCanonicalMessage: (message: unknown) => Message | undefined =
 export const decodeParsedEntry = (
   record: { readonly [key: string]: unknown },
   line?: number
-): SessionEntry | SessionError => direct.entry(record) ?? decodeEntry(record, line)
+): Either.Either<SessionEntry, CorruptError> => {
+  const entry = direct.entry(record)
+  return entry === undefined ? decodeEntry(record, line) : Either.right(entry)
+}
 
 /**
  * The loader's one pass over an entry line: when `value` (what `JSON.parse(text)` returned) is a

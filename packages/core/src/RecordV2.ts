@@ -17,7 +17,7 @@ import * as Direct from "./internal/decodeV2.js"
 import { copyJson, deepFreeze, hasText, own } from "./internal/values.js"
 import type * as V1 from "./Record.js"
 import { Id, JsonObject, Timestamp } from "./internal/primitives.js"
-import { isSessionError, type SessionError, sessionError } from "./SessionError.js"
+import { type CorruptError, sessionError } from "./SessionError.js"
 
 /** The format's number: `"version":2` in the header and in every entry. */
 export const VERSION = 2 as const
@@ -236,11 +236,11 @@ const explain = (error: ParseResult.ParseError): string => {
 const decodeHeaderEither = Schema.decodeUnknownEither(SessionHeader, strict)
 
 /** Decodes a version-2 header record (its `version` already read as 2). */
-export const decodeHeader = (record: { readonly [key: string]: unknown }, line: number): SessionHeader | SessionError => {
+export const decodeHeader = (record: { readonly [key: string]: unknown }, line: number): Either.Either<SessionHeader, CorruptError> => {
   const decoded = decodeHeaderEither(record)
   return Either.isRight(decoded)
-    ? deepFreeze(decoded.right)
-    : sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line })
+    ? Either.right(deepFreeze(decoded.right))
+    : Either.left(sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line }))
 }
 
 type Decode<A> = (u: unknown) => Either.Either<A, ParseResult.ParseError>
@@ -254,7 +254,7 @@ const roles: { readonly [R in Message["role"]]: Decode<Message> } = {
 const ROLES = Object.keys(roles).map((role) => JSON.stringify(role)).join(" | ")
 
 /** The rules within one assistant message: a call ID once; a tool-result part answers a provider-executed call before it, once. */
-const checkParts = (message: AssistantMessage, line: number | undefined): SessionError | undefined => {
+const checkParts = (message: AssistantMessage, line: number | undefined): CorruptError | undefined => {
   const calls = new Map<string, ToolCallPart>()
   const answered = new Set<string>()
   for (const part of message.content) {
@@ -285,25 +285,25 @@ const checkParts = (message: AssistantMessage, line: number | undefined): Sessio
 }
 
 /** Decodes one message (Message IR v2) into a fresh, deeply frozen value; the rules within one message included. */
-export const decodeMessage = (message: unknown, line?: number): Message | SessionError => {
+export const decodeMessage = (message: unknown, line?: number): Either.Either<Message, CorruptError> => {
   const role = typeof message === "object" && message !== null && !Array.isArray(message)
     ? own(message as { readonly [key: string]: unknown }, "role")
     : undefined
   const decode = typeof role === "string" && Object.prototype.hasOwnProperty.call(roles, role) ? roles[role as keyof typeof roles] : undefined
   if (decode === undefined) {
     const actual = typeof role === "object" && role !== null && !hasText(role) ? "an object" : JSON.stringify(role) ?? String(role)
-    return sessionError("SESSION_INVALID_MESSAGE", `["role"] Expected ${ROLES}, actual ${actual}`, { line })
+    return Either.left(sessionError("SESSION_INVALID_MESSAGE", `["role"] Expected ${ROLES}, actual ${actual}`, { line }))
   }
   const decoded = decode(message)
-  if (Either.isLeft(decoded)) return sessionError("SESSION_INVALID_MESSAGE", explain(decoded.left), { line })
+  if (Either.isLeft(decoded)) return Either.left(sessionError("SESSION_INVALID_MESSAGE", explain(decoded.left), { line }))
   // Arguments, results and options decode as `Unknown`, passed by reference: the copy makes them fresh.
   const value = copyJson(decoded.right) as Message | undefined
-  if (value === undefined) return sessionError("SESSION_INVALID_MESSAGE", "the message holds a number JSON cannot write", { line })
+  if (value === undefined) return Either.left(sessionError("SESSION_INVALID_MESSAGE", "the message holds a number JSON cannot write", { line }))
   if (value.role === "assistant") {
     const problem = checkParts(value, line)
-    if (problem !== undefined) return problem
+    if (problem !== undefined) return Either.left(problem)
   }
-  return deepFreeze(value)
+  return Either.right(deepFreeze(value))
 }
 
 type Envelope = { readonly [K in keyof typeof envelope]: (typeof envelope)[K]["Type"] }
@@ -324,27 +324,28 @@ const KIND_LIST = KINDS.map((kind) => JSON.stringify(kind)).join(" | ")
  * entry. The rules that need the history (tool links, a compaction's kept entry, a label's target)
  * are the history's.
  */
-export const decodeEntry = (record: { readonly [key: string]: unknown }, line?: number): SessionEntry | SessionError => {
+export const decodeEntry = (record: { readonly [key: string]: unknown }, line?: number): Either.Either<SessionEntry, CorruptError> => {
   const kind = own(record, "kind")
   const decode = typeof kind === "string" && Object.prototype.hasOwnProperty.call(entryKinds, kind)
     ? entryKinds[kind as Kind]
     : undefined
   if (decode === undefined) {
     const actual = typeof kind === "object" && kind !== null && !hasText(kind) ? "an object" : JSON.stringify(kind) ?? String(kind)
-    return sessionError("SESSION_INVALID_RECORD", `["kind"] Expected ${KIND_LIST}, actual ${actual}`, { line })
+    return Either.left(sessionError("SESSION_INVALID_RECORD", `["kind"] Expected ${KIND_LIST}, actual ${actual}`, { line }))
   }
   const decoded = decode(record)
-  if (Either.isLeft(decoded)) return sessionError("SESSION_INVALID_RECORD", explain(decoded.left), { line })
+  if (Either.isLeft(decoded)) return Either.left(sessionError("SESSION_INVALID_RECORD", explain(decoded.left), { line }))
   const entry = decoded.right
   if (entry.kind === "message") {
-    const message = decodeMessage(entry.message, line)
-    if (isSessionError(message)) return message
     const { id, parentId, timestamp } = entry
-    return deepFreeze({ type: "entry", version: VERSION, id, parentId, timestamp, kind: "message", message })
+    return Either.map(
+      decodeMessage(entry.message, line),
+      (message): SessionEntry => deepFreeze({ type: "entry", version: VERSION, id, parentId, timestamp, kind: "message", message })
+    )
   }
   const value = copyJson(entry) as SessionEntry | undefined
-  if (value === undefined) return sessionError("SESSION_INVALID_RECORD", "the entry holds a number JSON cannot write", { line })
-  return deepFreeze(value)
+  if (value === undefined) return Either.left(sessionError("SESSION_INVALID_RECORD", "the entry holds a number JSON cannot write", { line }))
+  return Either.right(deepFreeze(value))
 }
 
 /**
@@ -405,7 +406,7 @@ export const missingBlob = (
   entry: Body | SessionEntry,
   blobs: ReadonlyMap<string, number> | undefined,
   line?: number
-): SessionError | undefined => {
+): CorruptError | undefined => {
   if (entry.kind !== "message") return undefined
   for (const blob of blobsOf(entry.message)) {
     const size = blobs?.get(hashOf(blob.blob))

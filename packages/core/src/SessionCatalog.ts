@@ -6,7 +6,8 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { SessionError } from "./SessionError.js"
+import type * as Either from "effect/Either"
+import type { InputError, IoError, SessionError } from "./SessionError.js"
 import type { Stored } from "./SessionJournal.js"
 
 /** One session as a catalog sees it, without reading it. */
@@ -22,17 +23,21 @@ export interface Entry {
   readonly changed: number
 }
 
+/** What listing a backend's sessions can fail with: a scope that is no directory (`InputError`), a failed step (`IoError`). */
+export type ScanError = InputError | IoError
+
 export interface SessionCatalogService {
   /**
    * Every session in `directory` (for files; the current one when undefined;
    * a database holds one set and ignores it). Reads no session.
    */
-  readonly scan: (directory: string | undefined) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
+  readonly scan: (directory: string | undefined) => Effect.Effect<ReadonlyArray<Entry>, ScanError>
   /**
    * Reads several sessions, each as `SessionJournal.read` would, in one go where the backend can
-   * (one query for a database); a session that cannot be read gives its error in its place.
+   * (one query for a database): in its place, each session as read (Right) or the error reading
+   * it failed with (Left), so that one unreadable session does not hide the others.
    */
-  readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Stored | SessionError>>
+  readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Either.Either<Stored, SessionError>>>
   /**
    * Removes the whole session at `location` and what belongs to it alone (its blobs, a kept
    * listing): atomically and durably, so that the session is there whole or gone, never in part;

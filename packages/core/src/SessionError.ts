@@ -112,7 +112,7 @@ export type SessionErrorTag = SessionError["_tag"]
 
 export const isSessionError = (u: unknown): u is SessionError => Predicate.hasProperty(u, TypeId)
 
-const CLASS_OF: { readonly [C in SessionErrorCode]: SessionErrorTag } = {
+const CLASS_OF = {
   SESSION_INVALID_JSON: "CorruptError",
   SESSION_INVALID_UTF8: "CorruptError",
   SESSION_LINE_TOO_LONG: "CorruptError",
@@ -136,7 +136,13 @@ const CLASS_OF: { readonly [C in SessionErrorCode]: SessionErrorTag } = {
   SESSION_UNKNOWN_ENTRY: "InputError",
   SESSION_BLOB_MISSING: "CorruptError",
   SESSION_BLOB_CORRUPT: "CorruptError"
-}
+} as const satisfies { readonly [C in SessionErrorCode]: SessionErrorTag }
+
+/** The class of error that `sessionError(code, …)` makes for each code, so that a signature can name it. */
+export type ErrorOf<C extends SessionErrorCode> = Extract<SessionError, { readonly _tag: (typeof CLASS_OF)[C] }>
+
+/** The codes whose errors are of class `Tag` by default. */
+export type CodeOf<Tag extends SessionErrorTag> = { [C in SessionErrorCode]: (typeof CLASS_OF)[C] extends Tag ? C : never }[SessionErrorCode]
 
 /** The class a code belongs to where nothing says otherwise. */
 export const classOf = (code: SessionErrorCode): SessionErrorTag => CLASS_OF[code]
@@ -179,9 +185,13 @@ const make = (tag: SessionErrorTag, fields: Fields): SessionError => {
   }
 }
 
-/** An error of the class that `code` belongs to (`classOf`). */
-export const sessionError = (code: SessionErrorCode, reason: string, extra?: Extra): SessionError =>
-  make(CLASS_OF[code], fieldsOf(code, reason, extra))
+/** An error of the class that `code` belongs to (`classOf`), typed as that class. */
+export const sessionError = <C extends SessionErrorCode>(code: C, reason: string, extra?: Extra): ErrorOf<C> =>
+  make(CLASS_OF[code], fieldsOf(code, reason, extra)) as ErrorOf<C>
+
+/** An error of the same class and code as `error`, with another reason and place (a problem restated where it comes from). */
+export const restated = <E extends SessionError>(error: E, reason: string, extra?: Extra): E =>
+  make(error._tag, fieldsOf(error.code, reason, extra)) as E
 
 /** An `InputError`, whatever class the code has elsewhere: the caller's input was refused. */
 export const inputError = (code: SessionErrorCode, reason: string, extra?: Extra): InputError =>

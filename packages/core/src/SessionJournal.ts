@@ -13,7 +13,37 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { RecordLines } from "./Codec.js"
-import type { SessionError } from "./SessionError.js"
+import type { ConflictError, CorruptError, InputError, IoError, SessionError } from "./SessionError.js"
+
+/**
+ * What reading a session can fail with: nothing readable at the location (SESSION_NOT_FOUND,
+ * SESSION_NOT_REGULAR_FILE: `InputError`), bytes that cannot be a session's (a cap, invalid
+ * UTF-8: `CorruptError`), a session replaced or busy while it was read (`ConflictError`), a failed
+ * step (`IoError`).
+ */
+export type ReadError = InputError | CorruptError | ConflictError | IoError
+
+/** What opening a session for appending can fail with: a read's failures (another store holding it is a `ConflictError`). */
+export type OpenError = ReadError
+
+/**
+ * What creating a session can fail with: any class. A location that cannot hold one
+ * (`InputError`), a name already taken (`ConflictError`), a blob `from` does not hold
+ * (`CorruptError`), a failed step (`IoError`), a rollback that could not be proven (`LockedError`).
+ */
+export type CreateError = SessionError
+
+/**
+ * What an append through a writer can fail with: another writer got there first or is committing
+ * (`ConflictError`), a failed step after which nothing was committed (`IoError`), a rollback that
+ * could not be proven (`LockedError`); and, where the batch brings blobs, a blob store that is not
+ * a directory (`InputError`) or a blob that is not where the batch takes it from (`CorruptError`).
+ * A backend without blob storage of its own narrows it (`MemoryJournal`: conflicts, I/O, blobs).
+ */
+export type AppendError = SessionError
+
+/** What reading a blob can fail with: the session's location (`InputError`), a missing or damaged blob (`CorruptError`), a failed step (`IoError`). */
+export type BlobError = InputError | CorruptError | ConflictError | IoError
 
 /** Canonical record lines: each text without its terminator, with its UTF-8 size in bytes. */
 export interface Lines {
@@ -87,7 +117,7 @@ export interface Writer {
    * does nothing otherwise. Once the writer's scope has closed, every call
    * fails with SESSION_IO.
    */
-  readonly append: (batch: Batch) => Effect.Effect<void, SessionError>
+  readonly append: (batch: Batch) => Effect.Effect<void, AppendError>
 }
 
 /** A session held for appending: what was read, and the writer that appends after it. */
@@ -122,17 +152,17 @@ export interface SessionJournalService {
       /** The blobs the entries refer to, stored before (or with) the session itself. */
       readonly blobs?: ReadonlyArray<NewBlob> | undefined
     }
-  ) => Effect.Effect<Created, SessionError, Scope.Scope>
+  ) => Effect.Effect<Created, CreateError, Scope.Scope>
   /** Reads a session and holds it for appending until the scope closes. Reading never writes. */
-  readonly hold: (location: string) => Effect.Effect<Held, SessionError, Scope.Scope>
+  readonly hold: (location: string) => Effect.Effect<Held, OpenError, Scope.Scope>
   /** Reads a session without holding anything afterwards, and without writing. */
-  readonly read: (location: string) => Effect.Effect<Stored, SessionError>
+  readonly read: (location: string) => Effect.Effect<Stored, ReadError>
   /**
    * The bytes of the blob `hash` (64 lowercase hexadecimal digits) of the session at `location`
    * (as `Stored.location` gives it), checked against their name: SESSION_BLOB_MISSING when the
    * session holds no such blob, SESSION_BLOB_CORRUPT when the bytes do not hash to it.
    */
-  readonly blob: (location: string, hash: string) => Effect.Effect<Uint8Array, SessionError>
+  readonly blob: (location: string, hash: string) => Effect.Effect<Uint8Array, BlobError>
   /**
    * A SHA-256 faster than the core's own (a platform's), as 64 lowercase hexadecimal digits;
    * the store names new blobs with it.

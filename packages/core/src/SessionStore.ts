@@ -20,7 +20,7 @@ import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessionStore.js"
 import type { Entry, Header } from "./Record.js"
 import type { SessionError } from "./SessionError.js"
-import type { SessionJournal } from "./SessionJournal.js"
+import type { BlobError, ReadError, SessionJournal } from "./SessionJournal.js"
 
 export interface SessionStore {
   /** Where the session is, as its backend resolved it: an absolute path, a session ID. */
@@ -63,7 +63,7 @@ export interface SessionStore {
    * `data.blob` gives it), checked against their hash: SESSION_BLOB_MISSING when the session
    * holds no such blob, SESSION_BLOB_CORRUPT when the stored bytes do not match it.
    */
-  readonly blob: (ref: string) => Effect.Effect<Uint8Array, SessionError>
+  readonly blob: (ref: string) => Effect.Effect<Uint8Array, BlobError>
 }
 
 export const SessionStore: Context.Tag<SessionStore, SessionStore> = Context.GenericTag<SessionStore>(
@@ -95,11 +95,11 @@ export interface Loaded {
   /** Bytes the backend read (see `SessionJournal.Stored`). */
   readonly size: number
   /** The bytes of a blob of this session, as `SessionStore.blob` reads them. */
-  readonly blob: (ref: string) => Effect.Effect<Uint8Array, SessionError>
+  readonly blob: (ref: string) => Effect.Effect<Uint8Array, BlobError>
 }
 
 /** Loads a session read-only: it never writes, and holds nothing afterwards. */
-export const read: (location: string) => Effect.Effect<Loaded, SessionError, SessionJournal> = internal.read
+export const read: (location: string) => Effect.Effect<Loaded, ReadError, SessionJournal> = internal.read
 
 /**
  * Creates a new session holding one header, durably: SESSION_EXISTS when the
@@ -113,7 +113,7 @@ export const create: (
 ) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> = internal.create
 
 /** Loads a session for appending; the backend holds it until the scope closes. */
-export const load: (location: string, options?: LoadOptions) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
+export const load: (location: string, options?: LoadOptions) => Effect.Effect<SessionStore, ReadError, SessionJournal | Ids | Scope.Scope> =
   internal.load
 
 /**
@@ -123,7 +123,7 @@ export const load: (location: string, options?: LoadOptions) => Effect.Effect<Se
 export const open: (location: string, options?: CreateOptions) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
   internal.open
 
-export const layerLoad = (location: string, options?: LoadOptions): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> =>
+export const layerLoad = (location: string, options?: LoadOptions): Layer.Layer<SessionStore, ReadError, SessionJournal | Ids> =>
   Layer.scoped(SessionStore, load(location, options))
 export const layerCreate = (
   location: string,

@@ -15,9 +15,10 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { type AnyMessage, type Entry, messageOf } from "./Record.js"
-import { asInput, type InputError, inputError, isSessionError, type SessionError } from "./SessionError.js"
+import { asInput, type InputError, inputError, type SessionError } from "./SessionError.js"
 import { carry, extractBody, extractMessage } from "./internal/blobs.js"
 import { hasherOf } from "./internal/sessionStore.js"
 import { snapshotBody, snapshotMessageFor } from "./internal/snapshot.js"
@@ -147,17 +148,19 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       }))
     // Large file data becomes blobs before the copy, which carries them to the store.
     const sha256 = hasherOf(store)
-    const copyBody = (body: unknown): unknown => {
-      const extracted = extractBody(body, sha256)
-      if (isSessionError(extracted)) return extracted
-      const snapshot = snapshotBody(extracted.value)
-      return isSessionError(snapshot) ? snapshot : carry(snapshot, extracted.blobs)
-    }
+    const copyBody = (body: unknown): Either.Either<unknown, InputError> =>
+      Either.mapLeft(
+        Either.flatMap(extractBody(body, sha256), (extracted) =>
+          Either.map(snapshotBody(extracted.value), (snapshot) => carry(snapshot, extracted.blobs))),
+        asInput
+      )
     const appendEntry = (body: unknown): Effect.Effect<Entry, SessionError> =>
       Effect.suspend(() => {
         if (store.header.version === 1) return store.appendEntry(leaf, body)
         const snapshot = copyBody(body)
-        return isSessionError(snapshot) ? Effect.fail(asInput(snapshot)) : atLeaf((parent) => store.appendEntry(parent, snapshot))
+        return Either.isLeft(snapshot)
+          ? Effect.fail(snapshot.left)
+          : atLeaf((parent) => store.appendEntry(parent, snapshot.right))
       })
     const appendChain = (bodies: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Entry>, SessionError> =>
       Effect.suspend(() => {
@@ -165,8 +168,8 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
         const snapshots: Array<unknown> = []
         for (const body of bodies) {
           const snapshot = copyBody(body)
-          if (isSessionError(snapshot)) return Effect.fail(asInput(snapshot))
-          snapshots.push(snapshot)
+          if (Either.isLeft(snapshot)) return Effect.fail(snapshot.left)
+          snapshots.push(snapshot.right)
         }
         return serialized(Effect.tap(Effect.suspend(() => store.appendChain(leaf, snapshots)), (entries) => {
           leaf = entries[entries.length - 1]!.id
@@ -201,12 +204,12 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       append: (message) =>
         Effect.suspend(() => {
           // Copied at call time, not when its turn in the tree comes.
-          const extracted = store.header.version === 2 ? extractMessage(message, sha256) : { value: message, blobs: [] }
-          if (isSessionError(extracted)) return Effect.fail(asInput(extracted))
-          const snapshot = snapshotMessageFor(extracted.value, store.header.version)
-          return isSessionError(snapshot)
-            ? Effect.fail(asInput(snapshot))
-            : atLeaf((parent) => store.append(parent, carry(snapshot, extracted.blobs)))
+          const extracted = store.header.version === 2 ? extractMessage(message, sha256) : Either.right({ value: message, blobs: [] })
+          if (Either.isLeft(extracted)) return Effect.fail(asInput(extracted.left))
+          const snapshot = snapshotMessageFor(extracted.right.value, store.header.version)
+          return Either.isLeft(snapshot)
+            ? Effect.fail(asInput(snapshot.left))
+            : atLeaf((parent) => store.append(parent, carry(snapshot.right, extracted.right.blobs)))
         }),
       appendEntry,
       appendChain,

@@ -19,9 +19,9 @@ import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessions.js"
 import * as summary from "./internal/summary.js"
 import type { Entry, Header } from "./Record.js"
-import type { SessionCatalog } from "./SessionCatalog.js"
-import type { SessionError, SessionErrorCode } from "./SessionError.js"
-import type { SessionJournal } from "./SessionJournal.js"
+import type { ScanError, SessionCatalog } from "./SessionCatalog.js"
+import type { InputError, SessionError, SessionErrorCode } from "./SessionError.js"
+import type { ReadError, SessionJournal } from "./SessionJournal.js"
 import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "./SessionStore.js"
 import type { Linked } from "./SessionTree.js"
 
@@ -67,13 +67,17 @@ export interface SessionsService {
   /** Creates a session holding one header (see `SessionStore.create`). */
   readonly create: (location: string, options?: CreateOptions) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
   /** Loads a session for appending (see `SessionStore.load`). */
-  readonly load: (location: string, options?: LoadOptions) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
+  readonly load: (location: string, options?: LoadOptions) => Effect.Effect<SessionStore, ReadError, Scope.Scope>
   /** Loads a session read-only. */
-  readonly read: (location: string) => Effect.Effect<Loaded, SessionError>
-  /** A page of the sessions of a directory (every session of a database), newest change first. */
-  readonly list: (options?: ListOptions) => Effect.Effect<ListingPage, SessionError>
+  readonly read: (location: string) => Effect.Effect<Loaded, ReadError>
+  /**
+   * A page of the sessions of a directory (every session of a database), newest change first. A
+   * session that does not load is listed with its error; the listing itself fails only for its
+   * directory or options (`InputError`) or a failed step (`IoError`).
+   */
+  readonly list: (options?: ListOptions) => Effect.Effect<ListingPage, ScanError>
   /** The most recently changed session of a directory (unreadable ones included); SESSION_NOT_FOUND when there is none. */
-  readonly latest: (directory?: string) => Effect.Effect<Listed, SessionError>
+  readonly latest: (directory?: string) => Effect.Effect<Listed, ScanError>
   /**
    * Creates `target` holding exactly the root→`leaf` path of `source` (the same entry IDs,
    * parents, timestamps and messages) under a new header (timestamp now; ID from `options.id`,
@@ -96,7 +100,7 @@ export interface SessionsService {
    */
   readonly delete: (location: string) => Effect.Effect<string, SessionError>
   /** The canonical JSONL generation of a session, byte for byte what a commit writes. */
-  readonly exportJsonl: (location: string) => Effect.Effect<string, SessionError>
+  readonly exportJsonl: (location: string) => Effect.Effect<string, ReadError>
   /**
    * Stores `records` as a new session that keeps its header, validated as a load validates.
    * `to` is the location; a backend that names sessions by ID takes the header's ID by default.
@@ -129,7 +133,7 @@ export const summarize: (location: string, records: Records) => Summary = summar
  * The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. Named
  * apart from `SessionTree.pathTo`, which gives [] for an unknown entry instead of failing.
  */
-export const pathToOrFail: <E extends Linked>(entries: ReadonlyArray<E>, leaf: string) => Effect.Effect<ReadonlyArray<E>, SessionError> =
+export const pathToOrFail: <E extends Linked>(entries: ReadonlyArray<E>, leaf: string) => Effect.Effect<ReadonlyArray<E>, InputError> =
   internal.pathToOrFail
 
 /** The canonical JSONL generation of `records`. */

@@ -5,12 +5,18 @@
  */
 import { describe, expect, it } from "vitest"
 import { CAPS_V1, CAPS_V2, decodeLines } from "../src/Codec.js"
-import { isSessionError } from "../src/SessionError.js"
+import * as Either from "effect/Either"
+import { CorruptError } from "../src/SessionError.js"
 
 const header = (version: 1 | 2) => `{"type":"session","version":${version},"id":"s","timestamp":"2026-01-02T03:04:05.006Z"}`
 const entryLine = `{"type":"entry","version":2,"id":"e","parentId":null,"timestamp":"2026-01-02T03:04:05.006Z","kind":"title","title":"t"}`
 
-const codeOf = (result: ReturnType<typeof decodeLines>) => (isSessionError(result) ? [result.code, result.line] : ["ok"])
+const codeOf = (result: ReturnType<typeof decodeLines>) => {
+  if (Either.isRight(result)) return ["ok"]
+  // A refused session is stored data that is wrong: a CorruptError, never another class.
+  expect(result.left).toBeInstanceOf(CorruptError)
+  return [result.left.code, result.left.line]
+}
 
 describe("the caps of version 2", () => {
   it("1,048,577 entries are SESSION_TOO_MANY_ENTRIES at line 1,048,578; version 1 stops at 4,097", () => {

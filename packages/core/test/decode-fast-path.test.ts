@@ -5,6 +5,7 @@
  * entries. And `isCanonicalTimestamp` against its definition: exactly what
  * `Date.prototype.toISOString()` writes.
  */
+import * as Either from "effect/Either"
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { snapshotJson } from "../src/internal/snapshot.js"
@@ -87,9 +88,9 @@ describe("decodeParsedEntry", () => {
     fc.assert(
       fc.property(record, fc.oneof({ arbitrary: fc.constant(0), weight: 4 }, { arbitrary: fc.integer({ min: 1, max: 4 }), weight: 4 }), fc.constantFrom("type", "version", "id", "parentId", "timestamp", "message"), (r, how, key) => {
         const text = mutate(r, how, key)
-        const expected = outcome(decodeEntry(JSON.parse(text), 7))
+        const expected = outcome(Either.merge(decodeEntry(JSON.parse(text), 7)))
         if ("entry" in expected) accepted++
-        expect(outcome(decodeParsedEntry(JSON.parse(text), 7))).toEqual(expected)
+        expect(outcome(Either.merge(decodeParsedEntry(JSON.parse(text), 7)))).toEqual(expected)
       }),
       { numRuns: 5_000 }
     )
@@ -102,7 +103,7 @@ describe("decodeParsedEntry", () => {
       '{"type":"entry","version":1,"id":"e","parentId":null,"timestamp":"2026-01-02T03:04:05.006Z",' +
         '"message":{"role":"assistant","id":"a","content":"","toolCalls":[{"id":"c","name":"n","arguments":{"x":[1,{"y":-0}]}}]}}'
     )
-    const entry = decodeParsedEntry(parsed)
+    const entry = Either.merge(decodeParsedEntry(parsed))
     expect(isSessionError(entry)).toBe(false)
     const seen = new Set<unknown>()
     const walk = (v: unknown) => {
@@ -129,8 +130,8 @@ describe("snapshotMessage (an append's input)", () => {
   // The reference: the same snapshot, decoded by the Schemas alone.
   const reference = (m: unknown) => {
     const snap = snapshotJson(m, 2)
-    if (!snap.ok) return { error: snap.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", reason: snap.reason }
-    const decoded = decodeMessage(snap.value)
+    if (Either.isLeft(snap)) return { error: snap.left.tooLarge ? "SESSION_LINE_TOO_LONG" : "SESSION_INVALID_MESSAGE", reason: snap.left.reason }
+    const decoded = Either.merge(decodeMessage(snap.right))
     return isSessionError(decoded) ? { error: decoded.code, reason: decoded.reason } : { entry: deepFreeze(decoded), frozen: true }
   }
   const result = (r: unknown) =>
@@ -145,7 +146,7 @@ describe("snapshotMessage (an append's input)", () => {
           : m
         const expected = reference(input)
         if ("entry" in expected && !reversed) direct++
-        expect(result(snapshotMessage(input))).toEqual(expected)
+        expect(result(Either.merge(snapshotMessage(input)))).toEqual(expected)
       }),
       { numRuns: 3_000 }
     )

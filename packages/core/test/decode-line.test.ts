@@ -14,6 +14,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
+import * as Either from "effect/Either"
 import { History } from "../src/History.js"
 import { parseObjectLine } from "../src/Json.js"
 import { decodeCanonicalLine, decodeParsedEntry, type SessionEntry } from "../src/Record.js"
@@ -30,7 +31,7 @@ const general = (text: string, line: number): SessionEntry | SessionError => {
   if (Object.hasOwn(record, "type") && record["type"] === "session") {
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }
-  return decodeParsedEntry(record, line)
+  return Either.merge(decodeParsedEntry(record, line))
 }
 
 /** What loading a header and this entry line must give: the general path, then the history checks of a first entry. */

@@ -98,7 +98,7 @@ const checkAgainstSchema = (
   const message = "kind" in fast ? (fast.kind === "message" ? fast.message : undefined) : fast
   if (message !== undefined) expect(keepsMessageRules(message)).toBe(true)
   // And the loader's own Schema path (the message rules and the copy included) gives the same value.
-  const loaded = "kind" in fast ? RecordV2.decodeEntry(parsed as Record<string, unknown>) : RecordV2.decodeMessage(parsed)
+  const loaded = "kind" in fast ? Either.merge(RecordV2.decodeEntry(parsed as Record<string, unknown>)) : Either.merge(RecordV2.decodeMessage(parsed))
   expect(loaded).toEqual(fast)
   expect(JSON.stringify(loaded)).toBe(JSON.stringify(fast))
 }
@@ -540,7 +540,7 @@ describe("the rules inside one message", () => {
     ) {
       const line = assistant(content)
       expect(Either.isRight(schemaEntry(JSON.parse(line)))).toBe(true)
-      expect(isSessionError(RecordV2.decodeEntry(JSON.parse(line)))).toBe(true)
+      expect(isSessionError(Either.merge(RecordV2.decodeEntry(JSON.parse(line))))).toBe(true)
       expect(takes(line)).toBeUndefined()
       expect(direct.message(JSON.parse(line).message)).toBeUndefined()
     }

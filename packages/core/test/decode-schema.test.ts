@@ -9,6 +9,7 @@
  * is spelled. Each line is loaded by `decodeLines` (the direct decoder first)
  * and by a reference made of the line checks and the Schema decoders alone.
  */
+import * as Either from "effect/Either"
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { History } from "../src/History.js"
@@ -36,7 +37,7 @@ const reference = (text: string, line: number): SessionEntry | SessionError => {
   if (Object.hasOwn(record, "type") && record["type"] === "session") {
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }
-  const entry = decodeEntry(record, line)
+  const entry = Either.merge(decodeEntry(record, line))
   if (isSessionError(entry)) return entry
   const inexact = firstInexactNumber(text)
   if (inexact !== undefined) {
@@ -234,7 +235,7 @@ describe("the direct decoder against the Schemas", () => {
         if (fast !== undefined) {
           direct++
           // What the direct decoder takes, the Schemas take too (the number check comes after both).
-          const schema = decodeEntry(parsed as Record<string, unknown>)
+          const schema = Either.merge(decodeEntry(parsed as Record<string, unknown>))
           expect(isSessionError(schema)).toBe(false)
           expect(fast.entry).toEqual(schema)
           expect(frozenDeep(fast.entry)).toBe(true)
@@ -278,9 +279,9 @@ describe("the direct decoder against the Schemas", () => {
           return
         }
         if (typeof value !== "object" || value === null) return
-        const expected = outcome(decodeEntry(value, 3))
+        const expected = outcome(Either.merge(decodeEntry(value, 3)))
         if ("entry" in expected && decodeCanonicalLine(value, line) !== undefined) direct++
-        expect(outcome(decodeParsedEntry(value, 3))).toEqual(expected)
+        expect(outcome(Either.merge(decodeParsedEntry(value, 3)))).toEqual(expected)
       }),
       { numRuns: 5_000 }
     )
@@ -299,7 +300,7 @@ describe("the direct decoder against the Schemas", () => {
           return
         }
         const fast = decodeCanonicalMessage(value)
-        const schema = decodeMessage(value)
+        const schema = Either.merge(decodeMessage(value))
         if (fast === undefined) return
         direct++
         expect(isSessionError(schema)).toBe(false)
@@ -334,7 +335,7 @@ describe("a role that is an object", () => {
 
   it("is SESSION_INVALID_MESSAGE for an append's input", () => {
     for (const role of cases) {
-      const decoded = snapshotMessage({ role, id: "m", content: "" })
+      const decoded = Either.merge(snapshotMessage({ role, id: "m", content: "" }))
       expect(isSessionError(decoded)).toBe(true)
       expect((decoded as SessionError).code).toBe("SESSION_INVALID_MESSAGE")
     }

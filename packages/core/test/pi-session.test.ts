@@ -91,10 +91,10 @@ const deeplyFrozen = (value: unknown): boolean => {
 /** The converted session loaded as the loader loads any backend's lines: it must be accepted, unchanged. */
 const expectLoads = (converted: Converted): void => {
   const lines = [converted.header, ...converted.entries].map(encodeRecord)
-  const decoded = decodeLines({ lines, sizes: lines.map(utf8Length), tail: "none" })
-  if (isSessionError(decoded)) throw new Error(`the loader refuses the converted session: ${decoded.message}`)
-  expect(decoded.header).toEqual(converted.header)
-  expect(decoded.history.entries).toEqual(converted.entries)
+  const loaded = decodeLines({ lines, sizes: lines.map(utf8Length), tail: "none" })
+  if (Either.isLeft(loaded)) throw new Error(`the loader refuses the converted session: ${loaded.left.message}`)
+  expect(loaded.right.header).toEqual(converted.header)
+  expect(loaded.right.history.entries).toEqual(converted.entries)
 }
 
 /** The converted root→entry path ending at `id`, as entry IDs. */

@@ -1,11 +1,15 @@
 /** The loader's permanent regression cases (regressions/*.json): each pinned outcome holds, and the reference agrees. */
+import * as Either from "effect/Either"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { decode as decodeSession } from "../src/Jsonl.js"
+import { decode as decodeEither } from "../src/Jsonl.js"
 import { isSessionError } from "@session-tree/core/SessionError"
 import { judge } from "./support/judge.js"
+
+/** `Jsonl.decode` with its Either merged: the session, or the error it fails with. */
+const decodeSession = (bytes: Uint8Array) => Either.merge(decodeEither(bytes))
 
 interface Case {
   readonly name: string

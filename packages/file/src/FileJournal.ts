@@ -12,9 +12,8 @@
  * turns; the loser of a race gets SESSION_REPLACED or SESSION_BUSY.
  */
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
-import type { SessionError } from "@session-tree/core/SessionError"
 import * as SessionStore from "@session-tree/core/SessionStore"
-import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
+import { type ReadError, SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Around, Fs, type FsService, intercept, node } from "./Fs.js"
@@ -55,5 +54,5 @@ export const layerIntercepted = (around: Around): Layer.Layer<SessionJournal | S
  * Loads the session file at `path` read-only through this journal, whatever journal the context
  * holds: the source of an import into another backend.
  */
-export const readSession = (path: string): Effect.Effect<SessionStore.Loaded, SessionError, Fs> =>
+export const readSession = (path: string): Effect.Effect<SessionStore.Loaded, ReadError, Fs> =>
   Effect.flatMap(Fs, (fs) => Effect.provideService(SessionStore.read(path), SessionJournal, make(fs)))

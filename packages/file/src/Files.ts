@@ -14,8 +14,8 @@ import { Flags, Fs, type Handle } from "./Fs.js"
 import * as Io from "./internal/io.js"
 import * as Paths from "./internal/paths.js"
 
-/** Reads a whole regular file of at most `maxBytes` bytes. */
-export const readBytes = (path: string, maxBytes: number): Effect.Effect<Uint8Array, SessionError, Fs> =>
+/** Reads a whole regular file of at most `maxBytes` bytes: `InputError` when there is none, `CorruptError` over the cap. */
+export const readBytes = (path: string, maxBytes: number): Effect.Effect<Uint8Array, Io.ReadFailure, Fs> =>
   Effect.flatMap(Fs, (fs) => Io.readBytes(fs, Path.resolve(path), maxBytes, "file"))
 
 /**

@@ -5,33 +5,30 @@
  * apart from corruption. What the lines mean is the core's `Codec`.
  */
 import { type DecodedSession, decodeLines, type RecordLines } from "@session-tree/core/Codec"
-import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
+import { type CorruptError, sessionError } from "@session-tree/core/SessionError"
+import * as Either from "effect/Either"
 import { splitLines } from "./internal/lines.js"
 import { classifyTail } from "./internal/tail.js"
 
 /**
- * A file's bytes → its record lines. Bytes after the last newline are a last
+ * A file's bytes → its record lines, or why they cannot be a session's. Bytes after the last newline are a last
  * line when they hold a complete JSON object, skipped (`tail: "incomplete"`)
  * when some continuation would make them one, and corruption otherwise.
  */
-export const toLines = (bytes: Uint8Array): RecordLines | SessionError => {
-  const split = splitLines(bytes)
-  if (isSessionError(split)) return split
-  const size = bytes.byteLength
-  if (split.tail === null) return { lines: split.lines, sizes: split.sizes, size, tail: "none" }
-  const state = classifyTail(split.tail)
-  if (state === "invalid") {
-    return sessionError("SESSION_INVALID_JSON", "the last line is not a JSON object nor a prefix of one", {
-      line: split.lines.length + 1
-    })
-  }
-  // Whitespace alone is a viable prefix too; either way bytes were skipped and stay on disk.
-  if (state === "incomplete") return { lines: split.lines, sizes: split.sizes, size, tail: "incomplete" }
-  return { lines: [...split.lines, split.tail], sizes: [...split.sizes, split.tailSize!], size, tail: "none" }
-}
+export const toLines = (bytes: Uint8Array): Either.Either<RecordLines, CorruptError> =>
+  Either.flatMap(splitLines(bytes), (split): Either.Either<RecordLines, CorruptError> => {
+    const size = bytes.byteLength
+    if (split.tail === null) return Either.right({ lines: split.lines, sizes: split.sizes, size, tail: "none" })
+    const state = classifyTail(split.tail)
+    if (state === "invalid") {
+      return Either.left(sessionError("SESSION_INVALID_JSON", "the last line is not a JSON object nor a prefix of one", {
+        line: split.lines.length + 1
+      }))
+    }
+    // Whitespace alone is a viable prefix too; either way bytes were skipped and stay on disk.
+    if (state === "incomplete") return Either.right({ lines: split.lines, sizes: split.sizes, size, tail: "incomplete" })
+    return Either.right({ lines: [...split.lines, split.tail], sizes: [...split.sizes, split.tailSize!], size, tail: "none" })
+  })
 
-/** A file's bytes → its validated records; fails closed on the first problem in line order. */
-export const decode = (bytes: Uint8Array): DecodedSession | SessionError => {
-  const lines = toLines(bytes)
-  return isSessionError(lines) ? lines : decodeLines(lines)
-}
+/** A file's bytes → its validated records, or the first problem in line order (it fails closed). */
+export const decode = (bytes: Uint8Array): Either.Either<DecodedSession, CorruptError> => Either.flatMap(toLines(bytes), decodeLines)

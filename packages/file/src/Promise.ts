@@ -99,7 +99,7 @@ interface Own {
  * Splits `id` and `version` off the options, reading only own data properties (no getter or trap
  * runs); the rest is validated with the other options.
  */
-const splitOwn = (options: unknown): Either.Either<{ readonly own: Own; readonly rest: unknown }, Errors.SessionError> => {
+const splitOwn = (options: unknown): Either.Either<{ readonly own: Own; readonly rest: unknown }, Errors.InputError> => {
   const none: Own = { id: undefined, version: undefined }
   if (typeof options !== "object" || options === null || NodeUtil.types.isProxy(options)) {
     return Either.right({ own: none, rest: options })

@@ -31,7 +31,8 @@
  * for after a crash or a lock, not one to run in a loop beside live writers.
  */
 import { CAPS_V2, encodeLine } from "@session-tree/core/Codec"
-import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
+import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { type FileId, Flags, Fs, type FsService, sameFile } from "./Fs.js"
@@ -60,10 +61,7 @@ export interface RecoveryReport {
 /** The records of the file at `path` (of the directory `recover` already resolved and pinned), or undefined. */
 const decodeAt = (fs: FsService, path: string) =>
   readBytes(fs, path, CAPS_V2.sessionBytes, "session file").pipe(
-    Effect.map((bytes) => {
-      const d = decode(bytes)
-      return isSessionError(d) ? undefined : d
-    }),
+    Effect.map((bytes) => Either.getOrUndefined(decode(bytes))),
     Effect.orElseSucceed(() => undefined)
   )
 

@@ -15,9 +15,12 @@ import * as Path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { type DecodedSession, encodeLine } from "@session-tree/core/Codec"
-import { decode as decodeSession } from "../src/Jsonl.js"
+import { decode as decodeEither } from "../src/Jsonl.js"
 import { SessionError, SessionErrorCode, isSessionError } from "@session-tree/core/SessionError"
 import { type Json, type JsonRecord, readSession, tempDir, TS } from "./support/files.js"
+
+/** `Jsonl.decode` with its Either merged: the session, or the error it fails with. */
+const decodeSession = (bytes: Uint8Array) => Either.merge(decodeEither(bytes))
 
 // ---------------------------------------------------------------------------
 // Generated sessions: valid by construction (IDs, parents, tool links per branch)

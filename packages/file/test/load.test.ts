@@ -14,7 +14,7 @@ import * as NFS from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { MAX_ENTRIES, MAX_FILE_BYTES, MAX_LINE_BYTES } from "@session-tree/core/Codec"
-import { decode as decodeSession } from "../src/Jsonl.js"
+import { decode as decodeEither } from "../src/Jsonl.js"
 import { SessionError, type SessionErrorCode, isSessionError } from "@session-tree/core/SessionError"
 import {
   assistant,
@@ -39,6 +39,9 @@ import {
   utf8,
   without
 } from "./support/files.js"
+
+/** `Jsonl.decode` with its Either merged: the session, or the error it fails with. */
+const decodeSession = (bytes: Uint8Array) => Either.merge(decodeEither(bytes))
 
 type Expect =
   | {

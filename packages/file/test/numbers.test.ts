@@ -18,8 +18,11 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { referenceDecode } from "../reliability/support/oracle.js"
 import * as FileJournal from "../src/FileJournal.js"
-import { decode } from "../src/Jsonl.js"
+import { decode as decodeEither } from "../src/Jsonl.js"
 import { makeTempDir } from "./fixtures/helpers.js"
+
+/** `Jsonl.decode` with its Either merged: the session, or the error it fails with. */
+const decode = (bytes: Uint8Array) => Either.merge(decodeEither(bytes))
 
 const T = "2026-01-02T03:04:05.006Z"
 const headerText = (version = "1") => `{"type":"session","version":${version},"id":"s","timestamp":"${T}"}`

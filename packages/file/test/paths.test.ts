@@ -54,7 +54,7 @@ describe("a session in a symlinked directory", () => {
       const scanned = yield* (yield* SessionCatalog).scan(Path.join(root, "link"))
       expect(scanned.map((e) => e.location)).toEqual([store.location])
       const [read] = yield* (yield* SessionCatalog).readMany(scanned.map((e) => e.location))
-      expect(read !== undefined && "location" in read && read.location).toBe(store.location)
+      expect(read !== undefined && Either.isRight(read) && read.right.location).toBe(store.location)
     }).pipe(Effect.provide(live)))
 
   it.scoped("shares one lock with the same file reached by its real path: the stale store loses, typed", () =>

@@ -10,7 +10,7 @@ import { FastCheck as fc } from "effect"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { encodeLine } from "@session-tree/core/Codec"
-import { decode as decodeSession } from "../src/Jsonl.js"
+import { decode as decodeEither } from "../src/Jsonl.js"
 import { decodeEntry, decodeHeader, isCanonicalTimestamp } from "@session-tree/core/Record"
 import { SessionError, isSessionError } from "@session-tree/core/SessionError"
 import * as V1 from "@session-tree/testing/Version1"
@@ -30,6 +30,9 @@ import {
   utf8,
   without
 } from "./support/files.js"
+
+/** `Jsonl.decode` with its Either merged: the session, or the error it fails with. */
+const decodeSession = (bytes: Uint8Array) => Either.merge(decodeEither(bytes))
 
 const records: ReadonlyArray<JsonRecord> = [
   entry("e1", null, user("m1", "root ✓")),
@@ -155,7 +158,7 @@ describe("records", () => {
     for (const record of records) {
       const input = JSON.parse(JSON.stringify(record)) as { [key: string]: unknown }
       const before = structuredClone(input)
-      const decoded = decodeEntry(input, 2)
+      const decoded = Either.merge(decodeEntry(input, 2))
       expect(decoded).toEqual(record)
       expect(input).toEqual(before)
       expect(Object.isFrozen(input)).toBe(false)
@@ -287,8 +290,8 @@ describe("timestamps", () => {
 
   it("a header and an entry with a leap second are rejected with a typed error", () => {
     const leap = "2026-12-31T23:59:60.000Z"
-    expect((decodeHeader(header({ timestamp: leap }) as { [key: string]: unknown }, 1) as SessionError).code).toBe("SESSION_INVALID_HEADER")
-    expect((decodeEntry(entry("e", null, user(), { timestamp: leap }) as { [key: string]: unknown }, 2) as SessionError).code).toBe(
+    expect((Either.merge(decodeHeader(header({ timestamp: leap }) as { [key: string]: unknown }, 1)) as SessionError).code).toBe("SESSION_INVALID_HEADER")
+    expect((Either.merge(decodeEntry(entry("e", null, user(), { timestamp: leap }) as { [key: string]: unknown }, 2)) as SessionError).code).toBe(
       "SESSION_INVALID_RECORD"
     )
   })

@@ -4,10 +4,10 @@
  * session created again under its ID, and `readMany` reads many sessions in few
  * statements, each as `read` would, errors in their places.
  */
+import * as Either from "effect/Either"
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
-import { isSessionError } from "@session-tree/core/SessionError"
 import { SessionJournal, type Stored } from "@session-tree/core/SessionJournal"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -80,14 +80,14 @@ describe("PgCatalog", () => {
         console.log(`readMany: ${wanted.length} locations (${count} sessions) in ${statements} statements, ${ms} ms`)
         expect(statements).toBe(Math.ceil((count + 1) / PgCatalog.READ_CHUNK))
         expect(read).toEqual(yield* catalog.readMany(wanted))
-        expect(read.map((r) => (isSessionError(r) ? [r.code, r.line] : r))).toEqual(wanted.map((location) =>
+        expect(read.map((r) => (Either.isLeft(r) ? [r.left.code, r.left.line] : r.right))).toEqual(wanted.map((location) =>
           location === "many-5" ? ["SESSION_INVALID_RECORD", 3] : wrote.get(location) ?? ["SESSION_NOT_FOUND", undefined]
         ))
         for (const [i, location] of wanted.entries()) {
           const expected = yield* Effect.either(journal.read(location))
           const got = read[i]!
-          if (expected._tag === "Right") expect(got).toEqual(expected.right)
-          else expect(isSessionError(got) && [got.code, got.line]).toEqual([expected.left.code, expected.left.line])
+          if (expected._tag === "Right") expect(got).toEqual(Either.right(expected.right))
+          else expect(Either.isLeft(got) && [got.left.code, got.left.line]).toEqual([expected.left.code, expected.left.line])
         }
       }))
 

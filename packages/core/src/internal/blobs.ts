@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import { MAX_BLOB_BYTES, MAX_INLINE_FILE_BYTES } from "../Codec.js"
 import { isCanonicalBase64 } from "../RecordV2.js"
-import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
+import { type CorruptError, sessionError } from "../SessionError.js"
 import { isProxy } from "./runtime.js"
 
 /** A blob an append brings: its bytes and their name (64 lowercase hexadecimal digits). */
@@ -47,20 +47,23 @@ const isPlainArray = (value: unknown): value is ReadonlyArray<unknown> =>
   Object.getPrototypeOf(value) === Array.prototype
 
 /** The bytes of canonical base64 over the inline size, else undefined (left as it is). */
-const largeBase64 = (data: object): Uint8Array | undefined | SessionError => {
+const largeBase64 = (data: object): Either.Either<Uint8Array | undefined, CorruptError> => {
   const keys = Reflect.ownKeys(data)
-  if (keys.length !== 1 || keys[0] !== "base64") return undefined
+  if (keys.length !== 1 || keys[0] !== "base64") return KEEP
   const text = dataOf(data, "base64")?.value
-  if (typeof text !== "string" || !isCanonicalBase64(text)) return undefined
+  if (typeof text !== "string" || !isCanonicalBase64(text)) return KEEP
   const size = (text.length / 4) * 3 - (text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0)
-  if (size <= MAX_INLINE_FILE_BYTES) return undefined
+  if (size <= MAX_INLINE_FILE_BYTES) return KEEP
   if (size > MAX_BLOB_BYTES) return tooLarge(size)
   const decoded = Encoding.decodeBase64(text)
-  return Either.isRight(decoded) ? decoded.right : undefined
+  return Either.isRight(decoded) ? Either.right(decoded.right) : KEEP
 }
 
-const tooLarge = (size: number): SessionError =>
-  sessionError("SESSION_FILE_TOO_LARGE", `the file data holds ${size} bytes, more than the ${MAX_BLOB_BYTES} a blob may hold`)
+/** Data left as the caller gave it, for the snapshot to judge. */
+const KEEP: Either.Either<undefined> = Either.right(undefined)
+
+const tooLarge = (size: number): Either.Either<never, CorruptError> =>
+  Either.left(sessionError("SESSION_FILE_TOO_LARGE", `the file data holds ${size} bytes, more than the ${MAX_BLOB_BYTES} a blob may hold`))
 
 /** A private copy of the caller's bytes; undefined when they cannot be read (a detached buffer). */
 const copyBytes = (data: Uint8Array): Uint8Array | undefined => {
@@ -72,23 +75,27 @@ const copyBytes = (data: Uint8Array): Uint8Array | undefined => {
 }
 
 /** The new `data` of a file part, with the blob it makes, or undefined when `data` stays as given. */
-const fileData = (data: unknown, sha256: Sha256): { readonly data: object; readonly blob?: BlobBytes } | undefined | SessionError => {
-  if (typeof data !== "object" || data === null || isProxy(data)) return undefined
+const fileData = (
+  data: unknown,
+  sha256: Sha256
+): Either.Either<{ readonly data: object; readonly blob?: BlobBytes } | undefined, CorruptError> => {
+  if (typeof data !== "object" || data === null || isProxy(data)) return KEEP
   let bytes: Uint8Array | undefined
   if (data instanceof Uint8Array) {
     bytes = copyBytes(data)
-    if (bytes === undefined) return undefined
+    if (bytes === undefined) return KEEP
     if (bytes.length > MAX_BLOB_BYTES) return tooLarge(bytes.length)
-    if (bytes.length <= MAX_INLINE_FILE_BYTES) return { data: { base64: Encoding.encodeBase64(bytes) } }
+    if (bytes.length <= MAX_INLINE_FILE_BYTES) return Either.right({ data: { base64: Encoding.encodeBase64(bytes) } })
   } else if (isPlainObject(data)) {
     const large = largeBase64(data)
-    if (large === undefined || !(large instanceof Uint8Array)) return large
-    bytes = large
+    if (Either.isLeft(large)) return Either.left(large.left)
+    if (large.right === undefined) return KEEP
+    bytes = large.right
   } else {
-    return undefined
+    return KEEP
   }
   const hash = sha256(bytes)
-  return { data: { blob: `sha256:${hash}`, size: bytes.length }, blob: { hash, size: bytes.length, bytes } }
+  return Either.right({ data: { blob: `sha256:${hash}`, size: bytes.length }, blob: { hash, size: bytes.length, bytes } })
 }
 
 /** `value` with its own data property `key` set to `to`, the rest of its own properties as they are. */
@@ -106,8 +113,8 @@ const withProperty = (value: object, key: string | number, to: unknown): object 
  * A message with each file part's large data replaced by its blob reference, and small bytes by
  * inline base64; the message itself when nothing changes. The caller's value is never changed.
  */
-export const extractMessage = (message: unknown, sha256: Sha256): Extracted | SessionError => {
-  const unchanged: Extracted = { value: message, blobs: [] }
+export const extractMessage = (message: unknown, sha256: Sha256): Either.Either<Extracted, CorruptError> => {
+  const unchanged = Either.right<Extracted>({ value: message, blobs: [] })
   if (!isPlainObject(message)) return unchanged
   const contentProperty = dataOf(message, "content")
   const content: unknown = contentProperty?.value
@@ -120,23 +127,24 @@ export const extractMessage = (message: unknown, sha256: Sha256): Extracted | Se
     const data = dataOf(part, "data")
     if (data === undefined) continue
     const replaced = fileData(data.value, sha256)
-    if (replaced === undefined) continue
-    if (isSessionError(replaced)) return replaced
-    if (replaced.blob !== undefined) blobs.push(replaced.blob)
-    parts = withProperty(parts, i, withProperty(part, "data", replaced.data))
+    if (Either.isLeft(replaced)) return Either.left(replaced.left)
+    if (replaced.right === undefined) continue
+    if (replaced.right.blob !== undefined) blobs.push(replaced.right.blob)
+    parts = withProperty(parts, i, withProperty(part, "data", replaced.right.data))
   }
-  return parts === content ? unchanged : { value: withProperty(message, "content", parts), blobs }
+  return parts === content ? unchanged : Either.right({ value: withProperty(message, "content", parts), blobs })
 }
 
 /** `extractMessage` for the message of an entry body (`{ kind: "message", message }`); other bodies stay as they are. */
-export const extractBody = (body: unknown, sha256: Sha256): Extracted | SessionError => {
-  if (!isPlainObject(body) || dataOf(body, "kind")?.value !== "message") return { value: body, blobs: [] }
+export const extractBody = (body: unknown, sha256: Sha256): Either.Either<Extracted, CorruptError> => {
+  const unchanged = Either.right<Extracted>({ value: body, blobs: [] })
+  if (!isPlainObject(body) || dataOf(body, "kind")?.value !== "message") return unchanged
   const message = dataOf(body, "message")
-  if (message === undefined) return { value: body, blobs: [] }
-  const extracted = extractMessage(message.value, sha256)
-  if (isSessionError(extracted)) return extracted
-  if (extracted.value === message.value) return { value: body, blobs: [] }
-  return { value: withProperty(body, "message", extracted.value), blobs: extracted.blobs }
+  if (message === undefined) return unchanged
+  return Either.flatMap(extractMessage(message.value, sha256), (extracted) =>
+    extracted.value === message.value
+      ? unchanged
+      : Either.right({ value: withProperty(body, "message", extracted.value), blobs: extracted.blobs }))
 }
 
 /**

@@ -12,7 +12,7 @@ import { firstInexactNumber, parseObjectLine } from "../Json.js"
 import { checkLoads } from "./importCheck.js"
 import { deepFreeze, isCanonicalTimestamp } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
-import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
+import { type CorruptError, sessionError } from "../SessionError.js"
 import { decodeUtf8, type JsonRecord, own, restOf, splitLines } from "./piFile.js"
 
 export interface ConvertedClaude {
@@ -137,13 +137,13 @@ const textOf = (content: unknown): string =>
     ? content.flatMap((b) => (isObject(b) && own(b, "type") === "text" && typeof own(b, "text") === "string" ? [b.text as string] : [])).join("\n")
     : ""
 
-const invalid = (code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_MESSAGE", reason: string, line: number): SessionError =>
+const invalid = (code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_MESSAGE", reason: string, line: number): CorruptError =>
   sessionError(code, reason, { line })
 
-export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, SessionError> => {
+export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, CorruptError> => {
   const text = decodeUtf8(bytes)
-  if (isSessionError(text)) return Either.left(text)
-  const texts = splitLines(text)
+  if (Either.isLeft(text)) return Either.left(text.left)
+  const texts = splitLines(text.right)
 
   // Pass 1: every line parsed; the lines of each response; each compaction's summary line.
   const lines: Array<Line> = []
@@ -205,24 +205,28 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
   const calls = new Map<string, string>()
   const consumed = new Set<Line>()
 
-  const emit = (l: Line, id: string, parentId: string | null, timestamp: unknown, body: Mutable): RecordV2.SessionEntry | SessionError => {
-    if (seen.has(id)) return sessionError("SESSION_DUPLICATE_ID", `the entry ID "${id}" is already used`, { line: l.line })
+  const emit = (l: Line, id: string, parentId: string | null, timestamp: unknown, body: Mutable): Either.Either<RecordV2.SessionEntry, CorruptError> => {
+    if (seen.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `the entry ID "${id}" is already used`, { line: l.line }))
     const decoded = decodeEntry({ type: "entry", version: RecordV2.VERSION, id, parentId, timestamp, ...body })
     if (Either.isLeft(decoded)) {
-      return invalid(body.kind === "message" ? "SESSION_INVALID_MESSAGE" : "SESSION_INVALID_RECORD", `line "${id}", converted: ${explain(decoded.left)}`, l.line)
+      return Either.left(
+        invalid(body.kind === "message" ? "SESSION_INVALID_MESSAGE" : "SESSION_INVALID_RECORD", `line "${id}", converted: ${explain(decoded.left)}`, l.line)
+      )
     }
     const entry = deepFreeze(decoded.right)
     seen.add(id)
     entries.push(entry)
     origins.push(l.line)
-    return entry
+    return Either.right(entry)
   }
-  const parentOf = (l: Line): string | null | SessionError => {
+  const parentOf = (l: Line): Either.Either<string | null, CorruptError> => {
     const parentUuid = own(l.record, "parentUuid")
-    if (parentUuid === null) return null
+    if (parentUuid === null) return Either.right(null)
     const parent = typeof parentUuid === "string" ? attach.get(parentUuid) : undefined
-    if (parent === undefined) return sessionError("SESSION_UNKNOWN_PARENT", `parentUuid ${JSON.stringify(parentUuid)} is not an earlier line`, { line: l.line })
-    return parent
+    if (parent === undefined) {
+      return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `parentUuid ${JSON.stringify(parentUuid)} is not an earlier line`, { line: l.line }))
+    }
+    return Either.right(parent)
   }
   const skip = (l: Line, kind: string): void => {
     skipped[kind] = (skipped[kind] ?? 0) + 1
@@ -263,7 +267,7 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
       const body: Mutable = { kind: "compaction", summary: summary === undefined ? "" : textOf(isObject(summary.record.message) ? summary.record.message.content : undefined), firstKeptEntryId: null }
       if (isObject(metadata) && isCount(own(metadata, "preTokens"))) body.tokensBefore = metadata.preTokens
       const entry = emit(l, uuid, parent, timestamp, body)
-      if (isSessionError(entry)) return Either.left(entry)
+      if (Either.isLeft(entry)) return Either.left(entry.left)
       attach.set(uuid, uuid)
       if (summary !== undefined) {
         consumed.add(summary)
@@ -276,8 +280,9 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
     if (!isObject(message) || own(message, "role") !== type) {
       return Either.left(invalid("SESSION_INVALID_MESSAGE", `a ${type} line whose message is not an object of role "${type}"`, l.line))
     }
-    const parent = parentOf(l)
-    if (isSessionError(parent)) return Either.left(parent)
+    const parentOrError = parentOf(l)
+    if (Either.isLeft(parentOrError)) return Either.left(parentOrError.left)
+    const parent = parentOrError.right
 
     if (type === "assistant") {
       const responseId = own(message, "id")
@@ -317,7 +322,7 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
       if (Object.keys(meta).length > 0) value.meta = meta
       if (Object.keys(claude).length > 0) value.options = { claude }
       const entry = emit(l, uuid, parent, timestamp, { kind: "message", message: value })
-      if (isSessionError(entry)) return Either.left(entry)
+      if (Either.isLeft(entry)) return Either.left(entry.left)
       attach.set(uuid, uuid)
       tails.set(uuid, uuid)
       callsOf.set(uuid, madeCalls)
@@ -358,7 +363,7 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
       const api = restOf(block, ["type", "tool_use_id", "content", "is_error"])
       if (api !== undefined) value.options = { anthropic: api }
       const entry = emit(l, id, at, timestamp, { kind: "message", message: value })
-      if (isSessionError(entry)) return Either.left(entry)
+      if (Either.isLeft(entry)) return Either.left(entry.left)
       if (response !== undefined) {
         chainOf.set(id, response)
         tails.set(response, id)
@@ -380,12 +385,12 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Se
       if (own(r, "isCompactSummary") === true) claude.isCompactSummary = true
       if (Object.keys(claude).length > 0) value.options = { claude }
       const entry = emit(l, id, at, timestamp, { kind: "message", message: value })
-      if (isSessionError(entry)) return Either.left(entry)
+      if (Either.isLeft(entry)) return Either.left(entry.left)
       at = id
     }
     attach.set(uuid, at)
   }
   const problem = checkLoads(header.right, entries, origins, "transcript")
-  if (problem !== undefined) return Either.left(problem)
+  if (Either.isLeft(problem)) return Either.left(problem.left)
   return Either.right(Object.freeze({ header: Object.freeze(header.right), entries: Object.freeze(entries), skipped: Object.freeze(skipped) }))
 }

@@ -11,7 +11,8 @@ import type { History } from "../History.js"
 import type { IdsService } from "../Ids.js"
 import { deepFreeze, type Entry, type Header, isCanonicalTimestamp } from "../Record.js"
 import * as V2 from "../RecordV2.js"
-import { asInput, type InputError, isSessionError, type SessionError, sessionError } from "../SessionError.js"
+import * as Either from "effect/Either"
+import { asInput, type CorruptError, type InputError, isSessionError, type SessionError, sessionError } from "../SessionError.js"
 import type { Lines } from "../SessionJournal.js"
 import { type BlobBytes, carriedBy, extractBody, extractMessage, type Sha256 } from "./blobs.js"
 import { snapshotBody, snapshotMessageFor } from "./snapshot.js"
@@ -60,10 +61,10 @@ export interface Append {
   readonly blobs?: ReadonlyArray<BlobBytes> | undefined
 }
 
-const checkParent = (parentId: unknown): SessionError | undefined =>
+const checkParent = (parentId: unknown): Either.Either<string | null, InputError> =>
   parentId !== null && (typeof parentId !== "string" || parentId === "")
-    ? sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID")
-    : undefined
+    ? Either.left(asInput(sessionError("SESSION_UNKNOWN_PARENT", "the parent must be null or a non-empty entry ID")))
+    : Either.right(parentId)
 
 
 /**
@@ -71,39 +72,49 @@ const checkParent = (parentId: unknown): SessionError | undefined =>
  * entry: Message IR of the session's version (a v1 message to a v2 session in its v2 form). In
  * version 2, large file data becomes blobs named by `sha256` first.
  */
-export const prepare = (parentId: unknown, message: unknown, version: 1 | 2 = 1, sha256?: Sha256): Append | SessionError => {
+export const prepare = (
+  parentId: unknown,
+  message: unknown,
+  version: 1 | 2 = 1,
+  sha256?: Sha256
+): Either.Either<Append, InputError> => {
   const parent = checkParent(parentId)
-  if (parent !== undefined) return parent
+  if (Either.isLeft(parent)) return Either.left(parent.left)
   let blobs: ReadonlyArray<BlobBytes> = NO_BLOBS
   if (version === 2 && sha256 !== undefined) {
     const extracted = extractMessage(message, sha256)
-    if (isSessionError(extracted)) return extracted
-    blobs = [...carriedBy(message), ...extracted.blobs]
-    message = extracted.value
+    if (Either.isLeft(extracted)) return refused(extracted.left)
+    blobs = [...carriedBy(message), ...extracted.right.blobs]
+    message = extracted.right.value
   }
   const snapshot = snapshotMessageFor(message, version)
-  if (isSessionError(snapshot)) return snapshot
-  const fields = version === 1 ? { message: snapshot } : { kind: "message" as const, message: snapshot as V2.Message }
-  return { parentId: parentId as string | null, version, fields: Object.freeze(fields), blobs }
+  if (Either.isLeft(snapshot)) return refused(snapshot.left)
+  const fields = version === 1 ? { message: snapshot.right } : { kind: "message" as const, message: snapshot.right as V2.Message }
+  return Either.right({ parentId: parent.right, version, fields: Object.freeze(fields), blobs })
 }
 
+/** What judges stored data judges an append's input: its refusal is the caller's to fix. */
+const refused = (error: CorruptError): Either.Either<never, InputError> => Either.left(asInput(error))
+
 /** Checks and copies an append of any kind (the body's keys after `kind`); version 2 only. */
-export const prepareEntry = (parentId: unknown, body: unknown, version: 1 | 2, sha256?: Sha256): Append | SessionError => {
+export const prepareEntry = (parentId: unknown, body: unknown, version: 1 | 2, sha256?: Sha256): Either.Either<Append, InputError> => {
   const parent = checkParent(parentId)
-  if (parent !== undefined) return parent
+  if (Either.isLeft(parent)) return Either.left(parent.left)
   if (version === 1) {
-    return sessionError("SESSION_UNSUPPORTED_VERSION", "a version-1 session holds messages only; entries of other kinds need version 2")
+    return refused(
+      sessionError("SESSION_UNSUPPORTED_VERSION", "a version-1 session holds messages only; entries of other kinds need version 2")
+    )
   }
   let blobs: ReadonlyArray<BlobBytes> = NO_BLOBS
   if (sha256 !== undefined) {
     const extracted = extractBody(body, sha256)
-    if (isSessionError(extracted)) return extracted
-    blobs = [...carriedBy(body), ...extracted.blobs]
-    body = extracted.value
+    if (Either.isLeft(extracted)) return refused(extracted.left)
+    blobs = [...carriedBy(body), ...extracted.right.blobs]
+    body = extracted.right.value
   }
   const snapshot = snapshotBody(body)
-  if (isSessionError(snapshot)) return snapshot
-  return { parentId: parentId as string | null, version, fields: snapshot, blobs }
+  if (Either.isLeft(snapshot)) return refused(snapshot.left)
+  return Either.right({ parentId: parent.right, version, fields: snapshot.right, blobs })
 }
 
 const NO_BLOBS: ReadonlyArray<BlobBytes> = []

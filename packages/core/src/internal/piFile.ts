@@ -6,7 +6,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { parseObjectLine } from "../Json.js"
-import { type SessionError, sessionError } from "../SessionError.js"
+import { type CorruptError, sessionError } from "../SessionError.js"
 
 /** The only Pi session format read here. Pi migrates older files when it opens them. */
 export const PI_VERSION = 3
@@ -28,12 +28,12 @@ export type JsonRecord = { readonly [key: string]: unknown }
 export const own = (o: JsonRecord, key: string): unknown => (hasOwn.call(o, key) ? o[key] : undefined)
 
 /** The file's text, or SESSION_INVALID_UTF8. */
-export const decodeUtf8 = (bytes: Uint8Array): string | SessionError => {
+export const decodeUtf8 = (bytes: Uint8Array): Either.Either<string, CorruptError> => {
   try {
     // ignoreBOM keeps a byte order mark in the text, where it makes the header invalid JSON, as it does for Pi.
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes)
+    return Either.right(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes))
   } catch (cause) {
-    return sessionError("SESSION_INVALID_UTF8", "the file is not valid UTF-8", { cause })
+    return Either.left(sessionError("SESSION_INVALID_UTF8", "the file is not valid UTF-8", { cause }))
   }
 }
 
@@ -48,12 +48,21 @@ export const splitLines = (text: string): Array<string> => {
 }
 
 /** The Pi header (line 1) as parsed, or why the file is not a Pi format-3 session. */
-export const readHeader = (text: string | undefined): JsonRecord | SessionError => {
-  if (text === undefined || text === "") return sessionError("SESSION_INVALID_HEADER", "the first line is empty: there is no Pi session header", { line: 1 })
+export const readHeader = (text: string | undefined): Either.Either<JsonRecord, CorruptError> => {
+  const header = readRecord(text)
+  return Either.isLeft(header) || Either.isRight(decodeHeader(header.right)) ? header : Either.left(headerProblem(header.right))
+}
+
+const readRecord = (text: string | undefined): Either.Either<JsonRecord, CorruptError> => {
+  if (text === undefined || text === "") {
+    return Either.left(sessionError("SESSION_INVALID_HEADER", "the first line is empty: there is no Pi session header", { line: 1 }))
+  }
   const parsed = parseObjectLine(text)
-  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line: 1 })
-  const header = parsed.value
-  if (Either.isRight(decodeHeader(header))) return header
+  return parsed.ok ? Either.right(parsed.value) : Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line: 1 }))
+}
+
+/** Why a JSON object on line 1 is not a Pi format-3 header. */
+const headerProblem = (header: JsonRecord): CorruptError => {
   // Which rule failed, in an order that tells a session-tree file from a Pi one.
   if (own(header, "type") !== "session") {
     return sessionError("SESSION_INVALID_HEADER", "the first line is not a Pi session header", { line: 1 })

@@ -16,7 +16,7 @@ import { firstInexactNumber, parseObjectLine } from "../Json.js"
 import { checkLoads } from "./importCheck.js"
 import { deepFreeze, Id, Timestamp } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
-import { isSessionError, type SessionError, sessionError } from "../SessionError.js"
+import { type CorruptError, sessionError } from "../SessionError.js"
 import { decodeUtf8, type JsonRecord, own, readHeader, restOf, splitLines } from "./piFile.js"
 
 /** The ID and custom type of the root entry that holds the Pi header's own fields (`cwd`, …). */
@@ -278,19 +278,20 @@ const decode = (envelope: Mutable, body: Mutable): RecordV2.SessionEntry | strin
   return Either.isRight(decoded) ? deepFreeze(decoded.right) : explain(decoded.left)
 }
 
-export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionError> => {
+export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptError> => {
   const text = decodeUtf8(bytes)
-  if (isSessionError(text)) return Either.left(text)
-  const lines = splitLines(text)
-  const piHeader = readHeader(lines[0])
-  if (isSessionError(piHeader)) return Either.left(piHeader)
+  if (Either.isLeft(text)) return Either.left(text.left)
+  const lines = splitLines(text.right)
+  const read = readHeader(lines[0])
+  if (Either.isLeft(read)) return Either.left(read.left)
+  const piHeader = read.right
   const inexactHeader = firstInexactNumber(lines[0]!)
   if (inexactHeader !== undefined) return Either.left(inexact(inexactHeader.literal, "the header", 1))
   const header = decodeHeader({ type: "session", version: RecordV2.VERSION, id: own(piHeader, "id"), timestamp: own(piHeader, "timestamp") })
   if (Either.isLeft(header)) return Either.left(sessionError("SESSION_INVALID_HEADER", explain(header.left), { line: 1 }))
 
   const run: Run = { parents: new Map(), attach: new Map(), models: new Map() }
-  const read: Record<string, number> = {}
+  const counts: Record<string, number> = {}
   const wholes: Record<string, number> = {}
   const entries: Array<RecordV2.SessionEntry> = []
   // The Pi line each entry comes from, to report what the loader finds where it comes from.
@@ -377,7 +378,7 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionE
         model = { provider: entry.provider, model: entry.model }
       }
     }
-    read[key] = (read[key] ?? 0) + 1
+    counts[key] = (counts[key] ?? 0) + 1
     add(entry, model)
     run.attach.set(id, id)
 
@@ -393,16 +394,16 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, SessionE
     }
   }
   const problem = checkLoads(header.right, entries, origins, "Pi")
-  if (problem !== undefined) return Either.left(problem)
+  if (Either.isLeft(problem)) return Either.left(problem.left)
   return Either.right(Object.freeze({
     header: Object.freeze(header.right),
     entries: Object.freeze(entries),
-    read: Object.freeze(read),
+    read: Object.freeze(counts),
     whole: Object.freeze(wholes)
   }))
 }
 
-const inexact = (literal: string, where: string, line: number): SessionError =>
+const inexact = (literal: string, where: string, line: number): CorruptError =>
   sessionError(
     "SESSION_INVALID_RECORD",
     `${where} holds the number ${literal}, which cannot be held exactly (it would become ${JSON.stringify(Number(literal))})`,

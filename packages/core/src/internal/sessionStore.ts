@@ -7,8 +7,18 @@ import { History } from "../History.js"
 import { Ids } from "../Ids.js"
 import { currentClock } from "../Options.js"
 import type { Entry, Header } from "../Record.js"
-import { asInput, isSessionError, type SessionError, sessionError } from "../SessionError.js"
-import { type Lines, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "../SessionJournal.js"
+import * as Either from "effect/Either"
+import { asInput, type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
+import {
+  type BlobError,
+  type Lines,
+  type NewBlob,
+  type ReadError,
+  SessionJournal,
+  type SessionJournalService,
+  type Stored,
+  type Writer
+} from "../SessionJournal.js"
 import * as V2 from "../RecordV2.js"
 import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "../SessionStore.js"
 import { BLOB_REF, type Sha256 } from "./blobs.js"
@@ -20,17 +30,17 @@ import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
 import { sha256Hex } from "./sha256.js"
 
 /** Checks and copies the bodies of a chain at call time, each as `appendEntry` would; the first goes under `parentId`. */
-const prepareChain = (parentId: unknown, bodies: unknown, version: 1 | 2, sha256: Sha256): Chain | SessionError => {
+const prepareChain = (parentId: unknown, bodies: unknown, version: 1 | 2, sha256: Sha256): Either.Either<Chain, InputError> => {
   if (!Array.isArray(bodies) || bodies.length === 0) {
-    return sessionError("SESSION_INVALID_RECORD", "a chain is a non-empty array of entry bodies")
+    return Either.left(asInput(sessionError("SESSION_INVALID_RECORD", "a chain is a non-empty array of entry bodies")))
   }
   const chain: Array<Append> = []
   for (const body of bodies) {
     const append = prepareEntry(chain.length === 0 ? parentId : null, body, version, sha256)
-    if (isSessionError(append)) return append
-    chain.push(append)
+    if (Either.isLeft(append)) return Either.left(append.left)
+    chain.push(append.right)
   }
-  return { chain }
+  return Either.right({ chain })
 }
 
 /** The SHA-256 each store names its new blobs with: its backend's, or the core's own. */
@@ -47,21 +57,19 @@ const requiredId = (journal: SessionJournalService, location: string): string | 
 export const decode = (
   journal: SessionJournalService,
   stored: Stored
-): { readonly header: Header; readonly history: History } | SessionError => {
-  const decoded = decodeLines(stored)
-  if (isSessionError(decoded)) return decoded
-  const expected = requiredId(journal, stored.location)
-  if (expected !== undefined && decoded.header.id !== expected) {
-    return sessionError("SESSION_INVALID_HEADER", `the header names session "${decoded.header.id}", stored as "${expected}"`, {
-      line: 1,
-      path: stored.location
-    })
-  }
-  return decoded
-}
+): Either.Either<{ readonly header: Header; readonly history: History }, CorruptError> =>
+  Either.flatMap(decodeLines(stored), (decoded) => {
+    const expected = requiredId(journal, stored.location)
+    return expected !== undefined && decoded.header.id !== expected
+      ? Either.left(sessionError("SESSION_INVALID_HEADER", `the header names session "${decoded.header.id}", stored as "${expected}"`, {
+        line: 1,
+        path: stored.location
+      }))
+      : Either.right(decoded)
+  })
 
 /** The bytes of the blob `ref` (`sha256:` and its hash) of the session at `location`, checked by the backend. */
-export const readBlob = (journal: SessionJournalService, location: string, ref: unknown): Effect.Effect<Uint8Array, SessionError> =>
+export const readBlob = (journal: SessionJournalService, location: string, ref: unknown): Effect.Effect<Uint8Array, BlobError> =>
   typeof ref === "string" && BLOB_REF.test(ref)
     ? journal.blob(location, V2.hashOf(ref))
     : Effect.fail(sessionError(
@@ -69,21 +77,17 @@ export const readBlob = (journal: SessionJournalService, location: string, ref: 
       `${JSON.stringify(ref) ?? String(ref)} is not a blob reference ("sha256:" and 64 lowercase hexadecimal digits)`
     ))
 
-export const read = (location: string): Effect.Effect<Loaded, SessionError, SessionJournal> =>
+export const read = (location: string): Effect.Effect<Loaded, ReadError, SessionJournal> =>
   Effect.flatMap(SessionJournal, (journal) =>
-    Effect.flatMap(journal.read(location), (stored) => {
-      const decoded = decode(journal, stored)
-      return isSessionError(decoded)
-        ? Effect.fail(decoded)
-        : Effect.succeed({
-          location: stored.location,
-          header: decoded.header,
-          entries: Object.freeze(decoded.history.entries.slice()),
-          tail: stored.tail,
-          size: stored.size,
-          blob: (ref: string) => readBlob(journal, stored.location, ref)
-        })
-    }))
+    Effect.flatMap(journal.read(location), (stored) =>
+      Either.map(decode(journal, stored), (decoded): Loaded => ({
+        location: stored.location,
+        header: decoded.header,
+        entries: Object.freeze(decoded.history.entries.slice()),
+        tail: stored.tail,
+        size: stored.size,
+        blob: (ref: string) => readBlob(journal, stored.location, ref)
+      }))))
 
 /**
  * What the group commit of a store commits: an append, a chain (appends each the child of the one
@@ -208,11 +212,11 @@ const assemble = (
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : group.submit(input)
       })
-    const refuse = (error: SessionError): Effect.Effect<never, SessionError> =>
-      Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : asInput(error))))
+    const refuse = (error: InputError): Effect.Effect<never, SessionError> =>
+      Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : error)))
     // An append is answered with its entry.
-    const submit = (append: Append | SessionError): Effect.Effect<Entry, SessionError> =>
-      isSessionError(append) ? refuse(append) : submitted(append) as Effect.Effect<Entry, SessionError>
+    const submit = (append: Either.Either<Append, InputError>): Effect.Effect<Entry, SessionError> =>
+      Either.isLeft(append) ? refuse(append.left) : submitted(append.right) as Effect.Effect<Entry, SessionError>
     const sha256 = journal.sha256 ?? sha256Hex
     const store: SessionStore = {
       location,
@@ -228,7 +232,7 @@ const assemble = (
       appendEntry: (parentId, body) => submit(prepareEntry(parentId, body, header.version, sha256)),
       appendChain: (parentId, bodies) => {
         const chain = prepareChain(parentId, bodies, header.version, sha256)
-        return isSessionError(chain) ? refuse(chain) : submitted(chain) as Effect.Effect<ReadonlyArray<Entry>, SessionError>
+        return Either.isLeft(chain) ? refuse(chain.left) : submitted(chain.right) as Effect.Effect<ReadonlyArray<Entry>, SessionError>
       },
       flush: Effect.suspend(() => {
         const locked = writer.locked
@@ -241,9 +245,9 @@ const assemble = (
   })
 
 /** Runs `use` with a scope of its own inside the caller's, closed at once if `use` fails. */
-const withChildScope = <A, R>(
-  use: (scope: Scope.Scope) => Effect.Effect<A, SessionError, R>
-): Effect.Effect<A, SessionError, R | Scope.Scope> =>
+const withChildScope = <A, E, R>(
+  use: (scope: Scope.Scope) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | Scope.Scope> =>
   Effect.flatMap(Scope.Scope, (parent) =>
     Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
       Effect.onExit(use(child), (exit) => Exit.isFailure(exit) ? Scope.close(child, exit) : Effect.void)))
@@ -300,8 +304,7 @@ export const newHeader = (id: string, options?: HeaderOptions): Effect.Effect<He
           : Effect.fail(sessionError("SESSION_UNSUPPORTED_VERSION", "a version-1 header cannot say where a fork came from"))
       }
       if (forkedFrom === undefined) return Effect.succeed(Object.freeze({ type: "session", version: 2, id, timestamp }))
-      const decoded = V2.decodeHeader({ type: "session", version: 2, id, timestamp, forkedFrom }, 1)
-      return isSessionError(decoded) ? Effect.fail(decoded) : Effect.succeed(decoded)
+      return V2.decodeHeader({ type: "session", version: 2, id, timestamp, forkedFrom }, 1)
     }))
 
 export const create = (
@@ -346,8 +349,9 @@ export const createWhole = (
 ): Effect.Effect<{ readonly location: string; readonly header: Header; readonly entries: ReadonlyArray<Entry> }, SessionError> =>
   Effect.flatMap(SessionLister, (lister) => {
     const lines = encodeAll([header, ...entries])
-    const decoded = decodeLines({ ...lines, tail: "none", blobs: new Map(blobs.map((blob) => [blob.hash, blob.size])) })
-    if (isSessionError(decoded)) return Effect.fail(decoded)
+    const checked = decodeLines({ ...lines, tail: "none", blobs: new Map(blobs.map((blob) => [blob.hash, blob.size])) })
+    if (Either.isLeft(checked)) return Effect.fail(checked.left)
+    const decoded = checked.right
     const wrong = wrongId(location, requiredId(journal, location), header.id)
     if (wrong !== undefined) return Effect.fail(wrong)
     return Effect.scoped(Effect.map(
@@ -365,12 +369,13 @@ export const createWhole = (
 export const load = (
   location: string,
   options?: LoadOptions
-): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =>
+): Effect.Effect<SessionStore, ReadError, SessionJournal | Ids | Scope.Scope> =>
   Effect.uninterruptible(Effect.flatMap(SessionJournal, (journal) =>
     withChildScope((scope) =>
       Effect.flatMap(Scope.extend(journal.hold(location), scope), (held) => {
-        const decoded = decode(journal, held)
-        if (isSessionError(decoded)) return Effect.fail(decoded)
+        const checked = decode(journal, held)
+        if (Either.isLeft(checked)) return Effect.fail(checked.left)
+        const decoded = checked.right
         const wanted = options?.version
         if (wanted !== undefined && decoded.header.version !== wanted) {
           return Effect.fail(sessionError(

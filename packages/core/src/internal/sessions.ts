@@ -1,8 +1,9 @@
 import * as Effect from "effect/Effect"
 import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
-import { type Remembered, SessionCatalog } from "../SessionCatalog.js"
-import { SessionError, sessionError, isSessionError } from "../SessionError.js"
+import { type Remembered, type ScanError, SessionCatalog } from "../SessionCatalog.js"
+import * as Either from "effect/Either"
+import { type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
 import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
 import type { ImportOptions, Listed, ListingPage, ListOptions, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
@@ -20,7 +21,7 @@ const unreadable = (location: string, error: SessionError): Listed => ({
   error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
 })
 
-export const pathToOrFail = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, SessionError> => {
+export const pathToOrFail = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, InputError> => {
   const path = pathTo(entries, leaf)
   return path.length === 0
     ? Effect.fail(sessionError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(leaf)} is not an entry of this session`))
@@ -69,8 +70,8 @@ const blobsGiven = (
   entries: ReadonlyArray<Entry>,
   given: ReadonlyMap<string, Uint8Array> | undefined,
   sha256: (bytes: Uint8Array) => string
-): ReadonlyArray<NewBlob> | SessionError => {
-  if (given === undefined) return []
+): Either.Either<ReadonlyArray<NewBlob>, CorruptError> => {
+  if (given === undefined) return Either.right([])
   const found = new Map<string, NewBlob>()
   for (const entry of entries) {
     if (entry.version !== 2 || entry.kind !== "message") continue
@@ -79,24 +80,28 @@ const blobsGiven = (
       if (found.has(hash)) continue
       const bytes = given.get(ref.blob) ?? given.get(hash)
       if (bytes === undefined) continue
-      if (sha256(bytes) !== hash) return sessionError("SESSION_BLOB_CORRUPT", `the bytes given for blob "${ref.blob}" do not match its hash`)
+      if (sha256(bytes) !== hash) {
+        return Either.left(sessionError("SESSION_BLOB_CORRUPT", `the bytes given for blob "${ref.blob}" do not match its hash`))
+      }
       found.set(hash, { hash, size: bytes.length, bytes: bytes.slice() })
     }
   }
-  return [...found.values()]
+  return Either.right([...found.values()])
 }
 
 export const toJsonl = (records: Records): string => encodeLine(records.header) + records.entries.map(encodeLine).join("")
 
 /** A page of `items`: `offset` and `limit` taken as given when they are whole numbers, else refused. */
-const page = <A>(items: ReadonlyArray<A>, options: ListOptions | undefined): ReadonlyArray<A> | SessionError => {
+const page = <A>(items: ReadonlyArray<A>, options: ListOptions | undefined): Either.Either<ReadonlyArray<A>, InputError> => {
   const offset = options?.offset ?? 0
   const limit = options?.limit ?? Number.POSITIVE_INFINITY
-  if (!Number.isSafeInteger(offset) || offset < 0) return sessionError("SESSION_INVALID_OPTIONS", `offset ${offset} is not a whole number`)
-  if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit < 0)) {
-    return sessionError("SESSION_INVALID_OPTIONS", `limit ${limit} is not a whole number`)
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    return Either.left(sessionError("SESSION_INVALID_OPTIONS", `offset ${offset} is not a whole number`))
   }
-  return items.slice(offset, limit === Number.POSITIVE_INFINITY ? undefined : offset + limit)
+  if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit < 0)) {
+    return Either.left(sessionError("SESSION_INVALID_OPTIONS", `limit ${limit} is not a whole number`))
+  }
+  return Either.right(items.slice(offset, limit === Number.POSITIVE_INFINITY ? undefined : offset + limit))
 }
 
 export const make: Effect.Effect<SessionsService, never, SessionJournal | SessionCatalog | Ids> = Effect.gen(function*() {
@@ -110,19 +115,19 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
   const cache = new Map<string, { readonly version: string; readonly listed: Listed }>()
 
   /** The listing of a stored session: its summary, or why it does not load. */
-  const listedOf = (stored: Stored | SessionError, location: string): Listed => {
-    const decoded = isSessionError(stored) ? stored : decode(journal, stored)
-    return isSessionError(decoded)
-      ? unreadable(location, decoded)
-      : summarize(location, { header: decoded.header, entries: decoded.history.entries })
+  const listedOf = (read: Either.Either<Stored, SessionError>, location: string): Listed => {
+    if (Either.isLeft(read)) return unreadable(location, read.left)
+    const decoded = decode(journal, read.right)
+    return Either.isLeft(decoded)
+      ? unreadable(location, decoded.left)
+      : summarize(location, { header: decoded.right.header, entries: decoded.right.history.entries })
   }
 
-  const list = (options?: ListOptions): Effect.Effect<ListingPage, SessionError> =>
+  const list = (options?: ListOptions): Effect.Effect<ListingPage, ScanError> =>
     Effect.gen(function*() {
       const scanned = yield* catalog.scan(options?.directory ?? options?.scope)
       const ordered = [...scanned].sort((a, b) => b.changed - a.changed || (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
-      const wanted = page(ordered, options)
-      if (isSessionError(wanted)) return yield* wanted
+      const wanted = yield* page(ordered, options)
       // What this listing shows of a session it could not read for a passing reason; kept nowhere.
       const passing = new Map<string, Listed>()
       let stale = wanted.filter((entry) => cache.get(entry.location)?.version !== entry.version)
@@ -190,8 +195,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       Effect.gen(function*() {
         const version = yield* targetVersion(records.header.version, options?.version)
         if (version !== records.header.version) records = upgraded(records)
-        const blobs = blobsGiven(records.entries, options?.blobs, journal.sha256 ?? sha256Hex)
-        if (isSessionError(blobs)) return yield* blobs
+        const blobs = yield* blobsGiven(records.entries, options?.blobs, journal.sha256 ?? sha256Hex)
         const location = to ?? (journal.locations === "sessionId" ? records.header.id : undefined)
         if (location === undefined) {
           return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to import to")

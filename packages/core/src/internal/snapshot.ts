@@ -6,17 +6,25 @@
 import { CAPS_V2, MAX_LINE_BYTES } from "../Codec.js"
 import { type AnyMessage, type Message, decodeCanonicalMessage, decodeMessage, deepFreeze } from "../Record.js"
 import * as V2 from "../RecordV2.js"
-import { SessionError, sessionError, isSessionError } from "../SessionError.js"
+import * as Either from "effect/Either"
+import { type CorruptError, sessionError } from "../SessionError.js"
 import { MAX_DEPTH } from "../Json.js"
 import { isProxy } from "./runtime.js"
 
-export type Snapshot = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string; readonly tooLarge?: true }
+/** Why a value was not copied: what is wrong with it, and whether it is only too large. */
+export interface Refusal {
+  readonly reason: string
+  readonly tooLarge?: true
+}
 
-const refuse = (reason: string): Snapshot => ({ ok: false, reason })
+/** The copy of a value, or why it was not made. */
+export type Snapshot = Either.Either<unknown, Refusal>
+
+const refuse = (reason: string): Snapshot => Either.left({ reason })
 
 /** The error of a refused snapshot: over the line's cap, or not data of the kind `code` names. */
-const refused = (snapshot: Extract<Snapshot, { readonly ok: false }>, code: "SESSION_INVALID_MESSAGE" | "SESSION_INVALID_RECORD"): SessionError =>
-  sessionError(snapshot.tooLarge ? "SESSION_LINE_TOO_LONG" : code, snapshot.reason)
+const refused = (refusal: Refusal, code: "SESSION_INVALID_MESSAGE" | "SESSION_INVALID_RECORD"): Either.Either<never, CorruptError> =>
+  Either.left(sessionError(refusal.tooLarge ? "SESSION_LINE_TOO_LONG" : code, refusal.reason))
 
 /** The objects enclosing a value, innermost first: a cycle is an object that encloses itself. */
 interface Enclosing {
@@ -103,73 +111,73 @@ export const snapshotJson = (input: unknown, rootDepth: number, lineBytes: numbe
       default:
         return refuse(`a ${typeof source} is not JSON data`)
     }
-    if (budget < 0) return { ok: false, reason: `the record would exceed ${lineBytes} bytes`, tooLarge: true }
+    if (budget < 0) return Either.left({ reason: `the record would exceed ${lineBytes} bytes`, tooLarge: true })
   }
-  return { ok: true, value: root.value }
+  return Either.right(root.value)
 }
 
 /**
  * Copies and decodes a message without running caller code: a fresh, deeply
  * frozen Message IR value, or the error that refuses it.
  */
-export const snapshotMessage = (message: unknown): Message | SessionError => {
+export const snapshotMessage = (message: unknown): Either.Either<Message, CorruptError> => {
   const snapshot = snapshotJson(message, 2)
-  if (!snapshot.ok) {
-    return refused(snapshot, "SESSION_INVALID_MESSAGE")
+  if (Either.isLeft(snapshot)) {
+    return refused(snapshot.left, "SESSION_INVALID_MESSAGE")
   }
   // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
-  const decoded = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
-  return isSessionError(decoded) ? decoded : deepFreeze(decoded)
+  const canonical = decodeCanonicalMessage(snapshot.right)
+  return canonical !== undefined ? Either.right(deepFreeze(canonical)) : Either.map(decodeMessage(snapshot.right), deepFreeze)
 }
 
 /**
  * Copies and decodes a message for a session of `version`: Message IR v1 for version 1; for
  * version 2, Message IR v2, or a Message IR v1 value in its version-2 form (the upgrade).
  */
-export const snapshotMessageFor = (message: unknown, version: 1 | 2): AnyMessage | SessionError => {
+export const snapshotMessageFor = (message: unknown, version: 1 | 2): Either.Either<AnyMessage, CorruptError> => {
   if (version === 1) return snapshotMessage(message)
   const snapshot = snapshotJson(message, 2, CAPS_V2.lineBytes)
-  if (!snapshot.ok) {
-    return refused(snapshot, "SESSION_INVALID_MESSAGE")
+  if (Either.isLeft(snapshot)) {
+    return refused(snapshot.left, "SESSION_INVALID_MESSAGE")
   }
-  if (V2.isVersion1Shaped(snapshot.value)) {
-    const v1 = decodeCanonicalMessage(snapshot.value) ?? decodeMessage(snapshot.value)
-    if (isSessionError(v1)) return v1
-    return V2.decodeMessage(V2.upgradeMessage(v1))
+  if (V2.isVersion1Shaped(snapshot.right)) {
+    const canonical = decodeCanonicalMessage(snapshot.right)
+    const v1 = canonical !== undefined ? Either.right(canonical) : decodeMessage(snapshot.right)
+    return Either.flatMap(v1, (message) => V2.decodeMessage(V2.upgradeMessage(message)))
   }
   // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
-  return V2.decodeCanonicalMessage(snapshot.value) ?? V2.decodeMessage(snapshot.value)
+  const canonical = V2.decodeCanonicalMessage(snapshot.right)
+  return canonical !== undefined ? Either.right(canonical) : V2.decodeMessage(snapshot.right)
 }
 
 /** Copies and decodes the body of a version-2 entry of any kind (the keys after `kind`, `kind` first). */
-export const snapshotBody = (body: unknown): V2.Body | SessionError => {
+export const snapshotBody = (body: unknown): Either.Either<V2.Body, CorruptError> => {
   const snapshot = snapshotJson(body, 1, CAPS_V2.lineBytes)
-  if (!snapshot.ok) {
-    return refused(snapshot, "SESSION_INVALID_RECORD")
+  if (Either.isLeft(snapshot)) {
+    return refused(snapshot.left, "SESSION_INVALID_RECORD")
   }
-  const value = snapshot.value
+  const value = snapshot.right
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return sessionError("SESSION_INVALID_RECORD", "an entry's body must be an object with its `kind` first")
+    return Either.left(sessionError("SESSION_INVALID_RECORD", "an entry's body must be an object with its `kind` first"))
   }
   const fields = value as { readonly [key: string]: unknown }
   for (const key of ENVELOPE_KEYS) {
     if (Object.prototype.hasOwnProperty.call(fields, key)) {
-      return sessionError("SESSION_INVALID_RECORD", `["${key}"] is the store's to write, not the body's`)
+      return Either.left(sessionError("SESSION_INVALID_RECORD", `["${key}"] is the store's to write, not the body's`))
     }
   }
   if (fields["kind"] === "message") {
     const keys = Object.keys(fields)
     if (keys.length !== 2 || keys[1] !== "message") {
-      return sessionError("SESSION_INVALID_RECORD", "a message body holds exactly `kind` and `message`")
+      return Either.left(sessionError("SESSION_INVALID_RECORD", "a message body holds exactly `kind` and `message`"))
     }
-    const message = snapshotMessageFor(fields["message"], 2)
-    return isSessionError(message) ? message : { kind: "message", message: message as V2.Message }
+    return Either.map(snapshotMessageFor(fields["message"], 2), (message): V2.Body => ({ kind: "message", message: message as V2.Message }))
   }
   // The kind's Schema judges the body inside a placeholder envelope, which is then taken off again.
-  const decoded = V2.decodeEntry({ ...PLACEHOLDER, ...fields })
-  if (isSessionError(decoded)) return decoded
-  const { id: _id, parentId: _parentId, timestamp: _timestamp, type: _type, version: _version, ...rest } = decoded
-  return deepFreeze(rest) as V2.Body
+  return Either.map(V2.decodeEntry({ ...PLACEHOLDER, ...fields }), (decoded) => {
+    const { id: _id, parentId: _parentId, timestamp: _timestamp, type: _type, version: _version, ...rest } = decoded
+    return deepFreeze(rest) as V2.Body
+  })
 }
 
 const ENVELOPE_KEYS = Object.keys(V2.envelope)

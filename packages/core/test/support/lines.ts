@@ -4,7 +4,8 @@
  * tails are the file backend's, and tested there.)
  */
 import { type DecodedSession, decodeLines, type RecordLines } from "../../src/Codec.js"
-import type { SessionError } from "../../src/SessionError.js"
+import * as Either from "effect/Either"
+import type { CorruptError } from "../../src/SessionError.js"
 
 export const linesOf = (text: string): RecordLines => {
   if (!text.endsWith("\n")) throw new Error("the text must end with a newline")
@@ -12,5 +13,5 @@ export const linesOf = (text: string): RecordLines => {
   return { lines, sizes: lines.map((line) => Buffer.byteLength(line)), tail: "none" }
 }
 
-/** Decodes a text of `\n`-terminated lines as the loader decodes a session's lines. */
-export const decodeText = (text: string): DecodedSession | SessionError => decodeLines(linesOf(text))
+/** Decodes a text of `\n`-terminated lines as the loader decodes a session's lines: the session, or the error. */
+export const decodeText = (text: string): DecodedSession | CorruptError => Either.merge(decodeLines(linesOf(text)))

@@ -10,7 +10,7 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { decode as decodeSession } from "../../src/Jsonl.js"
 import * as Recovery from "../../src/Recovery.js"
-import { isSessionError } from "@session-tree/core/SessionError"
+import * as Either from "effect/Either"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import { fastTempDir, removeDir } from "./config.js"
 import { type CrashState, type CutMode, digest, Model } from "./posix-model.js"
@@ -119,7 +119,7 @@ export const checkTrace = async (input: TraceCheck): Promise<TraceReport> => {
     let ids: ReadonlyArray<string> | undefined
     if (bytes !== undefined) {
       const decoded = decodeSession(bytes)
-      ids = isSessionError(decoded) ? undefined : decoded.history.entries.map((e) => e.id)
+      ids = Either.isLeft(decoded) ? undefined : decoded.right.history.entries.map((e) => e.id)
     }
     generations.push({ bytes, ids })
     return generations.length - 1

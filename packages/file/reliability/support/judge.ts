@@ -2,6 +2,7 @@
 import { type DecodedSession } from "@session-tree/core/Codec"
 import { decode as decodeSession } from "../../src/Jsonl.js"
 import { SessionError, SessionErrorCode, isSessionError } from "@session-tree/core/SessionError"
+import * as Either from "effect/Either"
 import { referenceDecode, VERSION_2 } from "./oracle.js"
 import { messageOf } from "@session-tree/core/Record"
 
@@ -28,7 +29,8 @@ export const judge = (bytes: Uint8Array): Verdict => {
   let lib: DecodedSession | SessionError
   const t0 = performance.now()
   try {
-    lib = decodeSession(bytes)
+    // The checks below also catch a value that is neither an error nor a session.
+    lib = Either.merge(decodeSession(bytes))
   } catch (e) {
     return { kind: "crash", detail: String((e as Error)?.stack ?? e), ms: performance.now() - t0, outcome: "crash" }
   }

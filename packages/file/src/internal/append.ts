@@ -16,7 +16,7 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type LockedError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import type { OpenGeneration } from "./generation.js"
 import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll } from "./io.js"
@@ -57,7 +57,7 @@ export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update
  * `from`. A file shorter than `from`, or longer than `to`, is not one the intent's writer left:
  * SESSION_REPLACED. Every reader and `recover` judge by this one rule.
  */
-export const settle = (size: number, batch: Uint8Array, intent: Intent, path: string): number | SessionError => {
+export const settle = (size: number, batch: Uint8Array, intent: Intent, path: string): number | ConflictError => {
   if (size < intent.from || size > intent.to) {
     return sessionError(
       "SESSION_REPLACED",
@@ -72,7 +72,7 @@ export const settle = (size: number, batch: Uint8Array, intent: Intent, path: st
  * An append that could not undo what it wrote: the intent is kept, so that `recover` settles the
  * file, and the store commits nothing more. `error` is the SESSION_ROLLBACK_FAILED it reports.
  */
-export class Locked extends Data.TaggedError("Locked")<{ readonly error: SessionError }> {}
+export class Locked extends Data.TaggedError("Locked")<{ readonly error: LockedError }> {}
 
 export interface AppendInput {
   readonly paths: Paths.SessionPaths

@@ -14,7 +14,7 @@
  * ever read as a blob, and deleting the session removes them with the directory.
  */
 import { MAX_BLOB_BYTES } from "@session-tree/core/Codec"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type CorruptError, type InputError, type IoError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { NewBlob, Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Crypto from "node:crypto"
@@ -32,10 +32,10 @@ export const dirOf = (paths: Paths.SessionPaths): string => `${paths.path}.blobs
 
 export const sha256 = (bytes: Uint8Array): string => Crypto.createHash("sha256").update(bytes).digest("hex")
 
-const missing = (path: string, hash: string): SessionError =>
+const missing = (path: string, hash: string): CorruptError =>
   sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path })
 
-const notADirectory = (path: string, kind: Stat["kind"]): SessionError =>
+const notADirectory = (path: string, kind: Stat["kind"]): InputError =>
   sessionError("SESSION_NOT_REGULAR_FILE", `the blob directory is a ${kind}, not a directory`, { path })
 
 const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.format(Owner.self)}-${Paths.nextSeq()}`)
@@ -45,7 +45,7 @@ const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.
  * directory, or when something other than a directory is there (never followed). Blob names that
  * are not regular files are left out, so a reference to one is missing.
  */
-export const inventory = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyMap<string, number>, SessionError> =>
+export const inventory = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyMap<string, number>, ConflictError | IoError> =>
   Effect.gen(function*() {
     const dir = dirOf(paths)
     const found = new Map<string, number>()
@@ -64,7 +64,7 @@ export const inventory = (fs: FsService, paths: Paths.SessionPaths): Effect.Effe
   })
 
 /** `stored` with the blobs of its session (`inventory`), when it has any. */
-export const attach = (fs: FsService, paths: Paths.SessionPaths, stored: Stored): Effect.Effect<Stored, SessionError> =>
+export const attach = (fs: FsService, paths: Paths.SessionPaths, stored: Stored): Effect.Effect<Stored, ConflictError | IoError> =>
   Effect.map(inventory(fs, paths), (blobs) => (blobs.size === 0 ? stored : { ...stored, blobs }))
 
 /**
@@ -72,7 +72,7 @@ export const attach = (fs: FsService, paths: Paths.SessionPaths, stored: Stored)
  * SESSION_BLOB_MISSING when it is not there as a regular file, SESSION_BLOB_CORRUPT when its
  * bytes do not hash to its name.
  */
-export const read = (fs: FsService, paths: Paths.SessionPaths, hash: string): Effect.Effect<Uint8Array, SessionError> =>
+export const read = (fs: FsService, paths: Paths.SessionPaths, hash: string): Effect.Effect<Uint8Array, InputError | CorruptError | ConflictError | IoError> =>
   Effect.gen(function*() {
     const dir = dirOf(paths)
     const path = Path.join(dir, hash)
@@ -90,7 +90,7 @@ export const read = (fs: FsService, paths: Paths.SessionPaths, hash: string): Ef
     return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   })
 
-const corrupt = (path: string, hash: string): SessionError =>
+const corrupt = (path: string, hash: string): CorruptError =>
   sessionError("SESSION_BLOB_CORRUPT", `the bytes of blob "sha256:${hash}" do not match its hash`, { path })
 
 /** The blob directory of `paths`, made when missing; whether this call made it. Never a link. */

@@ -1,5 +1,4 @@
-import type { Entry, SessionCatalogService } from "@session-tree/core/SessionCatalog"
-import type { SessionError } from "@session-tree/core/SessionError"
+import type { Entry, ScanError, SessionCatalogService } from "@session-tree/core/SessionCatalog"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import type { FsService } from "../Fs.js"
@@ -12,7 +11,7 @@ const SUFFIX = ".jsonl"
 const NS_PER_MS = 1_000_000n
 
 /** The `*.jsonl` names directly in `directory`, each with its version. */
-const scan = (fs: FsService, directory: string | undefined): Effect.Effect<Array<Entry>, SessionError> =>
+const scan = (fs: FsService, directory: string | undefined): Effect.Effect<Array<Entry>, ScanError> =>
   Effect.gen(function*() {
     // Resolved once, as a store resolves its directory, so a listed location is the store's.
     const dir = yield* Paths.realDirectory(fs, Path.resolve(directory ?? "."))
@@ -43,9 +42,7 @@ export const make = (fs: FsService): SessionCatalogService => ({
     Effect.suspend(() => {
       const resolve = Paths.resolver(fs)
       return Effect.forEach(locations, (location) =>
-        Effect.flatMap(resolve(location), (paths) => readAt(fs, paths)).pipe(
-          Effect.catchAll((error) => Effect.succeed<SessionError>(error))
-        ))
+        Effect.either(Effect.flatMap(resolve(location), (paths) => readAt(fs, paths))))
     }),
   delete: (location) => deleteSession(fs, location)
 })

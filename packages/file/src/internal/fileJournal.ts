@@ -1,6 +1,6 @@
 import { type RecordLines, versionOf } from "@session-tree/core/Codec"
-import { SessionError, sessionError, isSessionError } from "@session-tree/core/SessionError"
-import type { Batch, Lines, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
+import { type CorruptError, SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { Batch, Lines, ReadError, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
@@ -313,16 +313,13 @@ const makeWriter = (
   })
 
 /** The record lines of a generation's bytes. */
-const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, SessionError> => {
-  const lines = toLines(bytes)
-  return isSessionError(lines) ? Effect.fail(lines) : Effect.succeed(lines)
-}
+const linesOf = (bytes: Uint8Array): Effect.Effect<RecordLines, CorruptError> => toLines(bytes)
 
-const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<Stored, SessionError> =>
+const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<Stored, CorruptError> =>
   Effect.map(linesOf(bytes), (lines) => ({ ...lines, location: paths.path, size: bytes.length }))
 
 /** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
-export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, SessionError> =>
+export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, ReadError> =>
   Effect.flatMap(Generation.read(fs, paths), (bytes) => Effect.flatMap(storedOf(paths, bytes), (stored) => Blobs.attach(fs, paths, stored)))
 
 export interface Options {

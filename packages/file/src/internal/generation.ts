@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 import * as NFS from "node:fs"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type InputError, type IoError, type LockedError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import {
   closeQuietly,
@@ -20,6 +20,7 @@ import {
   removeOwn,
   step,
   stepError,
+  type ReadFailure,
   type Whole,
   writeAll
 } from "./io.js"
@@ -53,7 +54,7 @@ export interface Opened {
   readonly dir: FileId
 }
 
-export const statDirectory = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stat, SessionError> =>
+export const statDirectory = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stat, InputError | IoError> =>
   Effect.flatMap(lstatNamed(fs, "lstat directory", paths.dir), (dir) =>
     dir === undefined
       ? Effect.fail(sessionError("SESSION_NOT_FOUND", "the directory does not exist", { path: paths.dir }))
@@ -67,7 +68,7 @@ export const statDirectory = (fs: FsService, paths: Paths.SessionPaths): Effect.
  * never blocking, the same file from lstat to the last byte. The handle stays open for the
  * caller; on failure it is closed.
  */
-export const open = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Opened, SessionError> =>
+export const open = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Opened, ReadFailure> =>
   Effect.flatMap(statDirectory(fs, paths), (dir) =>
     Effect.map(readSettled(fs, paths), ({ bytes, handle, stat }) => ({
       bytes,
@@ -76,7 +77,7 @@ export const open = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Op
     })))
 
 /** The bytes of the generation at `paths.path`, read as `open` reads them, holding nothing afterwards. */
-export const read = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Uint8Array, SessionError> =>
+export const read = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Uint8Array, ReadFailure> =>
   Effect.zipRight(
     statDirectory(fs, paths),
     Effect.acquireUseRelease(readSettled(fs, paths), ({ bytes }) => Effect.succeed(bytes), ({ handle }) => closeQuietly(fs, handle))
@@ -85,8 +86,8 @@ export const read = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Ui
 /** What is at the marker's name: nothing, a version-1 commit's marker (a file), or an append intent (a link's text). */
 type MarkerNow = undefined | { readonly _tag: "File"; readonly stat: Stat } | { readonly _tag: "Intent"; readonly text: string }
 
-const markerNow = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<MarkerNow | "changing", SessionError> =>
-  Effect.flatMap(lstatNamed(fs, "lstat marker", paths.marker), (stat): Effect.Effect<MarkerNow | "changing", SessionError> => {
+const markerNow = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<MarkerNow | "changing", ConflictError | IoError> =>
+  Effect.flatMap(lstatNamed(fs, "lstat marker", paths.marker), (stat): Effect.Effect<MarkerNow | "changing", ConflictError | IoError> => {
     if (stat === undefined) return Effect.succeed(undefined)
     if (stat.kind === "file") return Effect.succeed({ _tag: "File" as const, stat })
     if (stat.kind === "symlink") {
@@ -117,8 +118,8 @@ const READ_ATTEMPTS = 100
  * before and after the read, and a read that an append overlapped is tried again; with an
  * append intent there, the file shows what the intent's rule (`Append.settle`) allows.
  */
-const readSettled = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Whole, SessionError> => {
-  const attempt = (left: number): Effect.Effect<Whole, SessionError> =>
+const readSettled = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Whole, ReadFailure> => {
+  const attempt = (left: number): Effect.Effect<Whole, ReadFailure> =>
     Effect.gen(function*() {
       const before = yield* markerNow(fs, paths)
       const whole = yield* readSessionFile(fs, paths.path, SESSION_CAPS)
@@ -159,7 +160,7 @@ const readSettled = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Wh
  * Opens the directory so commits can fsync it; the descriptor also pins its identity. Not
  * interruptible, so that the descriptor is either handed over or closed.
  */
-export const openDirectory = (fs: FsService, paths: Paths.SessionPaths, id: FileId): Effect.Effect<Handle, SessionError> =>
+export const openDirectory = (fs: FsService, paths: Paths.SessionPaths, id: FileId): Effect.Effect<Handle, ConflictError | IoError> =>
   Effect.uninterruptible(Effect.flatMap(step("open directory", fs.open(paths.dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }), (handle) =>
     Effect.flatMap(step("fstat directory", fs.fstat(handle)), (stat) =>
       stat.kind !== "directory" || !sameFile(stat, id)
@@ -173,7 +174,7 @@ export interface Created {
 }
 
 /** SESSION_EXISTS when anything is at the session's path (never followed). */
-export const refuseExisting = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, SessionError> =>
+export const refuseExisting = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, ConflictError | IoError> =>
   Effect.flatMap(lstatNamed(fs, "lstat", paths.path), (existing) =>
     existing === undefined ? Effect.void : Effect.fail(sessionError("SESSION_EXISTS", "the path already exists", { path: paths.path })))
 
@@ -189,7 +190,7 @@ export const create = (
   bytes: Uint8Array,
   dirHandle: Handle,
   dirId: FileId
-): Effect.Effect<Created, SessionError> =>
+): Effect.Effect<Created, ConflictError | IoError> =>
   Effect.gen(function*() {
     yield* refuseExisting(fs, paths)
     const tmp = Paths.ownName(paths, "tmp", Paths.nextSeq())
@@ -239,7 +240,7 @@ export interface CommitInput {
  * the marker is kept for `recover`, and the store commits nothing more. `error` is the
  * SESSION_ROLLBACK_FAILED the store reports from then on.
  */
-export class Locked extends Data.TaggedError("Locked")<{ readonly error: SessionError }> {}
+export class Locked extends Data.TaggedError("Locked")<{ readonly error: LockedError }> {}
 
 /** Opens an existing own name for writing, never through a link. */
 const WRITE_NO_FOLLOW = NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW
@@ -253,7 +254,7 @@ const undoOnFailure = <A, E, E2>(effect: Effect.Effect<A, E>, undo: (failure: E)
  * in flight (its temp file names a running process), or one that crashed or could not prove its
  * rollback, which only `recover` resolves.
  */
-export const busy = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<SessionError> =>
+export const busy = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ConflictError> =>
   // Unlisted, the marker is still there: the message then points at `recover`, which lists again.
   Effect.map(Effect.all([
     Effect.orElseSucceed(Paths.leftovers(fs, paths), () => undefined),

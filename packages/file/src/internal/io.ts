@@ -5,33 +5,41 @@
  */
 import * as Effect from "effect/Effect"
 import { type FileId, Flags, type FsError, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
-import { type SessionError, type SessionErrorCode, sessionError } from "@session-tree/core/SessionError"
+import type { ConflictError, CorruptError, ErrorOf, InputError, IoError, SessionErrorCode } from "@session-tree/core/SessionError"
+import { sessionError } from "@session-tree/core/SessionError"
+
+/** What reading a file can fail with: nothing usable there (input), over a cap (corrupt), changed meanwhile (conflict), a failed step. */
+export type ReadFailure = InputError | CorruptError | ConflictError | IoError
 
 /** The `SessionError` of a failed step: `SESSION_IO` unless `codes` maps the errno elsewhere. */
-export const stepError = (name: string, e: FsError, codes?: Partial<Record<string, SessionErrorCode>>): SessionError =>
-  sessionError(codes?.[e.errno] ?? "SESSION_IO", `${name} failed: ${e.errno} (${e.op} ${e.path})`, {
+export const stepError = <C extends SessionErrorCode = never>(
+  name: string,
+  e: FsError,
+  codes?: Partial<Record<string, C>>
+): ErrorOf<"SESSION_IO" | C> =>
+  sessionError<"SESSION_IO" | C>(codes?.[e.errno] ?? "SESSION_IO", `${name} failed: ${e.errno} (${e.op} ${e.path})`, {
     path: e.path,
     cause: e
   })
 
 /** Runs a step; its `FsError` becomes the `SessionError` of the step `name` (see `stepError`). */
-export const step = <A, R = never>(
+export const step = <A, R = never, C extends SessionErrorCode = never>(
   name: string,
   effect: Effect.Effect<A, FsError, R>,
-  codes?: Partial<Record<string, SessionErrorCode>>
-): Effect.Effect<A, SessionError, R> => Effect.mapError(effect, (e) => stepError(name, e, codes))
+  codes?: Partial<Record<string, C>>
+): Effect.Effect<A, ErrorOf<"SESSION_IO" | C>, R> => Effect.mapError(effect, (e) => stepError(name, e, codes))
 
 /** lstat that answers `undefined` for a missing path. */
 export const lstatOrMissing = (fs: FsService, path: string): Effect.Effect<Stat | undefined, FsError> =>
   Effect.catchIf(fs.lstat(path), (e) => e.errno === "ENOENT", () => Effect.succeed(undefined))
 
 /** `lstatOrMissing` whose failure is the step `name` (see `step`). */
-export const lstatNamed = (
+export const lstatNamed = <C extends SessionErrorCode = never>(
   fs: FsService,
   name: string,
   path: string,
-  codes?: Partial<Record<string, SessionErrorCode>>
-): Effect.Effect<Stat | undefined, SessionError> => step(name, lstatOrMissing(fs, path), codes)
+  codes?: Partial<Record<string, C>>
+): Effect.Effect<Stat | undefined, ErrorOf<"SESSION_IO" | C>> => step(name, lstatOrMissing(fs, path), codes)
 
 /** Fails with SESSION_REPLACED unless `path` is still a `kind` with identity `id` (a missing path included). */
 export const expectIdentity = (
@@ -40,7 +48,7 @@ export const expectIdentity = (
   path: string,
   kind: Stat["kind"],
   id: FileId
-): Effect.Effect<Stat, SessionError> =>
+): Effect.Effect<Stat, ConflictError | IoError> =>
   Effect.flatMap(lstatNamed(fs, `check ${what}`, path), (stat) =>
     stat === undefined || stat.kind !== kind || !sameFile(stat, id)
       ? Effect.fail(sessionError("SESSION_REPLACED", `the ${what} is no longer the one this store opened`, { path }))
@@ -53,7 +61,7 @@ export const writeAll = (
   bytes: Uint8Array,
   offset: number,
   position: number
-): Effect.Effect<void, SessionError> =>
+): Effect.Effect<void, IoError> =>
   Effect.flatMap(step("write", fs.write(handle, bytes, offset, bytes.length - offset, position)), (n) =>
     n === bytes.length - offset
       ? Effect.void
@@ -84,7 +92,7 @@ export interface Checked {
  * O_NOFOLLOW | O_NONBLOCK and check through the handle that it is the same file. On failure the
  * handle is closed. `what` names the file in the SESSION_NOT_FOUND message.
  */
-const openChecked = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Checked, SessionError> =>
+const openChecked = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Checked, ReadFailure> =>
   Effect.gen(function*() {
     const before = yield* lstatNamed(fs, "lstat", path)
     if (before === undefined) return yield* sessionError("SESSION_NOT_FOUND", `no ${what} at this path`, { path })
@@ -96,7 +104,7 @@ const openChecked = (fs: FsService, path: string, maxBytes: number, what: string
       ELOOP: "SESSION_NOT_REGULAR_FILE",
       ENOENT: "SESSION_REPLACED"
     })
-    return yield* Effect.flatMap(step("fstat", fs.fstat(handle)), (stat) =>
+    return yield* Effect.flatMap(step("fstat", fs.fstat(handle)), (stat): Effect.Effect<Checked, ReadFailure> =>
       stat.kind !== "file" || !sameFile(stat, before)
         ? Effect.fail(sessionError("SESSION_REPLACED", "the file changed between lstat and open", { path }))
         : stat.size > maxBytes
@@ -111,12 +119,12 @@ const tooLarge = (path: string, maxBytes: number, size: number) =>
  * Reads the whole of a file `openChecked` opened. A file that grew while it was read fails
  * rather than give a prefix.
  */
-const readAll = (fs: FsService, { handle, stat }: Checked, maxBytes: number): Effect.Effect<Uint8Array, SessionError> =>
+const readAll = (fs: FsService, { handle, stat }: Checked, maxBytes: number): Effect.Effect<Uint8Array, ReadFailure> =>
   Effect.suspend(() => {
     const path = handle.path
     // One byte of room past the size tells a file that grew after fstat from one that did not.
     const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
-    const from = (length: number): Effect.Effect<Uint8Array, SessionError> =>
+    const from = (length: number): Effect.Effect<Uint8Array, ReadFailure> =>
       Effect.flatMap(step("read", fs.read(handle, buffer, length, buffer.length - length, length)), (n) => {
         if (n === 0) return Effect.succeed(buffer.subarray(0, length))
         const total = length + n
@@ -143,7 +151,7 @@ export const readSessionFile = (
   fs: FsService,
   path: string,
   caps: SessionCaps
-): Effect.Effect<Whole & { readonly sizeAfter: number }, SessionError> =>
+): Effect.Effect<Whole & { readonly sizeAfter: number }, ReadFailure> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.flatMap(openChecked(fs, path, caps.most, "session file"), (checked) =>
       restore(Effect.gen(function*() {
@@ -174,14 +182,14 @@ export interface SessionCaps {
  * Fills `buffer` with the file's bytes from `position` on; a file that ends first fails with
  * `short()`, the caller's reading of a file that changed under it.
  */
-export const readExactly = (
+export const readExactly = <E>(
   fs: FsService,
   handle: Handle,
   buffer: Buffer,
   position: number,
-  short: () => SessionError
-): Effect.Effect<Buffer, SessionError> => {
-  const from = (length: number): Effect.Effect<Buffer, SessionError> =>
+  short: () => E
+): Effect.Effect<Buffer, E | IoError> => {
+  const from = (length: number): Effect.Effect<Buffer, E | IoError> =>
     length === buffer.length
       ? Effect.succeed(buffer)
       : Effect.flatMap(step("read", fs.read(handle, buffer, length, buffer.length - length, position + length)), (n) =>
@@ -199,7 +207,7 @@ export interface Whole extends Checked {
  * the caller, who must not be interruptible between this and taking the descriptor over. The
  * reads are interruptible: an interrupted or failed read closes the descriptor.
  */
-export const readWhole = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Whole, SessionError> =>
+export const readWhole = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Whole, ReadFailure> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.flatMap(openChecked(fs, path, maxBytes, what), (checked) =>
       restore(readAll(fs, checked, maxBytes)).pipe(
@@ -212,7 +220,7 @@ export const readWhole = (fs: FsService, path: string, maxBytes: number, what: s
  * The bytes of the regular file at `path` (see `openChecked`), holding nothing afterwards; an
  * interrupted read closes the descriptor.
  */
-export const readBytes = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Uint8Array, SessionError> =>
+export const readBytes = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Uint8Array, ReadFailure> =>
   Effect.acquireUseRelease(
     openChecked(fs, path, maxBytes, what),
     (checked) => readAll(fs, checked, maxBytes),

@@ -4,7 +4,8 @@
  * `Buffer#indexOf` and each line is decoded straight from the shared buffer.
  */
 import { CAPS_V1, CAPS_V2, capsOf, versionOf } from "@session-tree/core/Codec"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type CorruptError, sessionError } from "@session-tree/core/SessionError"
+import * as Either from "effect/Either"
 import { Buffer, isAscii, isUtf8 } from "node:buffer"
 import type { SessionCaps } from "./io.js"
 
@@ -22,20 +23,21 @@ export interface SplitLines {
 const LF = 0x0a
 const CR = 0x0d
 
-export const splitLines = (bytes: Uint8Array): SplitLines | SessionError => {
+/** A file's physical lines, or why its bytes cannot be a session's (too large, not UTF-8, a line over the cap). */
+export const splitLines = (bytes: Uint8Array): Either.Either<SplitLines, CorruptError> => {
   const size = bytes.byteLength
   // A view, not a copy: `Buffer.from(Uint8Array)` would copy the bytes.
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, size)
   // The caps are the format version's, which the header line declares.
   const caps = capsOf(versionOf(headerText(buf)))
   if (size > caps.sessionBytes) {
-    return sessionError("SESSION_FILE_TOO_LARGE", `file has ${size} bytes, at most ${caps.sessionBytes} are allowed`)
+    return Either.left(sessionError("SESSION_FILE_TOO_LARGE", `file has ${size} bytes, at most ${caps.sessionBytes} are allowed`))
   }
   // SIMD passes over the whole file; only a failure pays for locating the line.
   // Pure ASCII (the usual case) is valid UTF-8, and decodes faster as latin1.
   const encoding = isAscii(buf) ? "latin1" : "utf8"
   if (encoding === "utf8" && !isUtf8(buf)) {
-    return sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { line: firstInvalidLine(buf) })
+    return Either.left(sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { line: firstInvalidLine(buf) }))
   }
   return encoding === "latin1" ? splitAscii(buf, caps.lineBytes) : splitUtf8(buf, caps.lineBytes)
 }
@@ -70,7 +72,7 @@ export const SESSION_CAPS: SessionCaps = {
  * one large allocation instead of thousands of small ones. A character is a
  * byte, so lengths in characters are lengths in bytes.
  */
-const splitAscii = (buf: Buffer, lineBytes: number): SplitLines | SessionError => {
+const splitAscii = (buf: Buffer, lineBytes: number): Either.Either<SplitLines, CorruptError> => {
   const text = buf.toString("latin1")
   const lines: Array<string> = []
   const sizes: Array<number> = []
@@ -84,7 +86,7 @@ const splitAscii = (buf: Buffer, lineBytes: number): SplitLines | SessionError =
     start = nl + 1
     nl = text.indexOf("\n", start)
   }
-  if (start === text.length) return { lines, sizes, tail: null }
+  if (start === text.length) return Either.right({ lines, sizes, tail: null })
   return tail(lines, sizes, text.slice(start), buf.length - start, lineBytes)
 }
 
@@ -94,7 +96,7 @@ const splitAscii = (buf: Buffer, lineBytes: number): SplitLines | SessionError =
  * character anywhere needs it; decoded alone, a line without one stays a
  * one-byte string, which decodes and parses faster (see BENCHMARKS.md).
  */
-const splitUtf8 = (buf: Buffer, lineBytes: number): SplitLines | SessionError => {
+const splitUtf8 = (buf: Buffer, lineBytes: number): Either.Either<SplitLines, CorruptError> => {
   const lines: Array<string> = []
   const sizes: Array<number> = []
   let start = 0
@@ -107,7 +109,7 @@ const splitUtf8 = (buf: Buffer, lineBytes: number): SplitLines | SessionError =>
     start = nl + 1
     nl = buf.indexOf(LF, start)
   }
-  if (start === buf.length) return { lines, sizes, tail: null }
+  if (start === buf.length) return Either.right({ lines, sizes, tail: null })
   return tail(lines, sizes, buf.toString("utf8", start), buf.length - start, lineBytes)
 }
 
@@ -116,13 +118,19 @@ const splitUtf8 = (buf: Buffer, lineBytes: number): SplitLines | SessionError =>
  * lone "\r" may be a terminator cut in half by a crash, so like a terminator
  * it does not count towards the cap; it stays in the text.
  */
-const tail = (lines: Array<string>, sizes: Array<number>, text: string, bytes: number, lineBytes: number): SplitLines | SessionError => {
+const tail = (
+  lines: Array<string>,
+  sizes: Array<number>,
+  text: string,
+  bytes: number,
+  lineBytes: number
+): Either.Either<SplitLines, CorruptError> => {
   const length = bytes - (text.charCodeAt(text.length - 1) === CR ? 1 : 0)
-  return length > lineBytes ? lineTooLong(lines.length + 1, length, lineBytes) : { lines, sizes, tail: text, tailSize: length }
+  return length > lineBytes ? lineTooLong(lines.length + 1, length, lineBytes) : Either.right({ lines, sizes, tail: text, tailSize: length })
 }
 
-const lineTooLong = (line: number, length: number, lineBytes: number): SessionError =>
-  sessionError("SESSION_LINE_TOO_LONG", `line has ${length} bytes, at most ${lineBytes} are allowed`, { line })
+const lineTooLong = (line: number, length: number, lineBytes: number): Either.Either<never, CorruptError> =>
+  Either.left(sessionError("SESSION_LINE_TOO_LONG", `line has ${length} bytes, at most ${lineBytes} are allowed`, { line }))
 
 /**
  * 0x0A never occurs inside a multi-byte UTF-8 sequence, so the buffer is valid

@@ -13,7 +13,7 @@
  * - `NAME.deleted-OWNER-SEQ` — where a delete renames the file, to be removed once the
  *   marker is gone (see `delete.ts`).
  */
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type InputError, type IoError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import type { FsError, FsService } from "../Fs.js"
@@ -33,7 +33,7 @@ export interface SessionPaths {
  * `docs/format.md`). Its failure is typed: a missing directory, a path above that is not a
  * directory, or an I/O error.
  */
-export const realDirectory = (fs: FsService, dir: string): Effect.Effect<string, SessionError> =>
+export const realDirectory = (fs: FsService, dir: string): Effect.Effect<string, InputError | IoError> =>
   Effect.mapError(fs.realpath(dir), (e) =>
     e.errno === "ENOENT"
       ? sessionError("SESSION_NOT_FOUND", "the directory does not exist", { path: dir, cause: e })
@@ -47,7 +47,7 @@ export const realDirectory = (fs: FsService, dir: string): Effect.Effect<string,
  * `/tmp`, a linked home or project folder), the file itself never is. The store then pins that
  * directory by identity, so a symlink retargeted later cannot move it.
  */
-export const resolve = (fs: FsService, path: string): Effect.Effect<SessionPaths, SessionError> =>
+export const resolve = (fs: FsService, path: string): Effect.Effect<SessionPaths, InputError | IoError> =>
   Effect.suspend(() => {
     const absolute = Path.resolve(path)
     return Effect.map(realDirectory(fs, Path.dirname(absolute)), (dir) => at(dir, Path.basename(absolute)))
@@ -57,7 +57,7 @@ export const resolve = (fs: FsService, path: string): Effect.Effect<SessionPaths
  * `resolve` for many paths: each distinct directory is resolved by its first path, and the
  * paths after it in the same directory reuse that (a failed one is tried again).
  */
-export const resolver = (fs: FsService): ((path: string) => Effect.Effect<SessionPaths, SessionError>) => {
+export const resolver = (fs: FsService): ((path: string) => Effect.Effect<SessionPaths, InputError | IoError>) => {
   const known = new Map<string, string>()
   return (path) =>
     Effect.suspend(() => {

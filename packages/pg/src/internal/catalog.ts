@@ -3,6 +3,7 @@ import type { Listings, SessionCatalogService } from "@session-tree/core/Session
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { ioError, type Progress, transaction, writeError } from "./errors.js"
 import { readSessions, storableId, versionOf } from "./rows.js"
 
@@ -12,17 +13,17 @@ export const READ_CHUNK = 32
 export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
   const sql = client.withoutTransforms()
 
-  const readChunk = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Stored | SessionError>> =>
+  const readChunk = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Either.Either<Stored, SessionError>>> =>
     readSessions(sql, ids).pipe(
       Effect.map((reads) => {
-        const found = new Map<string, Stored | SessionError>()
-        for (const [id, read] of reads) found.set(id, "stored" in read ? read.stored : read)
+        const found = new Map<string, Either.Either<Stored, SessionError>>()
+        for (const [id, read] of reads) found.set(id, "stored" in read ? Either.right(read.stored) : Either.left(read))
         return found
       }),
       // A failed statement fails every session it would have read, each in its own place.
       Effect.catchAll((error) => {
-        const failed = ioError("reading the sessions failed", error)
-        return Effect.succeed(new Map<string, Stored | SessionError>(ids.map((id) => [id, failed])))
+        const failed = Either.left(ioError("reading the sessions failed", error))
+        return Effect.succeed(new Map<string, Either.Either<Stored, SessionError>>(ids.map((id) => [id, failed])))
       })
     )
 
@@ -77,7 +78,7 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
     readMany: (locations) =>
       Effect.gen(function*() {
         const wanted = [...new Set(locations)]
-        const found = new Map<string, Stored | SessionError>()
+        const found = new Map<string, Either.Either<Stored, SessionError>>()
         for (let i = 0; i < wanted.length; i += READ_CHUNK) {
           for (const [id, read] of yield* readChunk(wanted.slice(i, i + READ_CHUNK))) found.set(id, read)
         }

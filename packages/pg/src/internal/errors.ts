@@ -4,7 +4,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type IoError, isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
@@ -34,7 +34,7 @@ const describe = (error: SqlError): string => {
 }
 
 /** A failed step as SESSION_IO, naming what was attempted. */
-export const ioError = (what: string, error: SqlError, location?: string): SessionError =>
+export const ioError = (what: string, error: SqlError, location?: string): IoError =>
   sessionError("SESSION_IO", `${what}: ${describe(error)}`, { path: location, cause: error })
 
 /** Whether a failure at COMMIT proves that the server rolled the transaction back. */

@@ -1,6 +1,6 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type CorruptError, type InputError, type IoError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { Batch, NewBlob, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
 import * as Crypto from "node:crypto"
 import * as Duration from "effect/Duration"
@@ -32,7 +32,7 @@ const lockTimeoutSetting = (timeout: Duration.Duration): string =>
   Duration.isFinite(timeout) ? String(Math.max(1, Math.ceil(Duration.toMillis(timeout)))) : "0"
 
 /** Reads the session `id`: its lines, and what a writer needs to append after them. */
-const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, SessionError> =>
+const readSession = (sql: SqlClient.SqlClient, id: string): Effect.Effect<Read, InputError | CorruptError | IoError> =>
   Effect.flatMap(
     Effect.mapError(readSessions(sql, [id]), (error) => ioError("reading the session failed", error, id)),
     (reads) => {

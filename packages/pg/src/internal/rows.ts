@@ -8,7 +8,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type CorruptError, type InputError, sessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 
@@ -74,7 +74,10 @@ export const storableId = (id: string): boolean =>
   id !== "" && id.length <= MAX_ID_BYTES && Buffer.byteLength(id, "utf8") <= MAX_ID_BYTES && !id.includes("\u0000") &&
   !LONE_SURROGATE.test(id)
 
-const notFound = (id: string): SessionError => sessionError("SESSION_NOT_FOUND", "no session with this ID", { path: id })
+const notFound = (id: string): InputError => sessionError("SESSION_NOT_FOUND", "no session with this ID", { path: id })
+
+/** Why a session's rows are not one: none (SESSION_NOT_FOUND), or rows changed behind the library's back. */
+export type Unread = InputError | CorruptError
 
 /** What one session's rows hold: its lines as `Stored`, and the head and incarnation a writer starts from. */
 export interface Read {
@@ -83,7 +86,7 @@ export interface Read {
   readonly incarnation: string
 }
 
-const corrupt = (id: string, line: number, reason: string): SessionError =>
+const corrupt = (id: string, line: number, reason: string): CorruptError =>
   sessionError("SESSION_INVALID_RECORD", reason, { line, path: id })
 
 /**
@@ -92,7 +95,7 @@ const corrupt = (id: string, line: number, reason: string): SessionError =>
  * were changed behind the library's back, and the line named is the first one that is not as
  * the library wrote it (entry `seq` is line seq + 1).
  */
-const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: number): Read | SessionError => {
+const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: number): Read | Unread => {
   const own = rows[from]
   if (own === undefined || !own.is_header || own.head === null || own.incarnation === null) return notFound(id)
   if (own.line === null) return sessionError("SESSION_INVALID_HEADER", "the session row holds no header", { line: 1, path: id })
@@ -135,8 +138,8 @@ const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: numbe
 }
 
 /** The sessions `ids` from the rows of `selectSessions`, each as its `Read` or the reason it is not one. */
-const readsOf = (ids: ReadonlyArray<string>, rows: ReadonlyArray<Row>): Map<string, Read | SessionError> => {
-  const found = new Map<string, Read | SessionError>()
+const readsOf = (ids: ReadonlyArray<string>, rows: ReadonlyArray<Row>): Map<string, Read | Unread> => {
+  const found = new Map<string, Read | Unread>()
   let i = 0
   while (i < rows.length) {
     const id = rows[i]!.id
@@ -157,7 +160,7 @@ const readsOf = (ids: ReadonlyArray<string>, rows: ReadonlyArray<Row>): Map<stri
 export const readSessions = (
   sql: SqlClient.SqlClient,
   ids: ReadonlyArray<string>
-): Effect.Effect<ReadonlyMap<string, Read | SessionError>, SqlError> => {
+): Effect.Effect<ReadonlyMap<string, Read | Unread>, SqlError> => {
   const storable = ids.filter(storableId)
   return storable.length === 0
     ? Effect.succeed(readsOf(ids, []))
