@@ -15,13 +15,10 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { type AnyMessage, type Entry, messageOf } from "./Record.js"
-import { asInput, type InputError, inputError, type SessionError } from "./SessionError.js"
-import { carry, extractBody, extractMessage } from "./internal/blobs.js"
-import { hasherOf } from "./internal/sessionStore.js"
-import { snapshotBody, snapshotMessageFor } from "./internal/snapshot.js"
+import * as internal from "./internal/sessionTree.js"
+import type { AnyMessage, Entry } from "./Record.js"
+import type { InputError, SessionError } from "./SessionError.js"
 import { SessionStore } from "./SessionStore.js"
 
 export interface SessionTree {
@@ -77,161 +74,11 @@ export const SessionTree: Context.Tag<SessionTree, SessionTree> = Context.Generi
   "@session-tree/SessionTree"
 )
 
-const EMPTY: ReadonlyArray<never> = Object.freeze([])
-
-/** The messages among `entries`, in order. */
-const messagesOf = (entries: ReadonlyArray<Entry>): Array<AnyMessage> => {
-  const messages: Array<AnyMessage> = []
-  for (const entry of entries) {
-    const message = messageOf(entry)
-    if (message !== undefined) messages.push(message)
-  }
-  return messages
-}
-
-/** Walks parents from `id` using `get`; returns the frozen root-to-`id` path ([] if `id` is unknown). */
-const walk = <E extends Linked>(
-  get: (id: string) => E | undefined,
-  id: string,
-  limit: number
-): ReadonlyArray<E> => {
-  const path: Array<E> = []
-  let current = get(id)
-  // `limit` guards lists that are not in commit order (a cycle would otherwise never end).
-  while (current !== undefined && path.length <= limit) {
-    path.push(current)
-    current = current.parentId === null ? undefined : get(current.parentId)
-  }
-  if (path.length === 0 || path.length > limit || path[path.length - 1]!.parentId !== null) return EMPTY
-  return Object.freeze(path.reverse())
-}
-
-export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
-  Effect.sync(() => {
-    // One operation at a time. The body runs uninterruptibly, so that an append's commit and its
-    // leaf move happen together or not at all; an operation interrupted while it waits never runs.
-    const permit = Effect.unsafeMakeSemaphore(1)
-    const serialized = <A, E>(body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      permit.withPermits(1)(Effect.uninterruptible(body))
-    const initial = store.entries
-    let leaf: string | null = initial.length === 0 ? null : initial[initial.length - 1]!.id
-    // IDs of committed entries, extended as the store's view grows (a commit only adds at the end).
-    // The tree keeps its own map so it never sees an entry whose commit is still in flight.
-    const byId = new Map<string, Entry>()
-    let indexed = 0
-    const get = (id: string): Entry | undefined => {
-      const entries = store.entries
-      for (; indexed < entries.length; indexed++) byId.set(entries[indexed]!.id, entries[indexed]!)
-      return byId.get(id)
-    }
-    // One cached projection for the last (entries array, leaf) pair seen; commits replace the array.
-    let cache: {
-      readonly entries: ReadonlyArray<Entry>
-      readonly leaf: string | null
-      readonly path: ReadonlyArray<Entry>
-      messages: ReadonlyArray<AnyMessage> | undefined
-    } | undefined
-
-    const projection = () => {
-      const entries = store.entries
-      if (cache === undefined || cache.entries !== entries || cache.leaf !== leaf) {
-        const path = leaf === null ? EMPTY : walk(get, leaf, entries.length)
-        cache = { entries, leaf, path, messages: undefined }
-      }
-      return cache
-    }
-
-    /** Runs an append as a child of the leaf in the tree's order, moving the leaf to its entry. */
-    const atLeaf = (append: (parent: string | null) => Effect.Effect<Entry, SessionError>) =>
-      serialized(Effect.tap(Effect.suspend(() => append(leaf)), (entry) => {
-        leaf = entry.id
-      }))
-    // Large file data becomes blobs before the copy, which carries them to the store.
-    const sha256 = hasherOf(store)
-    const copyBody = (body: unknown): Either.Either<unknown, InputError> =>
-      Either.mapLeft(
-        Either.flatMap(extractBody(body, sha256), (extracted) =>
-          Either.map(snapshotBody(extracted.value), (snapshot) => carry(snapshot, extracted.blobs))),
-        asInput
-      )
-    const appendEntry = (body: unknown): Effect.Effect<Entry, SessionError> =>
-      Effect.suspend(() => {
-        if (store.header.version === 1) return store.appendEntry(leaf, body)
-        const snapshot = copyBody(body)
-        return Either.isLeft(snapshot)
-          ? Effect.fail(snapshot.left)
-          : atLeaf((parent) => store.appendEntry(parent, snapshot.right))
-      })
-    const appendChain = (bodies: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Entry>, SessionError> =>
-      Effect.suspend(() => {
-        if (store.header.version === 1 || !Array.isArray(bodies)) return store.appendChain(leaf, bodies)
-        const snapshots: Array<unknown> = []
-        for (const body of bodies) {
-          const snapshot = copyBody(body)
-          if (Either.isLeft(snapshot)) return Effect.fail(snapshot.left)
-          snapshots.push(snapshot.right)
-        }
-        return serialized(Effect.tap(Effect.suspend(() => store.appendChain(leaf, snapshots)), (entries) => {
-          leaf = entries[entries.length - 1]!.id
-        }))
-      })
-    const tree: SessionTree = {
-      store,
-      get activeLeafId() {
-        return leaf
-      },
-      get entries() {
-        return store.entries
-      },
-      get activeEntries() {
-        return projection().path
-      },
-      get activeMessages() {
-        const p = projection()
-        if (p.messages === undefined) p.messages = Object.freeze(messagesOf(p.path))
-        return p.messages
-      },
-      moveTo: (id) =>
-        serialized(Effect.suspend(() => {
-          if (id !== null && (typeof id !== "string" || get(id) === undefined)) {
-            return Effect.fail(
-              inputError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(id) ?? String(id)} is not an entry of this session`)
-            )
-          }
-          leaf = id
-          return Effect.void
-        })),
-      append: (message) =>
-        Effect.suspend(() => {
-          // Copied at call time, not when its turn in the tree comes.
-          const extracted = store.header.version === 2 ? extractMessage(message, sha256) : Either.right({ value: message, blobs: [] })
-          if (Either.isLeft(extracted)) return Effect.fail(asInput(extracted.left))
-          const snapshot = snapshotMessageFor(extracted.right.value, store.header.version)
-          return Either.isLeft(snapshot)
-            ? Effect.fail(asInput(snapshot.left))
-            : atLeaf((parent) => store.append(parent, carry(snapshot.right, extracted.right.blobs)))
-        }),
-      appendEntry,
-      appendChain,
-      label: (targetId, label) => appendEntry({ kind: "label", targetId, label }),
-      setTitle: (title) => appendEntry({ kind: "title", title }),
-      setModel: ({ model, provider, thinking }) =>
-        appendEntry(thinking === undefined ? { kind: "model", provider, model } : { kind: "model", provider, model, thinking }),
-      custom: (customType, data) => appendEntry({ kind: "custom", customType, data }),
-      compact: ({ firstKeptEntryId, summary, tokensBefore }) =>
-        appendEntry(
-          tokensBefore === undefined
-            ? { kind: "compaction", summary, firstKeptEntryId }
-            : { kind: "compaction", summary, firstKeptEntryId, tokensBefore }
-        ),
-      children: (id) => childrenOf(store.entries, id),
-      get leaves() {
-        return leavesOf(store.entries)
-      },
-      pathTo: (id) => (typeof id === "string" ? walk(get, id, store.entries.length) : EMPTY)
-    }
-    return tree
-  })
+/**
+ * The tree over `store`: its operations run one at a time (a one-permit semaphore), each seeing
+ * the store as the last one left it.
+ */
+export const make: (store: SessionStore) => Effect.Effect<SessionTree> = internal.make
 
 export const layer: Layer.Layer<SessionTree, never, SessionStore> = Layer.effect(
   SessionTree,
@@ -247,47 +94,11 @@ export interface Linked {
   readonly parentId: string | null
 }
 
-interface Index<E extends Linked> {
-  readonly byId: Map<string, E>
-  readonly children: Map<string | null, ReadonlyArray<E>>
-  readonly leaves: ReadonlyArray<E>
-}
-
-/** Indexes of frozen lists (the store's views never change); other lists are indexed per call. */
-const indexes = new WeakMap<ReadonlyArray<Linked>, Index<Linked>>()
-
-const indexOf = <E extends Linked>(entries: ReadonlyArray<E>): Index<E> => {
-  const cached = indexes.get(entries) as Index<E> | undefined
-  if (cached !== undefined) return cached
-  const byId = new Map<string, E>()
-  const children = new Map<string | null, Array<E>>()
-  const hasChild = new Set<string>()
-  for (const entry of entries) {
-    if (!byId.has(entry.id)) byId.set(entry.id, entry)
-    const siblings = children.get(entry.parentId)
-    if (siblings === undefined) children.set(entry.parentId, [entry])
-    else siblings.push(entry)
-    if (entry.parentId !== null) hasChild.add(entry.parentId)
-  }
-  for (const list of children.values()) Object.freeze(list)
-  const index: Index<E> = {
-    byId,
-    children,
-    leaves: Object.freeze(entries.filter((entry) => !hasChild.has(entry.id)))
-  }
-  if (Object.isFrozen(entries)) indexes.set(entries, index)
-  return index
-}
-
 /** The root-to-`id` path; [] when `id` is not in `entries` or its chain does not reach a root. */
-export const pathTo = <E extends Linked>(entries: ReadonlyArray<E>, id: string): ReadonlyArray<E> => {
-  const { byId } = indexOf(entries)
-  return walk((key) => byId.get(key), id, entries.length)
-}
+export const pathTo: <E extends Linked>(entries: ReadonlyArray<E>, id: string) => ReadonlyArray<E> = internal.pathTo
 
 /** The children of `id` in commit order; null gives the roots. */
-export const childrenOf = <E extends Linked>(entries: ReadonlyArray<E>, id: string | null): ReadonlyArray<E> =>
-  indexOf(entries).children.get(id) ?? EMPTY
+export const childrenOf: <E extends Linked>(entries: ReadonlyArray<E>, id: string | null) => ReadonlyArray<E> = internal.childrenOf
 
 /** The entries nobody names as parent, in commit order. */
-export const leavesOf = <E extends Linked>(entries: ReadonlyArray<E>): ReadonlyArray<E> => indexOf(entries).leaves
+export const leavesOf: <E extends Linked>(entries: ReadonlyArray<E>) => ReadonlyArray<E> = internal.leavesOf
