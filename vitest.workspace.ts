@@ -40,7 +40,9 @@ export default defineWorkspace([
     test: {
       name: "view",
       include: ["packages/view/test/**/*.test.ts"],
-      testTimeout: 120_000
+      testTimeout: 120_000,
+      // Starting Chromium on a loaded 2-core machine can take longer than the default 10 s.
+      hookTimeout: 120_000
     }
   },
   {
