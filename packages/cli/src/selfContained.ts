@@ -30,6 +30,16 @@ const mapFileData = (entry: Json, f: (data: Json) => Json | undefined): Json => 
   return changed ? { ...entry, message: { ...message, content } } : entry
 }
 
+/** The blob references of `entry`'s file parts, in order. */
+const blobRefsOf = (entry: Entry): ReadonlyArray<string> => {
+  const refs: Array<string> = []
+  mapFileData(entry as unknown as Json, (data) => {
+    if (typeof data["blob"] === "string") refs.push(data["blob"])
+    return undefined
+  })
+  return refs
+}
+
 /**
  * The bytes of every blob the entries refer to, by reference, read through `blob` (the session's
  * own reader, hash checked): what an import of a session file needs besides its lines, since the
@@ -42,12 +52,7 @@ export const blobsOf = (
   Effect.gen(function*() {
     const bytes = new Map<string, Uint8Array>()
     for (const entry of entries) {
-      const refs: Array<string> = []
-      mapFileData(entry as unknown as Json, (data) => {
-        if (typeof data["blob"] === "string") refs.push(data["blob"])
-        return undefined
-      })
-      for (const ref of refs) if (!bytes.has(ref)) bytes.set(ref, yield* blob(ref))
+      for (const ref of blobRefsOf(entry)) if (!bytes.has(ref)) bytes.set(ref, yield* blob(ref))
     }
     return bytes
   })
@@ -65,11 +70,7 @@ export const inlineBlobs = (
     const read = new Map<string, string>()
     const lines = [encodeRecord(header)]
     for (const entry of entries) {
-      const refs: Array<string> = []
-      mapFileData(entry as unknown as Json, (data) => {
-        if (typeof data["blob"] === "string") refs.push(data["blob"])
-        return undefined
-      })
+      const refs = blobRefsOf(entry)
       if (refs.length === 0) {
         lines.push(encodeRecord(entry))
         continue
