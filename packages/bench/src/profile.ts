@@ -35,8 +35,8 @@ const lines = (bytes: Uint8Array): ReadonlyArray<string> => {
 }
 const parsed = (text: string) => {
   const p = parseObjectLine(text)
-  if (!p.ok) throw new Error(p.reason)
-  return p.value
+  if (Either.isLeft(p)) throw new Error(p.left)
+  return p.right
 }
 
 const profileLoad = async (ascii: boolean, options: { rounds: number; warmup: number }, dir: string) => {

@@ -111,8 +111,8 @@ const decodeEntryLineV1 = (text: string, line: number, _blobs?: ReadonlyMap<stri
     return literal === undefined ? entry : inexactNumber(literal, "SESSION_INVALID_MESSAGE", line)
   }
   const parsed = checkParsedLine(value, text)
-  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
-  const record = parsed.value
+  if (Either.isLeft(parsed)) return sessionError("SESSION_INVALID_JSON", parsed.left, { line })
+  const record = parsed.right
   if (Object.prototype.hasOwnProperty.call(record, "type") && record["type"] === "session") {
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }
@@ -137,8 +137,8 @@ const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string
     return canonical.numbers ? exactNumbers(canonical.entry, text, line) : canonical.entry
   }
   const parsed = checkParsedLine(value, text)
-  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
-  const record = parsed.value
+  if (Either.isLeft(parsed)) return sessionError("SESSION_INVALID_JSON", parsed.left, { line })
+  const record = parsed.right
   const type = Object.prototype.hasOwnProperty.call(record, "type") ? record["type"] : undefined
   if (type === "session") return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   const version = Object.prototype.hasOwnProperty.call(record, "version") ? record["version"] : undefined
@@ -207,8 +207,8 @@ const decodeLinesOrError = (input: RecordLines): DecodedSession | CorruptError =
     return sessionError("SESSION_TOO_MANY_ENTRIES", `more than ${caps.entries} entries`, { line: caps.entries + 2 })
   }
   const first = parseObjectLine(lines[0]!)
-  if (!first.ok) return sessionError("SESSION_INVALID_JSON", first.reason, { line: 1 })
-  const decodedHeader = decodeHeader(first.value, 1)
+  if (Either.isLeft(first)) return sessionError("SESSION_INVALID_JSON", first.left, { line: 1 })
+  const decodedHeader = decodeHeader(first.right, 1)
   if (Either.isLeft(decodedHeader)) return decodedHeader.left
   const header = exactNumbers(decodedHeader.right, lines[0]!, 1, "SESSION_INVALID_HEADER")
   if (header instanceof CorruptError) return header

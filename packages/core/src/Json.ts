@@ -3,14 +3,21 @@
  * recursion, so hostile nesting cannot overflow the stack.
  */
 
+import * as Either from "effect/Either"
+
 /** Nesting depth of objects/arrays in one record; the record itself is depth 1. */
 export const MAX_DEPTH = 64
 
-export type ParsedLine =
-  | { readonly ok: true; readonly value: { readonly [key: string]: unknown } }
-  | { readonly ok: false; readonly reason: string }
+/** A plain JSON object, as one line holds it. */
+export type JsonObject = { readonly [key: string]: unknown }
 
-const fail = (reason: string): ParsedLine => ({ ok: false, reason })
+/**
+ * One line read as an object: the object, or why the line is not one (a reason in words, which
+ * the caller turns into its own error with its code and line number).
+ */
+export type ParsedLine = Either.Either<JsonObject, string>
+
+const fail = (reason: string): ParsedLine => Either.left(reason)
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -79,7 +86,7 @@ export const checkParsedLine = (value: unknown, text: string): ParsedLine => {
   if (!hasKeyTokens(text, ownKeys)) {
     return fail(`duplicate key ${JSON.stringify(findDuplicateKey(text) ?? "")}`)
   }
-  return { ok: true, value: value as { readonly [key: string]: unknown } }
+  return Either.right(value as JsonObject)
 }
 
 /** Index of the quote closing the string whose opening quote is at `open`. */

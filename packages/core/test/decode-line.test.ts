@@ -26,8 +26,8 @@ const HEADER = "{\"type\":\"session\",\"version\":1,\"id\":\"s\",\"timestamp\":\
 /** The general path for one entry line. */
 const general = (text: string, line: number): SessionEntry | SessionError => {
   const parsed = parseObjectLine(text)
-  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
-  const record = parsed.value
+  if (Either.isLeft(parsed)) return sessionError("SESSION_INVALID_JSON", parsed.left, { line })
+  const record = parsed.right
   if (Object.hasOwn(record, "type") && record["type"] === "session") {
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }
@@ -180,8 +180,8 @@ describe("decodeCanonicalLine", () => {
           expect([...objects(fast)].filter((o) => fromJson.has(o))).toEqual([])
         }
         const checked = parseObjectLine(line)
-        if (!checked.ok && checked.reason.startsWith("duplicate key")) duplicatesSeen++
-        else if (checked.ok) wellFormed++
+        if (Either.isLeft(checked) && checked.left.startsWith("duplicate key")) duplicatesSeen++
+        else if (Either.isRight(checked)) wellFormed++
         const session = decodeText(`${HEADER}\n${line}\n`)
         if (isSessionError(session)) expect(outcome(session)).toEqual(outcome(expected))
         else {

@@ -459,7 +459,7 @@ describe("the version-2 direct decoder against the Schemas", () => {
           taken++
           checkAgainstSchema(fast.entry, parsed.value, schemaEntry(parsed.value))
           // Nothing the line checks refuse: a repeated key, __proto__, nesting beyond the cap.
-          expect(checkParsedLine(parsed.value, line).ok).toBe(true)
+          expect(Either.isRight(checkParsedLine(parsed.value, line))).toBe(true)
           // A literal no number holds exactly, anywhere in the line, is left for the caller to find.
           if (fast.numbers) numbers++
           else expect(firstInexactNumber(line)).toBeUndefined()
@@ -557,8 +557,8 @@ describe("deep and odd JSON values", () => {
     for (const [make, base] of [[custom, 1], [args, 5]] as const) {
       const atCap = make(nested(MAX_DEPTH - base))
       const beyond = make(nested(MAX_DEPTH - base + 1))
-      expect(checkParsedLine(JSON.parse(atCap), atCap).ok).toBe(true)
-      expect(checkParsedLine(JSON.parse(beyond), beyond).ok).toBe(false)
+      expect(Either.isRight(checkParsedLine(JSON.parse(atCap), atCap))).toBe(true)
+      expect(Either.isRight(checkParsedLine(JSON.parse(beyond), beyond))).toBe(false)
       expect(takes(atCap)).toBeDefined()
       expect(takes(beyond)).toBeUndefined()
     }

@@ -32,8 +32,8 @@ const HEADER = "{\"type\":\"session\",\"version\":1,\"id\":\"s\",\"timestamp\":\
 /** A line decoded by the Schemas only: the line checks, then `decodeEntry`, numbers, and a first entry's history check. */
 const reference = (text: string, line: number): SessionEntry | SessionError => {
   const parsed = parseObjectLine(text)
-  if (!parsed.ok) return sessionError("SESSION_INVALID_JSON", parsed.reason, { line })
-  const record = parsed.value
+  if (Either.isLeft(parsed)) return sessionError("SESSION_INVALID_JSON", parsed.left, { line })
+  const record = parsed.right
   if (Object.hasOwn(record, "type") && record["type"] === "session") {
     return sessionError("SESSION_INVALID_HEADER", "a second header", { line })
   }

@@ -1,3 +1,4 @@
+import * as Either from "effect/Either"
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { MAX_DEPTH, parseObjectLine } from "../src/Json.js"
@@ -19,7 +20,7 @@ describe("parseObjectLine", () => {
   ]
   it.each(valid)("accepts %s", (text) => {
     const r = parseObjectLine(text)
-    expect(r).toEqual({ ok: true, value: JSON.parse(text) })
+    expect(r).toEqual(Either.right(JSON.parse(text)))
   })
 
   const invalid: ReadonlyArray<readonly [string, string | RegExp]> = [
@@ -52,17 +53,17 @@ describe("parseObjectLine", () => {
   ]
   it.each(invalid)("rejects %j", (text, reason) => {
     const r = parseObjectLine(text)
-    expect(r.ok).toBe(false)
-    if (!r.ok) expect(r.reason).toMatch(reason)
+    expect(Either.isLeft(r)).toBe(true)
+    if (Either.isLeft(r)) expect(r.left).toMatch(reason)
   })
 
   it("touches no prototype", () => {
     for (const t of ["{\"__proto__\":{\"polluted\":1}}", "{\"a\":{\"__proto__\":{\"polluted\":1}}}"]) {
-      expect(parseObjectLine(t).ok).toBe(false)
+      expect(Either.isRight(parseObjectLine(t))).toBe(false)
     }
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
     const r = parseObjectLine("{\"constructor\":{\"prototype\":{\"polluted\":1}}}")
-    expect(r.ok && Object.getPrototypeOf(r.value)).toBe(Object.prototype)
+    expect(Either.isRight(r) && Object.getPrototypeOf(r.right)).toBe(Object.prototype)
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
   })
 
@@ -71,18 +72,18 @@ describe("parseObjectLine", () => {
     const nestedArrays = (levels: number) => `{"a":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`
     it("allows exactly MAX_DEPTH levels, the record being level 1", () => {
       expect(MAX_DEPTH).toBe(64)
-      expect(parseObjectLine(nestedObjects(MAX_DEPTH)).ok).toBe(true)
-      expect(parseObjectLine(nestedArrays(MAX_DEPTH)).ok).toBe(true)
+      expect(Either.isRight(parseObjectLine(nestedObjects(MAX_DEPTH)))).toBe(true)
+      expect(Either.isRight(parseObjectLine(nestedArrays(MAX_DEPTH)))).toBe(true)
     })
     it("rejects one level more", () => {
-      expect(parseObjectLine(nestedObjects(MAX_DEPTH + 1))).toEqual({ ok: false, reason: "nesting deeper than 64" })
-      expect(parseObjectLine(nestedArrays(MAX_DEPTH + 1))).toEqual({ ok: false, reason: "nesting deeper than 64" })
+      expect(parseObjectLine(nestedObjects(MAX_DEPTH + 1))).toEqual(Either.left("nesting deeper than 64"))
+      expect(parseObjectLine(nestedArrays(MAX_DEPTH + 1))).toEqual(Either.left("nesting deeper than 64"))
     })
     it("returns a typed failure for 30,000 levels without throwing", () => {
-      expect(parseObjectLine(nestedObjects(30_000))).toEqual({ ok: false, reason: "nesting deeper than 64" })
-      expect(parseObjectLine(nestedArrays(30_000))).toEqual({ ok: false, reason: "nesting deeper than 64" })
+      expect(parseObjectLine(nestedObjects(30_000))).toEqual(Either.left("nesting deeper than 64"))
+      expect(parseObjectLine(nestedArrays(30_000))).toEqual(Either.left("nesting deeper than 64"))
       // Unbalanced: JSON.parse rejects it before any walk.
-      expect(parseObjectLine("{\"a\":".repeat(30_000)).ok).toBe(false)
+      expect(Either.isRight(parseObjectLine("{\"a\":".repeat(30_000)))).toBe(false)
     })
   })
 
@@ -93,11 +94,11 @@ describe("parseObjectLine", () => {
       const { text } = render(value, ws)
       const r = parseObjectLine(text)
       const parsed: unknown = JSON.parse(text)
-      if (hasProtoKey(parsed)) expect(r).toEqual({ ok: false, reason: "__proto__ key" })
-      else if (maxDepth(parsed) > MAX_DEPTH) expect(r).toEqual({ ok: false, reason: "nesting deeper than 64" })
+      if (hasProtoKey(parsed)) expect(r).toEqual(Either.left("__proto__ key"))
+      else if (maxDepth(parsed) > MAX_DEPTH) expect(r).toEqual(Either.left("nesting deeper than 64"))
       else {
-        expect(r).toEqual({ ok: true, value: parsed })
-        expect(r.ok && Object.getPrototypeOf(r.value)).toBe(Object.prototype)
+        expect(r).toEqual(Either.right(parsed))
+        expect(Either.isRight(r) && Object.getPrototypeOf(r.right)).toBe(Object.prototype)
       }
     },
     { fastCheck: { numRuns: 2000 } }
@@ -111,8 +112,8 @@ describe("parseObjectLine", () => {
       fc.pre(objects > 0)
       const { injected, text } = render(value, ws, { at: at % objects, pick, spell: spellings[spelling]! })
       const r = parseObjectLine(text)
-      expect(r.ok).toBe(false)
-      if (!hasProtoKey(JSON.parse(text))) expect(r).toEqual({ ok: false, reason: `duplicate key ${JSON.stringify(injected)}` })
+      expect(Either.isLeft(r)).toBe(true)
+      if (!hasProtoKey(JSON.parse(text))) expect(r).toEqual(Either.left(`duplicate key ${JSON.stringify(injected)}`))
     },
     { fastCheck: { numRuns: 2000 } }
   )
@@ -122,11 +123,11 @@ describe("parseObjectLine", () => {
     [anyText],
     ([text]) => {
       const r = parseObjectLine(text)
-      if (r.ok) {
-        expect(r.value).toEqual(JSON.parse(text))
+      if (Either.isRight(r)) {
+        expect(r.right).toEqual(JSON.parse(text))
       } else {
-        expect(typeof r.reason === "string" && r.reason.length > 0).toBe(true)
-        if (!isObjectText(text)) expect(r.reason).not.toMatch(/^duplicate key|^__proto__ key|^nesting deeper/)
+        expect(typeof r.left === "string" && r.left.length > 0).toBe(true)
+        if (!isObjectText(text)) expect(r.left).not.toMatch(/^duplicate key|^__proto__ key|^nesting deeper/)
       }
     },
     { fastCheck: { numRuns: 2000 } }

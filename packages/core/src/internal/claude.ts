@@ -153,8 +153,8 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Co
     const line = i + 1
     if (texts[i] === "" && i === texts.length - 1) break
     const parsed = parseObjectLine(texts[i]!)
-    if (!parsed.ok) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line }))
-    const record = parsed.value
+    if (Either.isLeft(parsed)) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.left, { line }))
+    const record = parsed.right
     const type = own(record, "type")
     if (typeof type !== "string") return Either.left(invalid("SESSION_INVALID_RECORD", "not a Claude Code transcript line: no string type", line))
     if (type === "session" || type === "entry") {

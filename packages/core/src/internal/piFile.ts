@@ -58,7 +58,7 @@ const readRecord = (text: string | undefined): Either.Either<JsonRecord, Corrupt
     return Either.left(sessionError("SESSION_INVALID_HEADER", "the first line is empty: there is no Pi session header", { line: 1 }))
   }
   const parsed = parseObjectLine(text)
-  return parsed.ok ? Either.right(parsed.value) : Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line: 1 }))
+  return Either.mapLeft(parsed, (reason) => sessionError("SESSION_INVALID_JSON", reason, { line: 1 }))
 }
 
 /** Why a JSON object on line 1 is not a Pi format-3 header. */

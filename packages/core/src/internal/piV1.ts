@@ -251,8 +251,8 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
   for (let i = 1; i < lines.length; i++) {
     const line = i + 1
     const parsed = parseObjectLine(lines[i]!)
-    if (!parsed.ok) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line }))
-    const record = parsed.value
+    if (Either.isLeft(parsed)) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.left, { line }))
+    const record = parsed.right
     if (own(record, "type") === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
     const entry = decodeEntry(record)
     if (Either.isLeft(entry)) {

@@ -315,8 +315,8 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptE
   for (let i = 1; i < lines.length; i++) {
     line = i + 1
     const parsed = parseObjectLine(lines[i]!)
-    if (!parsed.ok) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.reason, { line }))
-    const record = parsed.value
+    if (Either.isLeft(parsed)) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.left, { line }))
+    const record = parsed.right
     if (own(record, "type") === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
     const envelope = decodeEnvelope(record)
     if (Either.isLeft(envelope)) {
