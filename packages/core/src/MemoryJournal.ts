@@ -14,7 +14,7 @@ import { utf8Length } from "./Codec.js"
 import { SessionCatalog, type SessionCatalogService } from "./SessionCatalog.js"
 import { type CorruptError, type InputError, sessionError } from "./SessionError.js"
 import { sha256Hex } from "./internal/sha256.js"
-import { type AppendError, type Created, type CreateError, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
+import { type AppendError, type BlobBytes, type Created, type CreateError, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
 
 /**
  * Session location → its lines, the header's first, none with a terminator. A
@@ -42,26 +42,34 @@ const storedOf = (location: string, lines: ReadonlyArray<string>, blobs: BlobSto
 }
 
 /**
- * Puts `blobs` into the blobs of `location`, all of them or none: SESSION_BLOB_MISSING when one
- * is to be shared from a session that does not hold it with its size.
+ * The bytes of each of `added`: its own, or those of the session it is taken from (a fork), which
+ * must hold it with its size (else SESSION_BLOB_MISSING). Given bytes are copied, so the caller's
+ * later changes cannot reach them; stored bytes are never changed or handed out, so a fork shares them.
  */
-const putBlobs = (blobs: BlobStorage, location: string, added: ReadonlyArray<NewBlob> | undefined): Either.Either<void, CorruptError> => {
-  if (added === undefined || added.length === 0) return Either.void
-  const found: Array<readonly [string, Uint8Array]> = []
+const resolveBlobs = (blobs: BlobStorage, added: ReadonlyArray<NewBlob>): Either.Either<ReadonlyArray<BlobBytes>, CorruptError> => {
+  const found: Array<BlobBytes> = []
   for (const blob of added) {
-    // Stored bytes are never changed or handed out, so a fork can share them.
-    const bytes = "bytes" in blob ? blob.bytes.slice() : blobs.get(blob.from)?.get(blob.hash)
+    if ("bytes" in blob) {
+      found.push({ ...blob, bytes: blob.bytes.slice() })
+      continue
+    }
+    const bytes = blobs.get(blob.from)?.get(blob.hash)
     if (bytes === undefined || bytes.length !== blob.size) {
       return Either.left(sessionError("SESSION_BLOB_MISSING", `blob "sha256:${blob.hash}" is not in the session it is taken from`, {
-        path: "from" in blob ? blob.from : location
+        path: blob.from
       }))
     }
-    found.push([blob.hash, bytes])
+    found.push({ hash: blob.hash, size: blob.size, bytes })
   }
+  return Either.right(found)
+}
+
+/** Puts `added` into the blobs of `location`; `copy` copies their bytes first (an append's, given by the caller). */
+const putBlobs = (blobs: BlobStorage, location: string, added: ReadonlyArray<BlobBytes> | undefined, copy: boolean): void => {
+  if (added === undefined || added.length === 0) return
   let held = blobs.get(location)
   if (held === undefined) blobs.set(location, held = new Map())
-  for (const [hash, bytes] of found) if (!held.has(hash)) held.set(hash, bytes)
-  return Either.void
+  for (const blob of added) if (!held.has(blob.hash)) held.set(blob.hash, copy ? blob.bytes.slice() : blob.bytes)
 }
 
 /** A journal over `storage` and `blobs` (fresh maps by default). */
@@ -77,8 +85,7 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
               return Effect.fail(sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: location }))
             }
             if (batch.lines.length === 0) return Effect.void
-            const refused = putBlobs(blobs, location, batch.blobs)
-            if (Either.isLeft(refused)) return Effect.fail(refused.left)
+            putBlobs(blobs, location, batch.blobs, true)
             const next = [...held.seen, ...batch.lines]
             storage.set(location, next)
             held.seen = next
@@ -94,8 +101,9 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
         if (storage.has(location)) {
           return Effect.fail(sessionError("SESSION_EXISTS", "a session is already at this location", { path: location }))
         }
-        const refused = putBlobs(blobs, location, session.blobs)
-        if (Either.isLeft(refused)) return Effect.fail(refused.left)
+        const resolved = resolveBlobs(blobs, session.blobs ?? [])
+        if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
+        putBlobs(blobs, location, resolved.right, false)
         const lines = session.lines.slice()
         storage.set(location, lines)
         return Effect.map(writerOf(location, lines), (writer) => ({ location, writer }))

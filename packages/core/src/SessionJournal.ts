@@ -13,7 +13,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { RecordLines } from "./Codec.js"
-import type { ConflictError, CorruptError, InputError, IoError, SessionError } from "./SessionError.js"
+import type { ConflictError, CorruptError, InputError, IoError, LockedError, SessionError } from "./SessionError.js"
 
 /**
  * What reading a session can fail with: nothing readable at the location (SESSION_NOT_FOUND,
@@ -37,10 +37,10 @@ export type CreateError = SessionError
  * What an append through a writer can fail with: another writer got there first or is committing
  * (`ConflictError`), a failed step after which nothing was committed (`IoError`), a rollback that
  * could not be proven (`LockedError`); and, where the batch brings blobs, a blob store that is not
- * a directory (`InputError`) or a blob that is not where the batch takes it from (`CorruptError`).
- * A backend without blob storage of its own narrows it (`MemoryJournal`: conflicts, I/O, blobs).
+ * a directory (`InputError`). Never `CorruptError`: the store checked the batch before handing it
+ * over, and a batch's blobs are bytes, not references to another session's.
  */
-export type AppendError = SessionError
+export type AppendError = InputError | ConflictError | IoError | LockedError
 
 /** What reading a blob can fail with: the session's location (`InputError`), a missing or damaged blob (`CorruptError`), a failed step (`IoError`). */
 export type BlobError = InputError | CorruptError | ConflictError | IoError
@@ -66,9 +66,21 @@ export interface Stored extends RecordLines {
  * either session can go without the other: SESSION_BLOB_MISSING when `from` does not hold it
  * with that size.
  */
-export type NewBlob =
-  | { readonly hash: string; readonly size: number; readonly bytes: Uint8Array }
-  | { readonly hash: string; readonly size: number; readonly from: string }
+export type NewBlob = BlobBytes | BlobCopy
+
+/** A new blob given by its bytes. */
+export interface BlobBytes {
+  readonly hash: string
+  readonly size: number
+  readonly bytes: Uint8Array
+}
+
+/** A new blob taken from the session at `from`, which holds it (a fork). */
+export interface BlobCopy {
+  readonly hash: string
+  readonly size: number
+  readonly from: string
+}
 
 /** A batch of new entries, in commit order. */
 export interface Batch extends Lines {
@@ -88,9 +100,10 @@ export interface Batch extends Lines {
   /**
    * Blobs the batch's entries are the first to refer to: durable before the batch's lines are
    * committed (in a database, in the same transaction). A failed commit may leave some of them
-   * stored; nothing refers to them then, and a later commit may store them again.
+   * stored; nothing refers to them then, and a later commit may store them again. Always bytes:
+   * only a create (a fork) takes blobs from another session.
    */
-  readonly blobs?: ReadonlyArray<NewBlob> | undefined
+  readonly blobs?: ReadonlyArray<BlobBytes> | undefined
 }
 
 /**

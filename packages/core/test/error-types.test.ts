@@ -19,7 +19,7 @@ import {
   type SessionError,
   sessionError
 } from "../src/SessionError.js"
-import type { ReadError, SessionJournalService } from "../src/SessionJournal.js"
+import type { ReadError, SessionJournalService, Writer } from "../src/SessionJournal.js"
 import type { SessionsService } from "../src/Sessions.js"
 import type * as SessionStore from "../src/SessionStore.js"
 import type { SessionTree } from "../src/SessionTree.js"
@@ -63,6 +63,16 @@ describe("an append", () => {
   it("through a tree, the same", () => {
     const retried = (tree: SessionTree) => tree.setTitle("t").pipe(Effect.catchTag("ConflictError", () => Effect.void))
     expectTypeOf<Extract<ErrorOf<typeof retried>, ConflictError>>().toEqualTypeOf<never>()
+  })
+})
+
+describe("a backend writer's append", () => {
+  it("never fails with CorruptError: the store checked the batch, and its blobs are bytes", () => {
+    expectTypeOf<ErrorOf<Writer["append"]>>().toEqualTypeOf<InputError | ConflictError | IoError | LockedError>()
+    // @ts-expect-error: an append through a writer cannot fail with a CorruptError, so there is none to catch
+    const _wrong = (writer: Writer) => writer.append({ lines: [], sizes: [], ids: [] }).pipe(Effect.catchTag("CorruptError", () => Effect.void))
+    // A create can: a fork takes blobs from a session that may no longer hold them.
+    expectTypeOf<Extract<Effect.Effect.Error<ReturnType<SessionJournalService["create"]>>, CorruptError>>().toEqualTypeOf<CorruptError>()
   })
 })
 

@@ -11,14 +11,10 @@ import * as Encoding from "effect/Encoding"
 import { MAX_BLOB_BYTES, MAX_INLINE_FILE_BYTES } from "../Codec.js"
 import { isCanonicalBase64 } from "../RecordV2.js"
 import { type CorruptError, sessionError } from "../SessionError.js"
+import type { BlobBytes } from "../SessionJournal.js"
 import { isProxy } from "./runtime.js"
 
-/** A blob an append brings: its bytes and their name (64 lowercase hexadecimal digits). */
-export interface BlobBytes {
-  readonly hash: string
-  readonly size: number
-  readonly bytes: Uint8Array
-}
+export type { BlobBytes }
 
 /** A value with its large file data taken out: what the snapshot then copies, and the blobs taken. */
 export interface Extracted {

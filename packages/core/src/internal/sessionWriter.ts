@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import type { Header } from "../Record.js"
 import type { SessionError } from "../SessionError.js"
-import type { Batch, Lines, NewBlob, Writer } from "../SessionJournal.js"
+import type { Batch, BlobBytes, Lines, Writer } from "../SessionJournal.js"
 import type { CommittedHistory } from "./committed.js"
 import { encodeAll, totalBytes } from "./entries.js"
 import { type Lister, listingOf } from "./listing.js"
@@ -88,7 +88,7 @@ export class SessionWriter {
   }
 
   /** Hands `lines` and the blobs they are the first to refer to to the backend; on success what is committed grows by `added` bytes. */
-  write(lines: NewLines, added: number, blobs: ReadonlyArray<NewBlob> = []): Effect.Effect<void, SessionError> {
+  write(lines: NewLines, added: number, blobs: ReadonlyArray<BlobBytes> = []): Effect.Effect<void, SessionError> {
     const canonical = this.rewrite()
     const batch: Batch = {
       ...lines,

@@ -10,8 +10,7 @@ import type * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ids from "../../src/Ids.js"
 import * as MemoryJournal from "../../src/MemoryJournal.js"
-import type { SessionError } from "../../src/SessionError.js"
-import { type Batch, SessionJournal, type SessionJournalService, type Writer } from "../../src/SessionJournal.js"
+import { type AppendError, type Batch, SessionJournal, type SessionJournalService, type Writer } from "../../src/SessionJournal.js"
 
 /** A commit the probe holds: it has arrived at the writer, and goes on once `release` is done. */
 export interface Held {
@@ -29,7 +28,7 @@ export class Probe {
   /** The commit to hold next, if any. */
   private held: Held | undefined = undefined
   /** Failures for the next commits, in order: each is used by one commit, which then writes nothing. */
-  private readonly failures: Array<SessionError> = []
+  private readonly failures: Array<AppendError> = []
 
   /** Holds the next commit at the writer until the returned `release` is done. */
   hold(): Effect.Effect<Held> {
@@ -51,7 +50,7 @@ export class Probe {
     })
   }
 
-  failNext(error: SessionError): void {
+  failNext(error: AppendError): void {
     this.failures.push(error)
   }
 

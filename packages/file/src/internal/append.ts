@@ -16,10 +16,10 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
-import { type ConflictError, type LockedError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type LockedError, sessionError } from "@session-tree/core/SessionError"
 import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import type { OpenGeneration } from "./generation.js"
-import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll } from "./io.js"
+import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll, type WriteFailure } from "./io.js"
 import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
 
@@ -101,8 +101,8 @@ const createIntent = (
   fs: FsService,
   paths: Paths.SessionPaths,
   text: string,
-  busy: Effect.Effect<SessionError>
-): Effect.Effect<void, SessionError> =>
+  busy: Effect.Effect<WriteFailure>
+): Effect.Effect<void, WriteFailure> =>
   Effect.catchAll(fs.symlink(text, paths.marker), (e) =>
     e.errno === "EEXIST"
       ? Effect.flatMap(busy, Effect.fail)
@@ -131,15 +131,15 @@ export const removeIntent = (fs: FsService, paths: Paths.SessionPaths, text: str
 export const append = (
   fs: FsService,
   input: AppendInput,
-  busy: Effect.Effect<SessionError>
-): Effect.Effect<Appended, SessionError | Locked> =>
+  busy: Effect.Effect<WriteFailure>
+): Effect.Effect<Appended, WriteFailure | Locked> =>
   Effect.suspend(() => {
     const { base, bytes, dirHandle, dirId, paths } = input
     const from = base.size
     const to = from + bytes.length
     const intent = encodeIntent({ from, to, sha256: sha256(bytes) })
 
-    const locked = (error: SessionError, reason: string, cause: unknown) =>
+    const locked = (error: WriteFailure, reason: string, cause: unknown) =>
       new Locked({
         error: sessionError("SESSION_ROLLBACK_FAILED", `${reason}; the append intent ${paths.marker} is kept (${error.message})`, {
           path: paths.path,
@@ -151,12 +151,12 @@ export const append = (
      * Before the batch: the file is as it was, so the intent only has to go. It is ours: created
      * exclusively, and `recover` leaves the intent of a running writer alone.
      */
-    const release = (failure: SessionError): Effect.Effect<never, SessionError | Locked> =>
-      Effect.flatMap(removeOwn(fs, paths.marker), (gone): Effect.Effect<never, SessionError | Locked> =>
+    const release = (failure: WriteFailure): Effect.Effect<never, WriteFailure | Locked> =>
+      Effect.flatMap(removeOwn(fs, paths.marker), (gone): Effect.Effect<never, WriteFailure | Locked> =>
         gone ? Effect.fail(failure) : Effect.fail(locked(failure, "the append intent could not be removed", undefined)))
 
     /** After the batch was (maybe partly) written: the file goes back to the committed end, durably, then the intent. */
-    const rollBack = (handle: Handle) => (failure: SessionError): Effect.Effect<never, SessionError | Locked> =>
+    const rollBack = (handle: Handle) => (failure: WriteFailure): Effect.Effect<never, WriteFailure | Locked> =>
       Effect.gen(function*() {
         const undone = yield* Effect.either(Effect.gen(function*() {
           yield* step("rollback: truncate", fs.ftruncate(handle, from))
@@ -182,7 +182,7 @@ export const append = (
           { path: paths.path }
         )))
 
-    const openForWriting: Effect.Effect<Handle, SessionError> = input.handle !== undefined
+    const openForWriting: Effect.Effect<Handle, WriteFailure> = input.handle !== undefined
       ? Effect.succeed(input.handle)
       : Effect.flatMap(step("open for append", fs.open(paths.path, Flags.writeNoFollow), { ELOOP: "SESSION_REPLACED", ENOENT: "SESSION_REPLACED" }), (handle) =>
         Effect.flatMap(step("fstat for append", fs.fstat(handle)), (stat: Stat) =>
@@ -193,7 +193,7 @@ export const append = (
           ))
 
     return Effect.flatMap(createIntent(fs, paths, intent, busy), () =>
-      Effect.gen(function*(): Effect.fn.Return<Appended, SessionError | Locked> {
+      Effect.gen(function*(): Effect.fn.Return<Appended, WriteFailure | Locked> {
         const prepared = yield* Effect.either(Effect.gen(function*() {
           yield* expectIdentity(fs, "directory", paths.dir, "directory", dirId)
           yield* checkFile

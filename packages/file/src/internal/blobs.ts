@@ -15,7 +15,7 @@
  */
 import { MAX_BLOB_BYTES } from "@session-tree/core/Codec"
 import { type ConflictError, type CorruptError, type InputError, type IoError, type SessionError, sessionError } from "@session-tree/core/SessionError"
-import type { NewBlob, Stored } from "@session-tree/core/SessionJournal"
+import type { BlobBytes, NewBlob, Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Crypto from "node:crypto"
 import * as Path from "node:path"
@@ -94,7 +94,7 @@ const corrupt = (path: string, hash: string): CorruptError =>
   sessionError("SESSION_BLOB_CORRUPT", `the bytes of blob "sha256:${hash}" do not match its hash`, { path })
 
 /** The blob directory of `paths`, made when missing; whether this call made it. Never a link. */
-const ensureDirectory = (fs: FsService, dir: string): Effect.Effect<{ readonly stat: Stat; readonly made: boolean }, SessionError> =>
+const ensureDirectory = (fs: FsService, dir: string): Effect.Effect<{ readonly stat: Stat; readonly made: boolean }, InputError | ConflictError | IoError> =>
   Effect.gen(function*() {
     let made = false
     let stat = yield* lstatNamed(fs, "lstat blob directory", dir)
@@ -112,7 +112,7 @@ const ensureDirectory = (fs: FsService, dir: string): Effect.Effect<{ readonly s
   })
 
 /** Opens directory `dir` for fsync, checked to be the one `id` names. */
-const openDir = (fs: FsService, dir: string, id: Stat): Effect.Effect<Handle, SessionError> =>
+const openDir = (fs: FsService, dir: string, id: Stat): Effect.Effect<Handle, ConflictError | IoError> =>
   Effect.uninterruptible(Effect.flatMap(step("open blob directory", fs.open(dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }), (handle) =>
     Effect.flatMap(step("fstat blob directory", fs.fstat(handle)), (stat) =>
       stat.kind !== "directory" || !sameFile(stat, id)
@@ -120,7 +120,7 @@ const openDir = (fs: FsService, dir: string, id: Stat): Effect.Effect<Handle, Se
         : Effect.succeed(handle)).pipe(Effect.onError(() => closeQuietly(fs, handle)))))
 
 /** Writes `bytes` to a new temp file in `dir` and fsyncs it; its name. */
-const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array): Effect.Effect<string, SessionError> =>
+const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array): Effect.Effect<string, IoError> =>
   Effect.gen(function*() {
     const temp = tempName(dir, hash)
     const handle = yield* step("create blob temp", fs.open(temp, Flags.createExclusive, 0o600))
@@ -163,14 +163,15 @@ const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: 
 
 /**
  * Puts `blobs` into the blob directory of `paths`, durably, before the commit that first refers
- * to them. A blob already there as a regular file of its size is kept (its name is its content);
- * anything else at its name is replaced.
+ * to them, each through a temp name `temp` makes. A blob already there as a regular file of its
+ * size is kept (its name is its content); anything else at its name is replaced.
  */
-export const put = (
+const putWith = <B extends { readonly hash: string; readonly size: number }, E>(
   fs: FsService,
   paths: Paths.SessionPaths,
-  blobs: ReadonlyArray<NewBlob> | undefined
-): Effect.Effect<void, SessionError> =>
+  blobs: ReadonlyArray<B> | undefined,
+  temp: (dir: string, blob: B) => Effect.Effect<string, E>
+): Effect.Effect<void, E | InputError | ConflictError | IoError> =>
   Effect.gen(function*() {
     if (blobs === undefined || blobs.length === 0) return
     const dir = dirOf(paths)
@@ -178,14 +179,13 @@ export const put = (
     const handle = yield* openDir(fs, dir, stat)
     yield* Effect.gen(function*() {
       for (const blob of blobs) {
-        if (!HASH.test(blob.hash)) return yield* missing(dir, blob.hash)
+        // The store names blobs by their hash: any other name breaks the port's contract.
+        if (!HASH.test(blob.hash)) return yield* Effect.dieMessage(`a blob named "${blob.hash}", not by 64 hexadecimal digits`)
         const target = Path.join(dir, blob.hash)
         const present = yield* lstatNamed(fs, "lstat blob", target)
         if (present !== undefined && present.kind === "file" && present.size === blob.size) continue
-        const temp = "bytes" in blob
-          ? yield* writeTemp(fs, dir, blob.hash, blob.bytes)
-          : yield* Effect.flatMap(Paths.resolve(fs, blob.from), (from) => linkTemp(fs, dir, blob.hash, blob.size, from.path))
-        yield* Effect.onError(step("rename blob into place", fs.rename(temp, target)), () => removeOwn(fs, temp))
+        const name = yield* temp(dir, blob)
+        yield* Effect.onError(step("rename blob into place", fs.rename(name, target)), () => removeOwn(fs, name))
       }
       yield* expectIdentity(fs, "blob directory", dir, "directory", stat)
       yield* step("fsync blob directory", fs.fsync(handle))
@@ -194,7 +194,18 @@ export const put = (
     }).pipe(Effect.ensuring(closeQuietly(fs, handle)))
   })
 
-const syncParent = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, SessionError> =>
+/** An append's blobs: their bytes. */
+export const putBytes = (fs: FsService, paths: Paths.SessionPaths, blobs: ReadonlyArray<BlobBytes> | undefined): Effect.Effect<void, InputError | ConflictError | IoError> =>
+  putWith(fs, paths, blobs, (dir, blob) => writeTemp(fs, dir, blob.hash, blob.bytes))
+
+/** A new session's blobs: bytes, or the same blob of the session a fork is taken from (SESSION_BLOB_MISSING when it does not hold it). */
+export const put = (fs: FsService, paths: Paths.SessionPaths, blobs: ReadonlyArray<NewBlob> | undefined): Effect.Effect<void, SessionError> =>
+  putWith(fs, paths, blobs, (dir, blob) =>
+    "bytes" in blob
+      ? writeTemp(fs, dir, blob.hash, blob.bytes)
+      : Effect.flatMap(Paths.resolve(fs, blob.from), (from) => linkTemp(fs, dir, blob.hash, blob.size, from.path)))
+
+const syncParent = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, ConflictError | IoError> =>
   Effect.flatMap(step("lstat directory", fs.lstat(paths.dir)), (stat) =>
     Effect.acquireUseRelease(
       openDir(fs, paths.dir, stat),

@@ -1,6 +1,6 @@
 import { type RecordLines, versionOf } from "@session-tree/core/Codec"
-import { type CorruptError, SessionError, sessionError } from "@session-tree/core/SessionError"
-import type { Batch, Lines, ReadError, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
+import { type CorruptError, type LockedError, sessionError } from "@session-tree/core/SessionError"
+import type { AppendError, Batch, Lines, ReadError, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
@@ -93,7 +93,7 @@ interface State {
   base: Generation.OpenGeneration
   mode: Mode
   /** Set when a commit could not prove its rollback: the marker is kept, nothing more is committed. */
-  locked: SessionError | undefined
+  locked: LockedError | undefined
   /** Set once the scope has closed: the descriptors are gone. */
   closed: boolean
   /** Own names a commit could not remove, retried before the next commit. */
@@ -208,7 +208,7 @@ const makeWriter = (
      * Commits `bytes` (the current generation plus `added` new bytes) and makes it the base on
      * success; `current` says whether the file holds exactly the bytes before the added ones.
      */
-    const commitBytes = (bytes: Buffer, added: number, current: boolean): Effect.Effect<void, SessionError> =>
+    const commitBytes = (bytes: Buffer, added: number, current: boolean): Effect.Effect<void, AppendError> =>
       Effect.gen(function*() {
         yield* removeLeftovers
         const copyPrefix = current && bytes.length >= kernelCopyFrom ? bytes.length - added : 0
@@ -225,7 +225,7 @@ const makeWriter = (
       })
 
     /** A version-1 commit: the whole generation, which the first commit after a load builds. */
-    const commitV1 = (mode: Extract<Mode, { readonly _tag: "Read" | "Whole" }>, batch: Batch): Effect.Effect<void, SessionError> => {
+    const commitV1 = (mode: Extract<Mode, { readonly _tag: "Read" | "Whole" }>, batch: Batch): Effect.Effect<void, AppendError> => {
       const whole = mode._tag === "Whole" ? mode : (state.mode = {
         _tag: "Whole",
         generation: new GenerationBuffer(batch.canonical ?? mode.lines),
@@ -244,7 +244,7 @@ const makeWriter = (
     }
 
     /** A version-2 batch after the committed end of a canonical file (`append.ts`). */
-    const appendBatch = (mode: Extract<Mode, { readonly _tag: "InPlace" }>, batch: Batch): Effect.Effect<void, SessionError> =>
+    const appendBatch = (mode: Extract<Mode, { readonly _tag: "InPlace" }>, batch: Batch): Effect.Effect<void, AppendError> =>
       Effect.gen(function*() {
         yield* removeLeftovers
         if (mode.staleIntent !== undefined && (yield* Append.removeIntent(fs, paths, mode.staleIntent))) {
@@ -274,14 +274,14 @@ const makeWriter = (
      * A version-2 commit: in place when the file holds exactly the canonical lines, else (a skipped
      * tail, CRLF endings, lines written otherwise) the whole canonical generation once, like version 1.
      */
-    const commitV2 = (mode: Extract<Mode, { readonly _tag: "InPlace" | "Rewrite" }>, batch: Batch): Effect.Effect<void, SessionError> => {
+    const commitV2 = (mode: Extract<Mode, { readonly _tag: "InPlace" | "Rewrite" }>, batch: Batch): Effect.Effect<void, AppendError> => {
       if (mode._tag === "Rewrite") return rewrite(batch.canonical ?? mode.lines, batch)
       if (batch.canonical !== undefined) return rewrite(batch.canonical, batch)
       return batch.lines.length === 0 ? Effect.void : appendBatch(mode, batch)
     }
 
     /** The whole canonical generation of version 2: `canonical` and then the batch. */
-    const rewrite = (canonical: Lines, batch: Batch): Effect.Effect<void, SessionError> => {
+    const rewrite = (canonical: Lines, batch: Batch): Effect.Effect<void, AppendError> => {
       // The generation is built for this commit only: in-place appends never need it again.
       const generation = new GenerationBuffer(canonical)
       const added = sizeOf(batch)
@@ -306,7 +306,7 @@ const makeWriter = (
           const mode = state.mode
           // Only a version-2 batch holds blobs: durable before the commit of the lines that refer to them.
           return mode._tag === "InPlace" || mode._tag === "Rewrite"
-            ? Effect.zipRight(Blobs.put(fs, paths, batch.blobs), commitV2(mode, batch))
+            ? Effect.zipRight(Blobs.putBytes(fs, paths, batch.blobs), commitV2(mode, batch))
             : commitV1(mode, batch)
         })))
     }

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 import * as NFS from "node:fs"
-import { type ConflictError, type InputError, type IoError, type LockedError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type InputError, type IoError, type LockedError, sessionError } from "@session-tree/core/SessionError"
 import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import {
   closeQuietly,
@@ -22,8 +22,7 @@ import {
   stepError,
   type ReadFailure,
   type Whole,
-  writeAll
-} from "./io.js"
+  writeAll, type WriteFailure } from "./io.js"
 import * as Append from "./append.js"
 import { SESSION_CAPS, versionOfHead } from "./lines.js"
 import * as Owner from "./owner.js"
@@ -278,7 +277,7 @@ export const busy = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Co
   })
 
 /** Links the marker, the commit lock: a marker already there is SESSION_BUSY, saying why (`busy`). */
-const linkMarker = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, SessionError> =>
+const linkMarker = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, WriteFailure> =>
   Effect.catchAll(fs.link(paths.path, paths.marker), (e) =>
     e.errno === "EEXIST"
       ? Effect.flatMap(busy(fs, paths), Effect.fail)
@@ -319,14 +318,14 @@ export const commit = (
   fs: FsService,
   input: CommitInput,
   keep: (name: string) => void
-): Effect.Effect<OpenGeneration, SessionError | Locked> =>
+): Effect.Effect<OpenGeneration, WriteFailure | Locked> =>
   Effect.suspend(() => {
     const { base, bytes, copyPrefix, dirHandle, dirId, paths } = input
     const n = Paths.nextSeq()
     const tmp = Paths.ownName(paths, "tmp", n)
     const next = Paths.ownName(paths, "next", n)
 
-    const locked = (error: SessionError, reason: string, cause: unknown) =>
+    const locked = (error: WriteFailure, reason: string, cause: unknown) =>
       new Locked({
         error: sessionError("SESSION_ROLLBACK_FAILED", `${reason}; the marker ${paths.marker} is kept (${error.message})`, {
           path: paths.path,
@@ -344,7 +343,7 @@ export const commit = (
      * The temp file, created first and removed last. On failure the next name goes too, and both
      * descriptors are closed; after `Locked` nothing is kept for a retry, as nothing is retried.
      */
-    const withTemp = (use: (own: Own) => Effect.Effect<OpenGeneration, SessionError | Locked>) =>
+    const withTemp = (use: (own: Own) => Effect.Effect<OpenGeneration, WriteFailure | Locked>) =>
       Effect.flatMap(step("create temp", fs.open(tmp, Flags.createExclusive, base.mode)), (temp) =>
         Effect.flatMap(Effect.all([Ref.make(temp), Ref.make(false)]), ([data, nextMayExist]) =>
           Effect.matchEffect(use({ temp, data, nextMayExist }), {
@@ -370,7 +369,7 @@ export const commit = (
      * succeeded is ours until we remove it (other writers fail on EEXIST and `recover` waits), but
      * it is removed only while it is still what was linked: `linked` is its stat, when that was seen.
      */
-    const releaseMarker = (linked: Stat | undefined) => (failure: SessionError | Locked): Effect.Effect<void, Locked> =>
+    const releaseMarker = (linked: Stat | undefined) => (failure: WriteFailure | Locked): Effect.Effect<void, Locked> =>
       failure._tag === "Locked" ? Effect.void : Effect.gen(function*() {
         const now = yield* Effect.either(lstatOrMissing(fs, paths.marker))
         if (Either.isLeft(now)) return yield* locked(failure, "the marker could not be checked", now.left)
@@ -381,7 +380,7 @@ export const commit = (
         if (ours && !(yield* removeOwn(fs, paths.marker))) return yield* locked(failure, "the marker could not be removed", undefined)
       })
 
-    const withMarker = (use: (marker: Stat) => Effect.Effect<OpenGeneration, SessionError | Locked>) =>
+    const withMarker = (use: (marker: Stat) => Effect.Effect<OpenGeneration, WriteFailure | Locked>) =>
       Effect.zipRight(
         linkMarker(fs, paths),
         Effect.matchEffect(step("lstat marker", fs.lstat(paths.marker)), {
@@ -391,7 +390,7 @@ export const commit = (
       )
 
     /** The kernel copy of the held generation (the marker) at the next name, completed with the new bytes. */
-    const copyCurrent = (own: Own): Effect.Effect<Stat, SessionError> =>
+    const copyCurrent = (own: Own): Effect.Effect<Stat, WriteFailure> =>
       Effect.gen(function*() {
         yield* Ref.set(own.nextMayExist, true)
         yield* step("copy current generation", fs.copyFile(paths.marker, next))
@@ -409,7 +408,7 @@ export const commit = (
       })
 
     /** The whole generation in the temp file, linked at the next name so that the temp name survives the install. */
-    const writeWhole = (own: Own, temp: Stat): Effect.Effect<Stat, SessionError> =>
+    const writeWhole = (own: Own, temp: Stat): Effect.Effect<Stat, WriteFailure> =>
       Effect.gen(function*() {
         yield* writeAll(fs, own.temp, bytes, 0, 0)
         yield* step("fsync temp", fs.fsync(own.temp))
@@ -423,7 +422,7 @@ export const commit = (
      * After a failed install (the rename included, which may have happened): proves where the
      * path points before touching anything, and puts the held generation back if the new one is there.
      */
-    const rollBack = (data: Stat) => (failure: SessionError): Effect.Effect<void, Locked> =>
+    const rollBack = (data: Stat) => (failure: WriteFailure): Effect.Effect<void, Locked> =>
       Effect.gen(function*() {
         const at = yield* Effect.either(lstatOrMissing(fs, paths.path))
         const stat = Either.getOrUndefined(at)
@@ -449,7 +448,7 @@ export const commit = (
       })
 
     /** Renames the next name onto the path and proves it there, durably; removing the marker is the last step. */
-    const install = (own: Own, data: Stat): Effect.Effect<OpenGeneration, SessionError | Locked> =>
+    const install = (own: Own, data: Stat): Effect.Effect<OpenGeneration, WriteFailure | Locked> =>
       undoOnFailure(
         Effect.gen(function*() {
           yield* step("rename", fs.rename(next, paths.path))

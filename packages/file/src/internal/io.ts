@@ -5,11 +5,14 @@
  */
 import * as Effect from "effect/Effect"
 import { type FileId, Flags, type FsError, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
-import type { ConflictError, CorruptError, ErrorOf, InputError, IoError, SessionErrorCode } from "@session-tree/core/SessionError"
+import type { ConflictError, CorruptError, ErrorOf, InputError, IoError, LockedError, SessionErrorCode } from "@session-tree/core/SessionError"
 import { sessionError } from "@session-tree/core/SessionError"
 
 /** What reading a file can fail with: nothing usable there (input), over a cap (corrupt), changed meanwhile (conflict), a failed step. */
 export type ReadFailure = InputError | CorruptError | ConflictError | IoError
+
+/** What a commit of the file writer can fail with: the port's `AppendError` (never `CorruptError`). */
+export type WriteFailure = InputError | ConflictError | IoError | LockedError
 
 /** The `SessionError` of a failed step: `SESSION_IO` unless `codes` maps the errno elsewhere. */
 export const stepError = <C extends SessionErrorCode = never>(

@@ -4,7 +4,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { type IoError, isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type IoError, isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
@@ -77,7 +77,12 @@ export const transaction = <A, E, R>(
   )
 
 /** The SessionError of a failed write transaction: its own typed failure, or what the database said. */
-export const writeError = (what: string, error: unknown, progress: Progress, location?: string): SessionError => {
+export const writeError = <E extends SessionError = SessionError>(
+  what: string,
+  error: E | SqlError,
+  progress: Progress,
+  location?: string
+): E | ConflictError | IoError => {
   if (isSessionError(error)) return error
   if (!isSqlError(error)) {
     return sessionError("SESSION_IO", `${what}: ${String(error)}`, { path: location, cause: error })

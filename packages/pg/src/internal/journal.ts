@@ -1,7 +1,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type CorruptError, type InputError, type IoError, type SessionError, sessionError } from "@session-tree/core/SessionError"
-import type { Batch, NewBlob, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
+import { type ConflictError, type CorruptError, type InputError, type IoError, sessionError } from "@session-tree/core/SessionError"
+import type { AppendError, Batch, BlobBytes, NewBlob, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
 import * as Crypto from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -53,16 +53,13 @@ const insertBlobs = (
   sql: SqlClient.SqlClient,
   id: string,
   blobs: ReadonlyArray<NewBlob> | undefined
-): Effect.Effect<void, SessionError | SqlError> =>
+): Effect.Effect<void, CorruptError | SqlError> =>
   Effect.gen(function*() {
     if (blobs === undefined) return
     const copies = new Map<string, Array<{ readonly hash: string; readonly size: number }>>()
     for (const blob of blobs) {
       if ("bytes" in blob) {
-        yield* sql`
-          INSERT INTO session_tree_blobs (session_id, hash, size, bytes)
-          VALUES (${id}, ${blob.hash}, ${blob.size}::int4, ${blob.bytes})
-          ON CONFLICT (session_id, hash) DO NOTHING`
+        yield* insertBlob(sql, id, blob)
       } else {
         const from = copies.get(blob.from) ?? []
         from.push(blob)
@@ -87,6 +84,13 @@ const insertBlobs = (
       }
     }
   })
+
+/** Inserts one blob given by its bytes, unless the session holds it already. */
+const insertBlob = (sql: SqlClient.SqlClient, id: string, blob: BlobBytes): Effect.Effect<unknown, SqlError> =>
+  sql`
+    INSERT INTO session_tree_blobs (session_id, hash, size, bytes)
+    VALUES (${id}, ${blob.hash}, ${blob.size}::int4, ${blob.bytes})
+    ON CONFLICT (session_id, hash) DO NOTHING`
 
 export const make = (client: SqlClient.SqlClient, options?: Options): SessionJournalService => {
   // Column names are ours: a client that renames result columns (camelCase) must not rename them.
@@ -125,7 +129,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
       )
       SELECT count(*)::int4 AS moved FROM moved`
 
-  const append = (id: string, held: Held, batch: Batch): Effect.Effect<void, SessionError> =>
+  const append = (id: string, held: Held, batch: Batch): Effect.Effect<void, AppendError> =>
     Effect.suspend(() => {
       if (held.closed) return Effect.fail(sessionError("SESSION_IO", "the store's scope is closed", { path: id }))
       const n = batch.lines.length
@@ -139,7 +143,7 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
           ? Effect.fail(sessionError("SESSION_REPLACED", "the session changed since this store read it", { path: id }))
           : Effect.void)
       const blobs = batch.blobs ?? []
-      const commit: Effect.Effect<void, SessionError | SqlError> = blobs.length === 0
+      const commit: Effect.Effect<void, ConflictError | SqlError> = blobs.length === 0
         // Without blobs the statement is the whole transaction, one round trip: its commit is in
         // flight from the moment it is sent, and only a refusal the server reports proves that
         // nothing of it was committed.
@@ -148,9 +152,9 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
           return Effect.tapError(moved, (error) => Effect.sync(() => (progress.committing = !refusedStatement(error))))
         })
         // The batch's blobs in the same transaction: they commit with the lines that first refer to them.
-        : transaction(sql, progress, Effect.zipRight(moved, insertBlobs(sql, id, blobs)))
+        : transaction(sql, progress, Effect.zipRight(moved, Effect.forEach(blobs, (blob) => insertBlob(sql, id, blob), { discard: true })))
       return commit.pipe(
-        Effect.mapError((error: SessionError | SqlError) => {
+        Effect.mapError((error: ConflictError | SqlError) => {
           // Rows beyond the head can only be there if something else wrote them: the session is not the one this writer read.
           // The insert trigger renews the incarnation for such rows, so this is reached when they came in with it disabled.
           if (!progress.committing && error._tag === "SqlError" && sqlState(error) === "23505") {
