@@ -7,8 +7,8 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
-import type { InputError, IoError, SessionError } from "./SessionError.js"
-import type { Stored } from "./SessionJournal.js"
+import type { ConflictError, InputError, IoError, LockedError } from "./SessionError.js"
+import type { ReadError, Stored } from "./SessionJournal.js"
 
 /** One session as a catalog sees it, without reading it. */
 export interface Entry {
@@ -26,6 +26,14 @@ export interface Entry {
 /** What listing a backend's sessions can fail with: a scope that is no directory (`InputError`), a failed step (`IoError`). */
 export type ScanError = InputError | IoError
 
+/**
+ * What deleting a session can fail with: nothing there, or not a session (`InputError`), a writer
+ * committing or a delete already in progress (`ConflictError`), a failed step (`IoError`), an undo
+ * that could not be proven (`LockedError`). Never `CorruptError`: a session that does not load is
+ * deleted all the same.
+ */
+export type DeleteError = InputError | ConflictError | IoError | LockedError
+
 export interface SessionCatalogService {
   /**
    * Every session in `directory` (for files; the current one when undefined;
@@ -37,7 +45,7 @@ export interface SessionCatalogService {
    * (one query for a database): in its place, each session as read (Right) or the error reading
    * it failed with (Left), so that one unreadable session does not hide the others.
    */
-  readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Either.Either<Stored, SessionError>>>
+  readonly readMany: (locations: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Either.Either<Stored, ReadError>>>
   /**
    * Removes the whole session at `location` and what belongs to it alone (its blobs, a kept
    * listing): atomically and durably, so that the session is there whole or gone, never in part;
@@ -46,7 +54,7 @@ export interface SessionCatalogService {
    * brings it back. It belongs to the catalog, not the journal: it changes which sessions a
    * backend holds, never the lines of one, and it must work on a session that does not load.
    */
-  readonly delete: (location: string) => Effect.Effect<string, SessionError>
+  readonly delete: (location: string) => Effect.Effect<string, DeleteError>
   /** Listings kept for every process that lists, where the backend can keep them (a database: for all its nodes). */
   readonly listings?: Listings | undefined
 }

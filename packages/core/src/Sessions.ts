@@ -19,7 +19,7 @@ import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessions.js"
 import * as summary from "./internal/summary.js"
 import type { Entry, Header } from "./Record.js"
-import type { ScanError, SessionCatalog } from "./SessionCatalog.js"
+import type { DeleteError, ScanError, SessionCatalog } from "./SessionCatalog.js"
 import type { InputError, SessionError, SessionErrorCode } from "./SessionError.js"
 import type { ReadError, SessionJournal } from "./SessionJournal.js"
 import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "./SessionStore.js"
@@ -98,7 +98,7 @@ export interface SessionsService {
    * location as the backend resolved it; SESSION_NOT_FOUND when there is no session there. A
    * fork of it keeps loading: it holds its own copy of everything it refers to.
    */
-  readonly delete: (location: string) => Effect.Effect<string, SessionError>
+  readonly delete: (location: string) => Effect.Effect<string, DeleteError>
   /** The canonical JSONL generation of a session, byte for byte what a commit writes. */
   readonly exportJsonl: (location: string) => Effect.Effect<string, ReadError>
   /**

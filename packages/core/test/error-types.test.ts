@@ -76,6 +76,14 @@ describe("a backend writer's append", () => {
   })
 })
 
+describe("a delete", () => {
+  it("never fails with CorruptError: a session that does not load is deleted all the same", () => {
+    expectTypeOf<ErrorOf<SessionsService["delete"]>>().toEqualTypeOf<InputError | ConflictError | IoError | LockedError>()
+    // @ts-expect-error: a delete cannot fail with a CorruptError, so there is none to catch
+    const _wrong = (sessions: SessionsService) => sessions.delete("s").pipe(Effect.catchTag("CorruptError", () => Effect.void))
+  })
+})
+
 describe("SessionTree.moveTo", () => {
   it("names only InputError", () => {
     expectTypeOf<ErrorOf<SessionTree["moveTo"]>>().toEqualTypeOf<InputError>()

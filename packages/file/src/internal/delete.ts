@@ -5,7 +5,8 @@
  * session's blob directory) is garbage. Before it, `recover` puts the marker back onto the path
  * as it does for an interrupted commit, so a crash leaves the session whole or gone.
  */
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import type { DeleteError } from "@session-tree/core/SessionCatalog"
+import { sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Path from "node:path"
@@ -29,8 +30,8 @@ const asideName = (tombstone: string): string => `${tombstone}${BLOBS}`
  * lstat, a link is removed as a name and never followed, and a directory is emptied before it
  * goes. A missing path is already gone.
  */
-const removeTree = (fs: FsService, path: string): Effect.Effect<void, SessionError> =>
-  Effect.flatMap(lstatNamed(fs, "lstat", path), (stat): Effect.Effect<void, SessionError> => {
+const removeTree = (fs: FsService, path: string): Effect.Effect<void, DeleteError> =>
+  Effect.flatMap(lstatNamed(fs, "lstat", path), (stat): Effect.Effect<void, DeleteError> => {
     if (stat === undefined) return Effect.void
     if (stat.kind !== "directory") {
       return step("remove", fs.unlink(path).pipe(Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.void)))
@@ -43,7 +44,7 @@ const removeTree = (fs: FsService, path: string): Effect.Effect<void, SessionErr
   })
 
 /** The SESSION_BUSY of a delete that found the marker: a commit in flight, or one `recover` must resolve. */
-const busy = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<SessionError> =>
+const busy = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<DeleteError> =>
   Effect.map(Effect.orElseSucceed(Paths.leftovers(fs, paths), () => undefined), (found) => {
     const live = found?.live?.owner
     return sessionError(
@@ -88,7 +89,7 @@ const remove = (fs: FsService, paths: Paths.SessionPaths, dirHandle: Handle, dir
       })
 
     /** After a failure with the marker held: the file back at its path from the marker, then unlocked. */
-    const undo = (locked: FileId) => (failure: SessionError): Effect.Effect<never, SessionError> =>
+    const undo = (locked: FileId) => (failure: DeleteError): Effect.Effect<never, DeleteError> =>
       Effect.gen(function*() {
         const at = yield* lstatOrMissing(fs, paths.path)
         if (at === undefined) {
@@ -186,7 +187,7 @@ const remove = (fs: FsService, paths: Paths.SessionPaths, dirHandle: Handle, dir
  * there is none, SESSION_NOT_REGULAR_FILE for a symlink or anything but a regular file (never
  * followed), SESSION_BUSY while a commit holds the marker. Succeeds with the file's path.
  */
-export const deleteSession = (fs: FsService, location: string): Effect.Effect<string, SessionError> =>
+export const deleteSession = (fs: FsService, location: string): Effect.Effect<string, DeleteError> =>
   Effect.scoped(Effect.gen(function*() {
     const paths = yield* Paths.resolve(fs, location)
     const dir = yield* Generation.statDirectory(fs, paths)
@@ -209,7 +210,7 @@ export const deleteSession = (fs: FsService, location: string): Effect.Effect<st
  * session file is at the path and no process is writing beside it. (The tombstone is a
  * leftover name like a temp file, removed with them.) Returns the names removed.
  */
-export const removeDeleted = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+export const removeDeleted = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<string>, DeleteError> =>
   Effect.gen(function*() {
     const names = yield* step("list directory", fs.readdir(paths.dir))
     const removed: Array<string> = []

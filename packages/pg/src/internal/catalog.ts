@@ -1,7 +1,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Listings, SessionCatalogService } from "@session-tree/core/SessionCatalog"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
-import type { Stored } from "@session-tree/core/SessionJournal"
+import { sessionError } from "@session-tree/core/SessionError"
+import type { ReadError, Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { ioError, type Progress, transaction, writeError } from "./errors.js"
@@ -13,17 +13,17 @@ export const READ_CHUNK = 32
 export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
   const sql = client.withoutTransforms()
 
-  const readChunk = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Either.Either<Stored, SessionError>>> =>
+  const readChunk = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Either.Either<Stored, ReadError>>> =>
     readSessions(sql, ids).pipe(
       Effect.map((reads) => {
-        const found = new Map<string, Either.Either<Stored, SessionError>>()
+        const found = new Map<string, Either.Either<Stored, ReadError>>()
         for (const [id, read] of reads) found.set(id, "stored" in read ? Either.right(read.stored) : Either.left(read))
         return found
       }),
       // A failed statement fails every session it would have read, each in its own place.
       Effect.catchAll((error) => {
         const failed = Either.left(ioError("reading the sessions failed", error))
-        return Effect.succeed(new Map<string, Either.Either<Stored, SessionError>>(ids.map((id) => [id, failed])))
+        return Effect.succeed(new Map<string, Either.Either<Stored, ReadError>>(ids.map((id) => [id, failed])))
       })
     )
 
@@ -78,7 +78,7 @@ export const make = (client: SqlClient.SqlClient): SessionCatalogService => {
     readMany: (locations) =>
       Effect.gen(function*() {
         const wanted = [...new Set(locations)]
-        const found = new Map<string, Either.Either<Stored, SessionError>>()
+        const found = new Map<string, Either.Either<Stored, ReadError>>()
         for (let i = 0; i < wanted.length; i += READ_CHUNK) {
           for (const [id, read] of yield* readChunk(wanted.slice(i, i + READ_CHUNK))) found.set(id, read)
         }
