@@ -20,7 +20,7 @@ import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessionStore.js"
 import type { Entry, Header } from "./Record.js"
 import type { SessionError } from "./SessionError.js"
-import type { BlobError, ReadError, SessionJournal } from "./SessionJournal.js"
+import type { AppendError, BlobError, ReadError, SessionJournal } from "./SessionJournal.js"
 
 export interface SessionStore {
   /** Where the session is, as its backend resolved it: an absolute path, a session ID. */
@@ -42,22 +42,26 @@ export interface SessionStore {
    * is stored as a blob of the session and the entry holds its reference; bytes up to that
    * size are stored inline as base64. A reference given as is must name a blob the session
    * holds, with its size (SESSION_BLOB_MISSING otherwise).
+   *
+   * Fails with `InputError` for what the caller gave (the message, the parent, a cap it would
+   * pass: whatever the code), `ConflictError` when another writer got there first, `IoError`,
+   * or `LockedError`; never `CorruptError`, which only stored data can be.
    */
-  readonly append: (parentId: string | null, message: unknown) => Effect.Effect<Entry, SessionError>
+  readonly append: (parentId: string | null, message: unknown) => Effect.Effect<Entry, AppendError>
   /**
    * Appends one entry of any kind (version 2): `body` holds `kind` first, then exactly that kind's
    * keys (`RecordV2.Body`), snapshot like a message. A version-1 session holds messages only
    * (SESSION_UNSUPPORTED_VERSION).
    */
-  readonly appendEntry: (parentId: string | null, body: unknown) => Effect.Effect<Entry, SessionError>
+  readonly appendEntry: (parentId: string | null, body: unknown) => Effect.Effect<Entry, AppendError>
   /**
    * Appends a chain of entries in one commit, all of them or none: the first a child of
    * `parentId`, each next one a child of the one before (an agent's step: its assistant message,
    * then the results of its tool calls). Bodies as `appendEntry` takes them (version 2).
    */
-  readonly appendChain: (parentId: string | null, bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
+  readonly appendChain: (parentId: string | null, bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, AppendError>
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
-  readonly flush: Effect.Effect<void, SessionError>
+  readonly flush: Effect.Effect<void, AppendError>
   /**
    * The bytes of a blob of this session, by its reference (`"sha256:…"`, as a file part's
    * `data.blob` gives it), checked against their hash: SESSION_BLOB_MISSING when the session

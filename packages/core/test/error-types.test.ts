@@ -16,7 +16,6 @@ import {
   InputError,
   IoError,
   LockedError,
-  type SessionError,
   sessionError
 } from "../src/SessionError.js"
 import type { ReadError, SessionJournalService, Writer } from "../src/SessionJournal.js"
@@ -56,8 +55,14 @@ describe("an append", () => {
         Effect.catchTag("ConflictError", () => Effect.succeed(undefined))
       )
     expectTypeOf<Extract<ErrorOf<typeof retried>, ConflictError>>().toEqualTypeOf<never>()
-    expectTypeOf<ErrorOf<typeof retried>>().toEqualTypeOf<InputError | CorruptError | IoError | LockedError>()
-    expectTypeOf<ErrorOf<SessionStore.SessionStore["append"]>>().toEqualTypeOf<SessionError>()
+    expectTypeOf<ErrorOf<typeof retried>>().toEqualTypeOf<InputError | IoError | LockedError>()
+    expectTypeOf<ErrorOf<SessionStore.SessionStore["append"]>>().toEqualTypeOf<InputError | ConflictError | IoError | LockedError>()
+  })
+
+  it("never fails with CorruptError: what the caller gives is refused as InputError, whatever its code", () => {
+    // @ts-expect-error: an append cannot fail with a CorruptError, so there is none to catch
+    const _wrong = (store: SessionStore.SessionStore) => store.appendEntry(null, {}).pipe(Effect.catchTag("CorruptError", () => Effect.void))
+    expectTypeOf<ErrorOf<SessionStore.SessionStore["appendChain"]>>().toEqualTypeOf<InputError | ConflictError | IoError | LockedError>()
   })
 
   it("through a tree, the same", () => {

@@ -10,6 +10,7 @@ import type { Entry, Header } from "../Record.js"
 import * as Either from "effect/Either"
 import { asInput, type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
 import {
+  type AppendError,
   type BlobError,
   type Lines,
   type NewBlob,
@@ -99,7 +100,7 @@ interface Chain {
   readonly chain: ReadonlyArray<Append>
 }
 type Answer = Entry | ReadonlyArray<Entry> | void
-type Outcome = Exit.Exit<Answer, SessionError>
+type Outcome = Exit.Exit<Answer, AppendError>
 
 /**
  * Commits one batch of a store: every append is checked in order against the
@@ -113,7 +114,7 @@ const commitBatch = (
   writer: SessionWriter,
   newBuilder: () => BatchBuilder
 ) =>
-(batch: ReadonlyArray<Input>): Effect.Effect<GroupCommit.Outcomes<Answer, SessionError>, SessionError> =>
+(batch: ReadonlyArray<Input>): Effect.Effect<GroupCommit.Outcomes<Answer, AppendError>, AppendError> =>
   Effect.gen(function*() {
     const refused = writer.locked
     if (refused !== undefined) return batch.map(() => Exit.fail(refused))
@@ -133,7 +134,7 @@ const commitBatch = (
       const items = "chain" in input ? input.chain : [input]
       const start = { entries: history.history.size, lines: lines.length, builder: builder.mark() }
       const made: Array<Entry> = []
-      let refusal: SessionError | undefined
+      let refusal: InputError | undefined
       for (const item of items) {
         // A chain's later items are children of the entry before them, whose ID exists only now.
         const built = yield* Effect.either(builder.build(made.length === 0 ? item : { ...item, parentId: made[made.length - 1]!.id }))
@@ -206,17 +207,17 @@ const assemble = (
       ),
       closed: closedError
     })
-    const flush = group.submit(FLUSH) as Effect.Effect<void, SessionError>
-    const submitted = (input: Append | Chain): Effect.Effect<Answer, SessionError> =>
+    const flush = group.submit(FLUSH) as Effect.Effect<void, AppendError>
+    const submitted = (input: Append | Chain): Effect.Effect<Answer, AppendError> =>
       Effect.suspend(() => {
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : group.submit(input)
       })
-    const refuse = (error: InputError): Effect.Effect<never, SessionError> =>
+    const refuse = (error: InputError): Effect.Effect<never, AppendError> =>
       Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : error)))
     // An append is answered with its entry.
-    const submit = (append: Either.Either<Append, InputError>): Effect.Effect<Entry, SessionError> =>
-      Either.isLeft(append) ? refuse(append.left) : submitted(append.right) as Effect.Effect<Entry, SessionError>
+    const submit = (append: Either.Either<Append, InputError>): Effect.Effect<Entry, AppendError> =>
+      Either.isLeft(append) ? refuse(append.left) : submitted(append.right) as Effect.Effect<Entry, AppendError>
     const sha256 = journal.sha256 ?? sha256Hex
     const store: SessionStore = {
       location,
@@ -232,7 +233,7 @@ const assemble = (
       appendEntry: (parentId, body) => submit(prepareEntry(parentId, body, header.version, sha256)),
       appendChain: (parentId, bodies) => {
         const chain = prepareChain(parentId, bodies, header.version, sha256)
-        return Either.isLeft(chain) ? refuse(chain.left) : submitted(chain.right) as Effect.Effect<ReadonlyArray<Entry>, SessionError>
+        return Either.isLeft(chain) ? refuse(chain.left) : submitted(chain.right) as Effect.Effect<ReadonlyArray<Entry>, AppendError>
       },
       flush: Effect.suspend(() => {
         const locked = writer.locked

@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import type { Header } from "../Record.js"
-import type { SessionError } from "../SessionError.js"
-import type { Batch, BlobBytes, Lines, Writer } from "../SessionJournal.js"
+import type { LockedError } from "../SessionError.js"
+import type { AppendError, Batch, BlobBytes, Lines, Writer } from "../SessionJournal.js"
 import type { CommittedHistory } from "./committed.js"
 import { encodeAll, totalBytes } from "./entries.js"
 import { type Lister, listingOf } from "./listing.js"
@@ -20,7 +20,7 @@ export const NOTHING: NewLines = { lines: [], sizes: [], ids: [] }
 
 export class SessionWriter {
   /** Set by SESSION_ROLLBACK_FAILED: the backend's state is unproven, so nothing more is committed. */
-  private lockedBy: SessionError | undefined = undefined
+  private lockedBy: LockedError | undefined = undefined
   /** The canonical size of what is committed, every line with its newline; unknown after a load until a cap needs it. */
   private bytes: number | undefined
   /** The canonical lines of what is committed, from when they are first computed until a commit has taken them. */
@@ -64,7 +64,7 @@ export class SessionWriter {
     })
   }
 
-  get locked(): SessionError | undefined {
+  get locked(): LockedError | undefined {
     return this.lockedBy
   }
 
@@ -88,7 +88,7 @@ export class SessionWriter {
   }
 
   /** Hands `lines` and the blobs they are the first to refer to to the backend; on success what is committed grows by `added` bytes. */
-  write(lines: NewLines, added: number, blobs: ReadonlyArray<BlobBytes> = []): Effect.Effect<void, SessionError> {
+  write(lines: NewLines, added: number, blobs: ReadonlyArray<BlobBytes> = []): Effect.Effect<void, AppendError> {
     const canonical = this.rewrite()
     const batch: Batch = {
       ...lines,
@@ -98,7 +98,7 @@ export class SessionWriter {
     }
     return Effect.matchEffect(this.writer.append(batch), {
       onFailure: (error) => {
-        if (error.code === "SESSION_ROLLBACK_FAILED") this.lockedBy = error
+        if (error._tag === "LockedError") this.lockedBy = error
         return Effect.fail(error)
       },
       onSuccess: () =>
