@@ -282,6 +282,22 @@ describe("rows changed behind the library's back", () => {
         expect(loaded.entries.map((e) => e.id)).toEqual(session.entries)
       }))
 
+    it.scoped("entry rows rewritten as they were lie out of seq order in the table; the session loads in seq order", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const session = yield* makeSession
+        // An updated row is a new tuple after the others: a scan of the table meets entry 1 last.
+        yield* sql`UPDATE session_tree_entries SET line = line WHERE session_id = ${session.id} AND seq IN (1, 2)`
+        // The read runs in this transaction, whose plans scan the table: the rows come in the table's order.
+        const loaded = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT set_config('enable_indexscan', 'off', true), set_config('enable_bitmapscan', 'off', true)`
+          const scanned = yield* sql<{ seq: number }>`SELECT seq FROM session_tree_entries WHERE session_id = ${session.id}`
+          expect(scanned.map((r) => r.seq)).toEqual([3, 4, 1, 2])
+          return yield* SessionStore.read(session.id)
+        }))
+        expect(loaded.entries.map((e) => e.id)).toEqual(session.entries)
+      }))
+
     it.scoped("invalid UTF-8 cannot be stored at all: the database refuses it (22021) and the session still loads", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -36,8 +36,9 @@ interface Row {
 }
 
 /**
- * The rows of the sessions `ids`, grouped by session, each session's own row first and then its
- * entries by `seq`. One statement, so one snapshot: a commit is seen whole or not at all.
+ * The rows of the sessions `ids`, in no particular order (`inOrder` sorts them). One statement, so
+ * one snapshot: a commit is seen whole or not at all. The server does not sort them: a sort of a
+ * session's lines outgrows `work_mem` and spills to disk, which costs more than the rest of the read.
  */
 const selectSessions = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
   sql<Row>`
@@ -52,8 +53,7 @@ const selectSessions = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>): E
     UNION ALL
     SELECT b.session_id, false, 0, b.hash, NULL, octet_length(b.bytes), NULL, NULL
       FROM session_tree_blobs b
-     WHERE b.session_id = ANY(${ids}::text[])
-    ORDER BY 1, 2 DESC, 3`
+     WHERE b.session_id = ANY(${ids}::text[])`
 
 // With the `u` flag a surrogate pair is one code point, so only a lone surrogate matches.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u
@@ -137,7 +137,17 @@ const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: numbe
   }
 }
 
-/** The sessions `ids` from the rows of `selectSessions`, each as its `Read` or the reason it is not one. */
+/** Rows by session (in no order of IDs; only equal IDs need to be together), each session's own row first, then its blobs (`seq` 0), then its entries by `seq`. */
+const byRow = (a: Row, b: Row): number =>
+  a.id !== b.id ? (a.id < b.id ? -1 : 1) : a.is_header !== b.is_header ? (a.is_header ? -1 : 1) : a.seq - b.seq
+
+/**
+ * `rows` grouped and ordered as `byRow` says. The entries of a session come back from its table
+ * mostly in `seq` order already, which a merge sort passes over in one comparison a row.
+ */
+const inOrder = (rows: ReadonlyArray<Row>): ReadonlyArray<Row> => rows.slice().sort(byRow)
+
+/** The sessions `ids` from the rows of `selectSessions` in order (`inOrder`), each as its `Read` or the reason it is not one. */
 const readsOf = (ids: ReadonlyArray<string>, rows: ReadonlyArray<Row>): Map<string, Read | Unread> => {
   const found = new Map<string, Read | Unread>()
   let i = 0
@@ -164,5 +174,5 @@ export const readSessions = (
   const storable = ids.filter(storableId)
   return storable.length === 0
     ? Effect.succeed(readsOf(ids, []))
-    : Effect.map(selectSessions(sql, storable), (rows) => readsOf(ids, rows))
+    : Effect.map(selectSessions(sql, storable), (rows) => readsOf(ids, inOrder(rows)))
 }
