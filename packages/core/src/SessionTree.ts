@@ -18,7 +18,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/sessionTree.js"
 import type { AnyMessage, Entry } from "./Record.js"
-import type { InputError, SessionError } from "./SessionError.js"
+import type { InputError } from "./SessionError.js"
+import type { AppendError } from "./SessionJournal.js"
 import { SessionStore } from "./SessionStore.js"
 
 export interface SessionTree {
@@ -37,22 +38,22 @@ export interface SessionTree {
    * Appends `message` as a child of the leaf; the leaf moves to the new entry once it is durable.
    * Message IR of the session's version (a version-1 message to a version-2 session is stored in its version-2 form).
    */
-  readonly append: (message: unknown) => Effect.Effect<Entry, SessionError>
+  readonly append: (message: unknown) => Effect.Effect<Entry, AppendError>
   /** Appends an entry of any kind as a child of the leaf (`RecordV2.Body`: `kind` first); version 2 only. */
-  readonly appendEntry: (body: unknown) => Effect.Effect<Entry, SessionError>
+  readonly appendEntry: (body: unknown) => Effect.Effect<Entry, AppendError>
   /**
    * Appends a chain of entries under the leaf in one commit, all or none, each a child of the one
    * before; the leaf moves to the last. Version 2 only.
    */
-  readonly appendChain: (bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, SessionError>
+  readonly appendChain: (bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, AppendError>
   /** Labels `targetId` (an earlier entry, any branch); null removes its label. The newest label of a target wins. */
-  readonly label: (targetId: string, label: string | null) => Effect.Effect<Entry, SessionError>
+  readonly label: (targetId: string, label: string | null) => Effect.Effect<Entry, AppendError>
   /** Names the session: its title is the newest title entry in commit order. */
-  readonly setTitle: (title: string) => Effect.Effect<Entry, SessionError>
+  readonly setTitle: (title: string) => Effect.Effect<Entry, AppendError>
   /** Records a change of model (and reasoning level) on this branch. */
-  readonly setModel: (model: { readonly provider: string; readonly model: string; readonly thinking?: string }) => Effect.Effect<Entry, SessionError>
+  readonly setModel: (model: { readonly provider: string; readonly model: string; readonly thinking?: string }) => Effect.Effect<Entry, AppendError>
   /** Stores an extension's data on this branch; it is never sent to a model. */
-  readonly custom: (customType: string, data: unknown) => Effect.Effect<Entry, SessionError>
+  readonly custom: (customType: string, data: unknown) => Effect.Effect<Entry, AppendError>
   /**
    * Records a compaction: from here on, what came before `firstKeptEntryId` (an ancestor; null for
    * everything) is replaced by `summary` when the context is built. Nothing is deleted.
@@ -61,7 +62,7 @@ export interface SessionTree {
     readonly summary: string
     readonly firstKeptEntryId: string | null
     readonly tokensBefore?: number
-  }) => Effect.Effect<Entry, SessionError>
+  }) => Effect.Effect<Entry, AppendError>
   /** The children of `id` in commit order; null gives the roots. */
   readonly children: (id: string | null) => ReadonlyArray<Entry>
   /** Entries without children, in commit order. */

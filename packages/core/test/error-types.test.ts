@@ -68,6 +68,7 @@ describe("an append", () => {
   it("through a tree, the same", () => {
     const retried = (tree: SessionTree) => tree.setTitle("t").pipe(Effect.catchTag("ConflictError", () => Effect.void))
     expectTypeOf<Extract<ErrorOf<typeof retried>, ConflictError>>().toEqualTypeOf<never>()
+    expectTypeOf<ErrorOf<typeof retried>>().toEqualTypeOf<InputError | IoError | LockedError>()
   })
 })
 

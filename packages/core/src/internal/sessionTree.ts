@@ -2,7 +2,8 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { type AnyMessage, type Entry, messageOf } from "../Record.js"
-import { asInput, type InputError, inputError, type SessionError } from "../SessionError.js"
+import { asInput, type InputError, inputError } from "../SessionError.js"
+import type { AppendError } from "../SessionJournal.js"
 import type { Linked, SessionTree } from "../SessionTree.js"
 import type { SessionStore } from "../SessionStore.js"
 import { carry, extractBody, extractMessage } from "./blobs.js"
@@ -74,7 +75,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
     }
 
     /** Runs an append as a child of the leaf in the tree's order, moving the leaf to its entry. */
-    const atLeaf = (append: (parent: string | null) => Effect.Effect<Entry, SessionError>) =>
+    const atLeaf = (append: (parent: string | null) => Effect.Effect<Entry, AppendError>) =>
       serialized(Effect.tap(Effect.suspend(() => append(leaf)), (entry) => {
         leaf = entry.id
       }))
@@ -86,7 +87,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
           Either.map(snapshotBody(extracted.value), (snapshot) => carry(snapshot, extracted.blobs))),
         asInput
       )
-    const appendEntry = (body: unknown): Effect.Effect<Entry, SessionError> =>
+    const appendEntry = (body: unknown): Effect.Effect<Entry, AppendError> =>
       Effect.suspend(() => {
         if (store.header.version === 1) return store.appendEntry(leaf, body)
         const snapshot = copyBody(body)
@@ -94,7 +95,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
           ? Effect.fail(snapshot.left)
           : atLeaf((parent) => store.appendEntry(parent, snapshot.right))
       })
-    const appendChain = (bodies: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Entry>, SessionError> =>
+    const appendChain = (bodies: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Entry>, AppendError> =>
       Effect.suspend(() => {
         if (store.header.version === 1 || !Array.isArray(bodies)) return store.appendChain(leaf, bodies)
         const snapshots: Array<unknown> = []
