@@ -68,6 +68,90 @@ export const attach = (fs: FsService, paths: Paths.SessionPaths, stored: Stored)
   Effect.map(inventory(fs, paths), (blobs) => (blobs.size === 0 ? stored : { ...stored, blobs }))
 
 /**
+ * `stored` with those of `names` that are in the blob directory of `paths` as regular files, with
+ * their sizes: each name lstat'ed, none listed. Like `inventory`, none when something other than a
+ * directory is there, and the directory's identity checked again afterwards.
+ */
+const present = (fs: FsService, paths: Paths.SessionPaths, names: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, number>, ConflictError | IoError> =>
+  Effect.gen(function*() {
+    const dir = dirOf(paths)
+    const found = new Map<string, number>()
+    const before = yield* lstatNamed(fs, "lstat blob directory", dir)
+    if (before === undefined || before.kind !== "directory") return found
+    // A directory replaced by another kind of file after the lstat above was changed under the load.
+    const entries = yield* step("lstat blobs", fs.lstatAll(dir, names), { ENOTDIR: "SESSION_REPLACED" })
+    for (let i = 0; i < names.length; i++) {
+      const entry = entries[i]
+      if (entry !== undefined && entry.kind === "file") found.set(names[i]!, entry.size)
+    }
+    // Each name was looked up in the directory lstat saw, not through a link put there meanwhile.
+    yield* expectIdentity(fs, "blob directory", dir, "directory", before)
+    return found
+  })
+
+/** A reference's `sha256:` is found by its `ha256:`: `h` is much rarer in text than `s`, so the search skips ahead faster. */
+const HA256 = Buffer.from("ha256:", "latin1")
+const S = 0x73
+const ESCAPE = Buffer.from("\\u", "latin1")
+
+/** 1 for each byte that is a lowercase hexadecimal digit: a name's 64 bytes are checked without a branch each. */
+const HEX_DIGIT = new Uint8Array(256)
+for (const c of "0123456789abcdef") HEX_DIGIT[c.charCodeAt(0)] = 1
+
+/** The value of a hexadecimal digit of either case, or -1. */
+const hexValue = (c: number): number =>
+  c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1
+
+/** Whether code point `c` can be a character of a blob reference: `sha256:` and lowercase hexadecimal digits. */
+const inReference = (c: number): boolean => HEX_DIGIT[c] === 1 || c === S || c === 0x68 || c === 0x3a
+
+/**
+ * The blob names the lines in `bytes` (a session file's) can refer to: each `sha256:` followed by
+ * 64 lowercase hexadecimal digits, once. A reference JSON spells with a `\u` escape of one of its
+ * own characters is not in the bytes as such: when any such escape is there, undefined, and only
+ * the whole directory can tell. Whatever else matches (text quoting a reference, a skipped tail)
+ * only adds a name to check.
+ */
+export const referencedIn = (bytes: Uint8Array): ReadonlyArray<string> | undefined => {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  for (let at = buf.indexOf(ESCAPE); at !== -1; at = buf.indexOf(ESCAPE, at + 2)) {
+    let code = 0
+    for (let i = at + 2; i < at + 6 && code >= 0; i++) {
+      const digit = i < buf.length ? hexValue(buf[i]!) : -1
+      code = digit < 0 ? -1 : code * 16 + digit
+    }
+    if (code >= 0 && inReference(code)) return undefined
+  }
+  const names = new Set<string>()
+  for (let at = buf.indexOf(HA256, 1); at !== -1; at = buf.indexOf(HA256, at + HA256.length)) {
+    const start = at + HA256.length
+    const end = start + 64
+    if (buf[at - 1] !== S || end > buf.length) continue
+    let hex = 1
+    for (let i = start; i < end; i++) hex &= HEX_DIGIT[buf[i]!]!
+    if (hex === 1) names.add(buf.toString("latin1", start, end))
+  }
+  return Array.from(names)
+}
+
+/**
+ * `stored` with the blobs its lines can refer to (`referencedIn`), each checked in the blob
+ * directory of `paths`: a read's check, which needs no other blob. When the bytes cannot tell the
+ * names, the whole directory (`attach`).
+ */
+export const attachReferenced = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  stored: Stored,
+  bytes: Uint8Array
+): Effect.Effect<Stored, ConflictError | IoError> => {
+  const names = referencedIn(bytes)
+  if (names === undefined) return attach(fs, paths, stored)
+  if (names.length === 0) return Effect.succeed(stored)
+  return Effect.map(present(fs, paths, names), (blobs) => (blobs.size === 0 ? stored : { ...stored, blobs }))
+}
+
+/**
  * The bytes of blob `hash` of the session at `paths`, checked against their hash:
  * SESSION_BLOB_MISSING when it is not there as a regular file, SESSION_BLOB_CORRUPT when its
  * bytes do not hash to its name.

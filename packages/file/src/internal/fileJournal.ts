@@ -320,7 +320,7 @@ const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<S
 
 /** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
 export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, ReadError> =>
-  Effect.flatMap(Generation.read(fs, paths), (bytes) => Effect.flatMap(storedOf(paths, bytes), (stored) => Blobs.attach(fs, paths, stored)))
+  Effect.flatMap(Generation.read(fs, paths), (bytes) => Effect.flatMap(storedOf(paths, bytes), (stored) => Blobs.attachReferenced(fs, paths, stored, bytes)))
 
 export interface Options {
   readonly kernelCopyFrom?: number | undefined
