@@ -1,11 +1,10 @@
 import { type RecordLines, versionOf } from "@session-tree/core/Codec"
 import { type CorruptError, type LockedError, sessionError } from "@session-tree/core/SessionError"
 import type { AppendError, Batch, Lines, ReadError, SessionJournalService, Stored, Writer } from "@session-tree/core/SessionJournal"
-import * as Deferred from "effect/Deferred"
+import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as FiberSet from "effect/FiberSet"
-import * as Ref from "effect/Ref"
-import * as Scheduler from "effect/Scheduler"
+import * as Fiber from "effect/Fiber"
+import * as Mailbox from "effect/Mailbox"
 import type * as Scope from "effect/Scope"
 import type { FileId, FsService, Handle } from "../Fs.js"
 import { toLines } from "../Jsonl.js"
@@ -110,15 +109,6 @@ interface Directory {
   readonly id: FileId
 }
 
-/** Starts a fiber on a later turn of the event loop. */
-const nextTurn = Scheduler.timer(0)
-
-/** The close of a replaced generation that runs (its end, once it has ended), and the one that waits to start. */
-interface Closing {
-  readonly running: Deferred.Deferred<void> | undefined
-  readonly waiting: Handle | undefined
-}
-
 /** The writer of one session file, held until the scope closes; takes the file's in-process lock for every commit. */
 const makeWriter = (
   fs: FsService,
@@ -139,50 +129,20 @@ const makeWriter = (
     )
 
     /**
-     * Closes replaced generations in the background, in fibers of this writer's scope: the last
-     * close of one frees its blocks, which no caller needs to wait for. A close starts on a later
-     * turn of the event loop (a fiber scheduled by a timer starts it), after the append that
-     * replaced the generation has resolved, so the append does not pay for it either. Appends that
-     * follow each other with no turn in between start the waiting close themselves; at most one
-     * close runs, and one waits to start, at any time, and the scope waits for both.
+     * Closes replaced generations in the background, one at a time, in one fiber of this writer's
+     * scope: the last close of one frees its blocks, which no caller needs to wait for. The queue
+     * holds one more, waiting, so at most two replaced generations are open when an append resolves;
+     * a commit that replaces a third waits for the running close. Each close starts only after the
+     * closer has yielded once, so the append that queued it has resolved by then. The scope's close
+     * waits for every close queued.
      */
-    const closing = yield* FiberSet.make<void>()
-    const run = yield* FiberSet.runtime(closing)<never>()
-    const slot = yield* Ref.make<Closing>({ running: undefined, waiting: undefined })
-    // One `modify` takes the waiting close and marks it running, so no other fiber can start it too.
-    const startClose: Effect.Effect<void> = Effect.flatMap(Deferred.make<void>(), (done) =>
-      Effect.flatMap(
-        Ref.modify(slot, (now): readonly [Handle | undefined, Closing] =>
-          now.waiting === undefined || now.running !== undefined ? [undefined, now] : [now.waiting, { running: done, waiting: undefined }]),
-        (handle) =>
-          handle === undefined ? Effect.void : Effect.sync(() => {
-            // Started at once; when it ends, a close that waited meanwhile starts, then whoever awaits this one resumes.
-            run(Effect.ensuring(
-              Effect.ignore(fs.closeDetached(handle)),
-              Ref.update(slot, (now) => ({ ...now, running: undefined })).pipe(
-                Effect.zipRight(startClose),
-                Effect.zipRight(Deferred.succeed(done, undefined))
-              )
-            ))
-          })
-      ))
-    const awaitRunning = Effect.flatMap(Ref.get(slot), ({ running }) => (running !== undefined ? Effect.as(Deferred.await(running), true) : Effect.succeed(false)))
-    const closeReplaced = (handle: Handle): Effect.Effect<void> =>
-      Effect.zipRight(
-        startClose,
-        Effect.flatMap(
-          Ref.modify(slot, (now): readonly [boolean, Closing] => now.waiting === undefined ? [true, { ...now, waiting: handle }] : [false, now]),
-          (queued) =>
-            queued
-              ? Effect.sync(() => void run(startClose, { scheduler: nextTurn, immediate: false }))
-              // One close runs and one waits: the end of the running one starts the waiting one.
-              : Effect.zipRight(awaitRunning, closeReplaced(handle))
-        )
-      )
-    const awaitReplacedClosed: Effect.Effect<void> = Effect.zipRight(
-      startClose,
-      Effect.flatMap(awaitRunning, (waited) => (waited ? awaitReplacedClosed : Effect.void))
-    )
+    const replaced = yield* Mailbox.make<Handle>({ capacity: 1 })
+    // `take` fails once the queue has ended and is empty: the closer ends there.
+    const closer: Effect.Effect<void, Cause.NoSuchElementException> = Effect.flatMap(replaced.take, (handle) =>
+      Effect.zipRight(Effect.zipRight(Effect.yieldNow(), Effect.ignore(fs.closeDetached(handle))), closer))
+    const closerFiber = yield* Effect.forkScoped(Effect.uninterruptible(Effect.ignore(closer)))
+    const closeReplaced = (handle: Handle): Effect.Effect<void> => Effect.asVoid(replaced.offer(handle))
+    const awaitReplacedClosed: Effect.Effect<void> = Effect.zipRight(replaced.end, Fiber.await(closerFiber))
 
     // Waits for a commit in flight, then releases the generation this writer holds. The directory
     // handle is released after this (it was acquired first), so no later call may use either.
