@@ -280,7 +280,10 @@ const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<S
 
 /** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
 export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, ReadError> =>
-  Effect.flatMap(Generation.read(fs, paths), (bytes) => Effect.flatMap(storedOf(paths, bytes), (stored) => Blobs.attachReferenced(fs, paths, stored, bytes)))
+  Effect.flatMap(Generation.read(fs, paths), (bytes) =>
+    Effect.flatMap(storedOf(paths, bytes), (stored) =>
+      // Only version 2 refers to blobs: a version-1 session has none to check.
+      versionOfHead(bytes) === 2 ? Blobs.attachReferenced(fs, paths, stored, bytes) : Effect.succeed(stored)))
 
 export interface Options {
   readonly kernelCopyFrom?: number | undefined
@@ -300,7 +303,8 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const paths = yield* Paths.resolve(fs, location)
         const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
-          const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) => Blobs.attach(fs, paths, read))
+          const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) =>
+            versionOfHead(opened.bytes) === 2 ? Blobs.attach(fs, paths, read) : Effect.succeed(read))
           const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
           const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
           const read: Lines = { lines: stored.lines, sizes: stored.sizes }
