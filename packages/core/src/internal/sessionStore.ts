@@ -81,14 +81,26 @@ export const readBlob = (journal: SessionJournalService, location: string, ref: 
 export const read = (location: string): Effect.Effect<Loaded, ReadError, SessionJournal> =>
   Effect.flatMap(SessionJournal, (journal) =>
     Effect.flatMap(journal.read(location), (stored) =>
-      Either.map(decode(journal, stored), (decoded): Loaded => ({
-        location: stored.location,
-        header: decoded.header,
-        entries: Object.freeze(decoded.history.entries.slice()),
-        tail: stored.tail,
-        size: stored.size,
-        blob: (ref: string) => readBlob(journal, stored.location, ref)
-      }))))
+      Either.map(decode(journal, stored), (decoded) => loadedOf(journal, stored.location, decoded, stored.tail, stored.size))))
+
+/**
+ * What a read gives. Made apart from the read so that the blob reader closes over the location
+ * only: a closure in the read's scope would keep its lines alive for as long as the result.
+ */
+const loadedOf = (
+  journal: SessionJournalService,
+  location: string,
+  decoded: { readonly header: Header; readonly history: History },
+  tail: "none" | "incomplete",
+  size: number
+): Loaded => ({
+  location,
+  header: decoded.header,
+  entries: Object.freeze(decoded.history.entries.slice()),
+  tail,
+  size,
+  blob: (ref: string) => readBlob(journal, location, ref)
+})
 
 /**
  * What the group commit of a store commits: an append, a chain (appends each the child of the one
