@@ -362,7 +362,29 @@ const plain = (v: Json): unknown => {
   return v
 }
 
+/** The first line's own cap under version 2 (its newline included): a longer one is no version-2 header. */
+const MAX_HEAD_V2 = 1_048_577
+
+/**
+ * Whether the first line is a version-2 header. The library reads such a file under version 2's
+ * caps (a line up to 1 MiB, a file up to 256 MiB), so version 1's caps, which this reference
+ * applies to everything else, must not judge it first.
+ */
+const declaresVersion2 = (bytes: Uint8Array): boolean => {
+  const end = bytes.indexOf(0x0a)
+  const head = bytes.subarray(0, end === -1 ? bytes.length : end)
+  if (head.length > MAX_HEAD_V2) return false
+  try {
+    const text = utf8.decode(head)
+    const header = parseLine(text.endsWith("\r") ? text.slice(0, -1) : text)
+    return header["type"] === "session" && header["version"] === 2
+  } catch {
+    return false
+  }
+}
+
 export const referenceDecode = (bytes: Uint8Array): OracleResult => {
+  if (declaresVersion2(bytes)) return fail(VERSION_2, "a version-2 header", 1)
   if (bytes.length > MAX_FILE) return fail("SESSION_FILE_TOO_LARGE", "file size")
   let text: string
   try {
