@@ -7,7 +7,7 @@
  * written file appears whole or not at all (temp file, fsync, rename, directory
  * fsync).
  */
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type InputError, type IoError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { Flags, Fs, type Handle } from "./Fs.js"
@@ -23,8 +23,10 @@ export const readBytes = (path: string, maxBytes: number): Effect.Effect<Uint8Ar
  * either the old bytes or all of the new ones, durably. A directory, symlink or other non-regular
  * file at the path is refused and left alone. The directories above it may be symlinks: like a
  * session's, the directory is resolved once and every later step uses the resolved one.
+ * `InputError` for a path that cannot hold the file, `ConflictError` when a name changed under
+ * it, `IoError` for a failed step.
  */
-export const writeFile = (path: string, text: string): Effect.Effect<void, SessionError, Fs> =>
+export const writeFile = (path: string, text: string): Effect.Effect<void, InputError | ConflictError | IoError, Fs> =>
   Effect.gen(function*() {
     const fs = yield* Fs
     const target = yield* Paths.resolve(fs, path)

@@ -31,7 +31,7 @@
  * for after a crash or a lock, not one to run in a loop beside live writers.
  */
 import { CAPS_V2, encodeLine } from "@session-tree/core/Codec"
-import { SessionError, sessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type InputError, type IoError, type LockedError, restated, sessionError } from "@session-tree/core/SessionError"
 import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
@@ -44,6 +44,13 @@ import * as Owner from "./internal/owner.js"
 import { processLocks } from "./internal/locks.js"
 import * as Paths from "./internal/paths.js"
 import { decode } from "./Jsonl.js"
+
+/**
+ * What recovery can fail with: no session there (`InputError`), a writer still running or a
+ * name that changed under it (`ConflictError`), a failed step (`IoError`), a state it must not
+ * settle (`LockedError`). Never `CorruptError`: recovery judges names and bytes, not records.
+ */
+export type RecoverError = InputError | ConflictError | IoError | LockedError
 
 export interface RecoveryReport {
   readonly path: string
@@ -78,7 +85,7 @@ const isPrefix = (
 }
 
 /** Lists the leftovers of `paths` and fails with SESSION_BUSY while one names a writer that may be running. */
-const leftoversOfGoneWriters = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<Paths.Leftover>, SessionError> =>
+const leftoversOfGoneWriters = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyArray<Paths.Leftover>, RecoverError> =>
   Effect.flatMap(step("list directory", Paths.leftovers(fs, paths)), ({ all, live }) =>
     live === undefined
       ? Effect.succeed(all)
@@ -94,8 +101,8 @@ const removeLeftovers = (
   fs: FsService,
   paths: Paths.SessionPaths,
   leftovers: ReadonlyArray<Paths.Leftover>,
-  syncDir: Effect.Effect<void, SessionError>
-): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+  syncDir: Effect.Effect<void, RecoverError>
+): Effect.Effect<ReadonlyArray<string>, RecoverError> =>
   Effect.gen(function*() {
     const removed: Array<string> = []
     for (const l of leftovers) {
@@ -118,8 +125,8 @@ const settleIntent = (
   fs: FsService,
   paths: Paths.SessionPaths,
   markerStat: FileId,
-  syncDir: Effect.Effect<void, SessionError>
-): Effect.Effect<RecoveryReport["batch"], SessionError> =>
+  syncDir: Effect.Effect<void, RecoverError>
+): Effect.Effect<RecoveryReport["batch"], RecoverError> =>
   Effect.scoped(Effect.gen(function*() {
     const text = yield* step("readlink marker", fs.readlink(paths.marker))
     const intent = Append.parseIntent(text)
@@ -156,17 +163,17 @@ const settleIntent = (
   }))
 
 /** The rule's refusal, as `recover` reports it: it touches nothing. */
-const withInspection = (error: SessionError): SessionError =>
-  sessionError(error.code, `${error.message}; both are left for inspection`, { path: error.path })
+const withInspection = (error: RecoverError): RecoverError =>
+  restated(error, `${error.message}; both are left for inspection`, { path: error.path })
 
 /** Removes the marker, judged on what was seen before: only while it is still exactly that. */
 const removeMarker = <A>(
   fs: FsService,
   paths: Paths.SessionPaths,
   markerStat: FileId,
-  syncDir: Effect.Effect<void, SessionError>,
+  syncDir: Effect.Effect<void, RecoverError>,
   result: A
-): Effect.Effect<A, SessionError> =>
+): Effect.Effect<A, RecoverError> =>
   Effect.gen(function*() {
     yield* expectIdentity(fs, "marker", paths.marker, "symlink", markerStat).pipe(
       Effect.mapError(() => sessionError("SESSION_BUSY", "the marker changed while recover looked at it", { path: paths.path }))
@@ -176,7 +183,7 @@ const removeMarker = <A>(
     return result
   })
 
-export const recover = (path: string): Effect.Effect<RecoveryReport, SessionError, Fs> =>
+export const recover = (path: string): Effect.Effect<RecoveryReport, RecoverError, Fs> =>
   Effect.scoped(Effect.gen(function*() {
     const fs = yield* Fs
     const paths = yield* Paths.resolve(fs, path)

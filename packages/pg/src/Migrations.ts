@@ -7,7 +7,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import type { SessionError } from "@session-tree/core/SessionError"
+import type { ConflictError, IoError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -32,19 +32,19 @@ export const LATEST: number = internal.LATEST
  * library knows is SESSION_IO, as is any failure of the database (nothing is
  * then changed: all versions apply in one transaction).
  */
-export const migrate: Effect.Effect<Migrated, SessionError, SqlClient.SqlClient> = internal.migrate
+export const migrate: Effect.Effect<Migrated, ConflictError | IoError, SqlClient.SqlClient> = internal.migrate
 
 /** The schema version of the database; 0 when it was never migrated. */
-export const version: Effect.Effect<number, SessionError, SqlClient.SqlClient> = internal.version
+export const version: Effect.Effect<number, IoError, SqlClient.SqlClient> = internal.version
 
 /** SESSION_IO (saying what to run) unless the database is at `LATEST`. */
-export const check: Effect.Effect<void, SessionError, SqlClient.SqlClient> = internal.check
+export const check: Effect.Effect<void, IoError, SqlClient.SqlClient> = internal.check
 
 /**
  * `migrate` on the database at `url`, over a connection of its own that is
  * closed afterwards: what `session-tree migrate --db URL` runs.
  */
-export const migrateUrl = (url: string | Redacted.Redacted): Effect.Effect<Migrated, SessionError> =>
+export const migrateUrl = (url: string | Redacted.Redacted): Effect.Effect<Migrated, ConflictError | IoError> =>
   Effect.scoped(
     Effect.flatMap(
       Layer.build(

@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { sessionError, type SessionError } from "@session-tree/core/SessionError"
+import { type ConflictError, type IoError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import { ioError, type Progress, transaction, writeError } from "./errors.js"
 import { MIGRATION_LOCK, migrations, VERSION_TABLE } from "./schema.js"
@@ -20,7 +20,7 @@ export const LATEST: number = migrations[migrations.length - 1]!.version
  * `CREATE TABLE IF NOT EXISTS` is not enough for that: run at the same moment it fails with
  * 42P07/23505 in all but one process.
  */
-export const migrate: Effect.Effect<Migrated, SessionError, SqlClient.SqlClient> = Effect.gen(function*() {
+export const migrate: Effect.Effect<Migrated, ConflictError | IoError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const progress: Progress = { committing: false }
   return yield* transaction(
@@ -52,7 +52,7 @@ export const migrate: Effect.Effect<Migrated, SessionError, SqlClient.SqlClient>
 })
 
 /** The schema version of the database: 0 when it has never been migrated. */
-export const version: Effect.Effect<number, SessionError, SqlClient.SqlClient> = Effect.gen(function*() {
+export const version: Effect.Effect<number, IoError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   // The table is looked up first: a statement that names a missing table fails as a whole.
   const [probe] = yield* sql<{ readonly exists: boolean }>`
@@ -68,7 +68,7 @@ export const version: Effect.Effect<number, SessionError, SqlClient.SqlClient> =
 })
 
 /** SESSION_IO unless the database is at the schema version this library writes. */
-export const check: Effect.Effect<void, SessionError, SqlClient.SqlClient> = Effect.flatMap(version, (current) =>
+export const check: Effect.Effect<void, IoError, SqlClient.SqlClient> = Effect.flatMap(version, (current) =>
   current === LATEST
     ? Effect.void
     : Effect.fail(
