@@ -34,7 +34,7 @@
  */
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
-import type { InputError, RecordV2, SessionError } from "@session-tree/core"
+import type { InputError, RecordV2 } from "@session-tree/core"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/codec.js"
@@ -64,11 +64,11 @@ export type BlobResolver<E, R> = (blob: { readonly blob: string; readonly size: 
 /**
  * The reader of a session's own blobs: `store.blob` (a `SessionStore`, or a loaded session),
  * whose bytes are checked against their hash; SESSION_BLOB_MISSING or SESSION_BLOB_CORRUPT
- * when they cannot be given.
+ * when they cannot be given. It fails as the reader does (a store's `BlobError`).
  */
-export const storeBlobs: (store: {
-  readonly blob: (ref: string) => Effect.Effect<Uint8Array, SessionError>
-}) => BlobResolver<SessionError, never> = internal.storeBlobs
+export const storeBlobs: <E>(store: {
+  readonly blob: (ref: string) => Effect.Effect<Uint8Array, E>
+}) => BlobResolver<E, never> = internal.storeBlobs
 
 export interface ToPromptOptions<E, R> {
   /** Reads file data held in blobs; without it, a blob is a `BlobMissingError`. */

@@ -1,6 +1,6 @@
 import * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
-import { type InputError, inputError, RecordV2, type SessionError } from "@session-tree/core"
+import { type InputError, inputError, RecordV2 } from "@session-tree/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
@@ -69,9 +69,9 @@ const invalid = (reason: string): InputError => inputError("SESSION_INVALID_MESS
 const noBlobs: BlobResolver<BlobMissingError, never> = (blob) =>
   Effect.fail(new BlobMissingError({ blob: blob.blob, size: blob.size, reason: `blob ${blob.blob} cannot be read: no blob reader was given` }))
 
-export const storeBlobs = (store: {
-  readonly blob: (ref: string) => Effect.Effect<Uint8Array, SessionError>
-}): BlobResolver<SessionError, never> =>
+export const storeBlobs = <E>(store: {
+  readonly blob: (ref: string) => Effect.Effect<Uint8Array, E>
+}): BlobResolver<E, never> =>
 (blob) => store.blob(blob.blob)
 
 const filePart = <E, R>(
