@@ -6,6 +6,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { parseObjectLine } from "../Json.js"
+import { Id, Timestamp } from "../Record.js"
 import { type CorruptError, sessionError } from "../SessionError.js"
 
 /** The only Pi session format read here. Pi migrates older files when it opens them. */
@@ -48,6 +49,38 @@ export const splitLines = (text: string): Array<string> => {
 }
 
 /** The Pi header (line 1) as parsed, or why the file is not a Pi format-3 session. */
+/** What every Pi entry holds, whatever its type: a string type, an ID, a parent ID or null, an ISO timestamp. */
+export const PiEntry = Schema.Struct({
+  type: Schema.String,
+  id: Id,
+  parentId: Schema.NullOr(Id),
+  timestamp: Timestamp
+})
+
+const decodeEntry = Schema.decodeUnknownEither(PiEntry)
+
+/**
+ * Entry line `line` of a Pi file: its record and what every entry holds, or the problem with it
+ * (not JSON, a second header, no entry's fields).
+ */
+export const readEntry = (
+  text: string,
+  line: number
+): Either.Either<{ readonly record: JsonRecord; readonly entry: typeof PiEntry.Type }, CorruptError> => {
+  const parsed = parseObjectLine(text)
+  if (Either.isLeft(parsed)) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.left, { line }))
+  const record = parsed.right
+  if (own(record, "type") === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
+  const entry = decodeEntry(record)
+  return Either.isLeft(entry)
+    ? Either.left(sessionError(
+      "SESSION_INVALID_RECORD",
+      "not a Pi entry: it needs a string type, a non-empty string id, a parentId that is null or an ID, and an ISO timestamp",
+      { line }
+    ))
+    : Either.right({ record, entry: entry.right })
+}
+
 export const readHeader = (text: string | undefined): Either.Either<JsonRecord, CorruptError> => {
   const header = readRecord(text)
   return Either.isLeft(header) || Either.isRight(decodeHeader(header.right)) ? header : Either.left(headerProblem(header.right))

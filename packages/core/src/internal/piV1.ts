@@ -5,9 +5,9 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { decodeLines, utf8Length } from "../Codec.js"
-import { firstInexactNumber, parseObjectLine } from "../Json.js"
+import { firstInexactNumber } from "../Json.js"
 import type { Converted, Dropped, FromPiOptions, Skipped } from "../PiSession.js"
-import { Id, type SessionEntry, type SessionHeader, Timestamp } from "../Record.js"
+import type { SessionEntry, SessionHeader } from "../Record.js"
 import { type CorruptError, restated, sessionError } from "../SessionError.js"
 import * as File from "./piFile.js"
 
@@ -43,12 +43,7 @@ const UNREPRESENTABLE_ROLES: Readonly<Record<string, readonly [keyof Dropped, st
 // decoder checks them on the converted record, so its explanation names them.
 
 /** What every Pi entry after the header has: a type, an ID, a parent and an ISO timestamp. */
-export const PiEntry = Schema.Struct({
-  type: Schema.String,
-  id: Id,
-  parentId: Schema.NullOr(Id),
-  timestamp: Timestamp
-})
+export const PiEntry = File.PiEntry
 
 /** A `message` entry: the entry and its message, read by role below. */
 export const PiMessageEntry = Schema.Struct({ ...PiEntry.fields, type: Schema.Literal("message"), message: Schema.Unknown })
@@ -77,7 +72,6 @@ export const PiToolCallPart = Schema.Struct({
   arguments: Schema.Unknown
 })
 
-const decodeEntry = Schema.decodeUnknownEither(PiEntry)
 const decodeUser = Schema.decodeUnknownEither(PiUserMessage)
 const decodeToolResult = Schema.decodeUnknownEither(PiToolResultMessage)
 const decodeAssistant = Schema.decodeUnknownEither(PiAssistantMessage)
@@ -250,19 +244,10 @@ export const fromPi = (bytes: Uint8Array, options?: FromPiOptions): Either.Eithe
 
   for (let i = 1; i < lines.length; i++) {
     const line = i + 1
-    const parsed = parseObjectLine(lines[i]!)
-    if (Either.isLeft(parsed)) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.left, { line }))
-    const record = parsed.right
-    if (own(record, "type") === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
-    const entry = decodeEntry(record)
-    if (Either.isLeft(entry)) {
-      return Either.left(sessionError(
-        "SESSION_INVALID_RECORD",
-        "not a Pi entry: it needs a string type, a non-empty string id, a parentId that is null or an ID, and an ISO timestamp",
-        { line }
-      ))
-    }
-    const { id, parentId, timestamp, type } = entry.right
+    const read = File.readEntry(lines[i]!, line)
+    if (Either.isLeft(read)) return Either.left(read.left)
+    const { record } = read.right
+    const { id, parentId, timestamp, type } = read.right.entry
     if (keptAt.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `Pi entry ID "${id}" is already used`, { line }))
     const parent = parentId === null ? null : keptAt.get(parentId)
     if (parent === undefined) {

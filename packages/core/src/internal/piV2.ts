@@ -12,12 +12,12 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { firstInexactNumber, parseObjectLine } from "../Json.js"
+import { firstInexactNumber } from "../Json.js"
 import { checkLoads } from "./importCheck.js"
-import { deepFreeze, Id, Timestamp } from "../Record.js"
+import { deepFreeze } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
 import { type CorruptError, sessionError } from "../SessionError.js"
-import { decodeUtf8, type JsonRecord, own, readHeader, restOf, splitLines } from "./piFile.js"
+import { decodeUtf8, type JsonRecord, own, readEntry, readHeader, restOf, splitLines } from "./piFile.js"
 
 /** The ID and custom type of the root entry that holds the Pi header's own fields (`cwd`, …). */
 export const SESSION_ENTRY = "pi:session"
@@ -50,12 +50,6 @@ const ENVELOPE = ["type", "id", "parentId", "timestamp"] as const
 const strict = { onExcessProperty: "error", errors: "first", exact: true } as const
 const decodeHeader = Schema.decodeUnknownEither(RecordV2.SessionHeader, strict)
 const decodeEntry = Schema.decodeUnknownEither(RecordV2.SessionEntry, strict)
-const decodeEnvelope = Schema.decodeUnknownEither(Schema.Struct({
-  type: Schema.String,
-  id: Id,
-  parentId: Schema.NullOr(Id),
-  timestamp: Timestamp
-}))
 
 const explain = (error: ParseResult.ParseError): string =>
   ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
@@ -314,19 +308,10 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptE
 
   for (let i = 1; i < lines.length; i++) {
     line = i + 1
-    const parsed = parseObjectLine(lines[i]!)
-    if (Either.isLeft(parsed)) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.left, { line }))
-    const record = parsed.right
-    if (own(record, "type") === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
-    const envelope = decodeEnvelope(record)
-    if (Either.isLeft(envelope)) {
-      return Either.left(sessionError(
-        "SESSION_INVALID_RECORD",
-        "not a Pi entry: it needs a string type, a non-empty string id, a parentId that is null or an ID, and an ISO timestamp",
-        { line }
-      ))
-    }
-    const { id, parentId, timestamp, type } = envelope.right
+    const read = readEntry(lines[i]!, line)
+    if (Either.isLeft(read)) return Either.left(read.left)
+    const { record } = read.right
+    const { id, parentId, timestamp, type } = read.right.entry
     if (!KNOWN.has(type)) return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has an unknown type ${JSON.stringify(type)}`, { line }))
     if (run.parents.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `Pi entry ID "${id}" is already used`, { line }))
     const parent = parentId === null ? null : run.attach.get(parentId)
