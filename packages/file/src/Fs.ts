@@ -155,8 +155,13 @@ const prefixOf = (dir: string): string => {
   return base.endsWith("/") ? base : `${base}/`
 }
 
+// The fields are typed strings already: checking them again on every failure costs more than the
+// failed call (a missing name is an everyday answer of lstat, not a rare one).
+const failure = (op: string, path: string, errno: string, cause?: unknown): FsError =>
+  new FsError({ op, path, errno, cause }, { disableValidation: true })
+
 const fail = (op: string, path: string) => (err: unknown) =>
-  new FsError({ op, path, errno: (err as NodeJS.ErrnoException).code ?? "EUNKNOWN", cause: err })
+  failure(op, path, (err as NodeJS.ErrnoException).code ?? "EUNKNOWN", err)
 
 /** Wraps one callback-style `node:fs` call; errors become `FsError`s named after the step. */
 const call = <A>(
@@ -187,7 +192,9 @@ const closeInPool = (h: Handle) => call<void>("close", h.path, (cb) => NFS.close
  * only the close nobody waits for (`closeDetached`) goes to the pool.
  */
 export const node: FsService = {
-  lstat: (path) => sync("lstat", path, () => toStat(NFS.lstatSync(path, { bigint: true }))),
+  lstat: (path) =>
+    Effect.flatMap(sync("lstat", path, () => NFS.lstatSync(path, { bigint: true, throwIfNoEntry: false })), (s) =>
+      s === undefined ? Effect.fail(failure("lstat", path, "ENOENT")) : Effect.succeed(toStat(s))),
   open: (path, flags, mode = 0o644) => sync("open", path, () => ({ fd: NFS.openSync(path, flags, mode), path })),
   fstat: (h) => sync("fstat", h.path, () => toStat(NFS.fstatSync(h.fd, { bigint: true }))),
   read: (h, buffer, offset, length, position) => sync("read", h.path, () => NFS.readSync(h.fd, buffer, offset, length, position)),
