@@ -155,10 +155,10 @@ const prefixOf = (dir: string): string => {
   return base.endsWith("/") ? base : `${base}/`
 }
 
-// The fields are typed strings already: checking them again on every failure costs more than the
-// failed call (a missing name is an everyday answer of lstat, not a rare one).
+// The fields are typed strings already: the constructor's validation (`true` skips it) would cost
+// more than the failed call, and a missing name is an everyday answer of lstat, not a rare one.
 const failure = (op: string, path: string, errno: string, cause?: unknown): FsError =>
-  new FsError({ op, path, errno, cause }, { disableValidation: true })
+  new FsError({ op, path, errno, cause }, true)
 
 const fail = (op: string, path: string) => (err: unknown) =>
   failure(op, path, (err as NodeJS.ErrnoException).code ?? "EUNKNOWN", err)
