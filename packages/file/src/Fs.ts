@@ -193,8 +193,15 @@ const closeInPool = (h: Handle) => call<void>("close", h.path, (cb) => NFS.close
  */
 export const node: FsService = {
   lstat: (path) =>
-    Effect.flatMap(sync("lstat", path, () => NFS.lstatSync(path, { bigint: true, throwIfNoEntry: false })), (s) =>
-      s === undefined ? Effect.fail(failure("lstat", path, "ENOENT")) : Effect.succeed(toStat(s))),
+    Effect.suspend(() => {
+      let s: NFS.BigIntStats | undefined
+      try {
+        s = NFS.lstatSync(path, { bigint: true, throwIfNoEntry: false })
+      } catch (err) {
+        return Effect.fail(fail("lstat", path)(err))
+      }
+      return s === undefined ? Effect.fail(failure("lstat", path, "ENOENT")) : Effect.succeed(toStat(s))
+    }),
   open: (path, flags, mode = 0o644) => sync("open", path, () => ({ fd: NFS.openSync(path, flags, mode), path })),
   fstat: (h) => sync("fstat", h.path, () => toStat(NFS.fstatSync(h.fd, { bigint: true }))),
   read: (h, buffer, offset, length, position) => sync("read", h.path, () => NFS.readSync(h.fd, buffer, offset, length, position)),

@@ -7,7 +7,6 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Ref from "effect/Ref"
 import * as NFS from "node:fs"
 import { type ConflictError, type InputError, type IoError, type LockedError, sessionError } from "@session-tree/core/SessionError"
 import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
@@ -291,8 +290,8 @@ const linkMarker = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<voi
  */
 interface Own {
   readonly temp: Handle
-  readonly data: Ref.Ref<Handle>
-  readonly nextMayExist: Ref.Ref<boolean>
+  data: Handle
+  nextMayExist: boolean
 }
 
 /**
@@ -344,25 +343,26 @@ export const commit = (
      * descriptors are closed; after `Locked` nothing is kept for a retry, as nothing is retried.
      */
     const withTemp = (use: (own: Own) => Effect.Effect<OpenGeneration, WriteFailure | Locked>) =>
-      Effect.flatMap(step("create temp", fs.open(tmp, Flags.createExclusive, base.mode)), (temp) =>
-        Effect.flatMap(Effect.all([Ref.make(temp), Ref.make(false)]), ([data, nextMayExist]) =>
-          Effect.matchEffect(use({ temp, data, nextMayExist }), {
-            onFailure: (failure) => {
-              const retry = failure._tag !== "Locked"
-              return Effect.gen(function*() {
-                if (yield* Ref.get(nextMayExist)) yield* drop(next, retry)
-                yield* drop(tmp, retry)
-                const installed = yield* Ref.get(data)
-                if (installed !== temp) yield* closeQuietly(fs, installed)
-                yield* closeQuietly(fs, temp)
-                return yield* Effect.fail(failure)
-              })
-            },
-            // A temp file that only named the writer is closed while it still has its name, so the close frees nothing.
-            onSuccess: (generation) =>
-              Effect.flatMap(Ref.get(data), (installed) =>
-                Effect.as(Effect.zipRight(installed !== temp ? closeQuietly(fs, temp) : Effect.void, drop(tmp, true)), generation))
-          })))
+      Effect.flatMap(step("create temp", fs.open(tmp, Flags.createExclusive, base.mode)), (temp) => {
+        // State of this one commit, read and written only by the fiber that runs it.
+        const own: Own = { temp, data: temp, nextMayExist: false }
+        return Effect.matchEffect(use(own), {
+          onFailure: (failure) => {
+            const retry = failure._tag !== "Locked"
+            return Effect.gen(function*() {
+              if (own.nextMayExist) yield* drop(next, retry)
+              yield* drop(tmp, retry)
+              const installed = own.data
+              if (installed !== temp) yield* closeQuietly(fs, installed)
+              yield* closeQuietly(fs, temp)
+              return yield* Effect.fail(failure)
+            })
+          },
+          // A temp file that only named the writer is closed while it still has its name, so the close frees nothing.
+          onSuccess: (generation) =>
+            Effect.as(Effect.zipRight(own.data !== temp ? closeQuietly(fs, temp) : Effect.void, drop(tmp, true)), generation)
+        })
+      })
 
     /**
      * The marker, linked after the temp file. Whatever sits at the marker name after the link
@@ -392,10 +392,10 @@ export const commit = (
     /** The kernel copy of the held generation (the marker) at the next name, completed with the new bytes. */
     const copyCurrent = (own: Own): Effect.Effect<Stat, WriteFailure> =>
       Effect.gen(function*() {
-        yield* Ref.set(own.nextMayExist, true)
+        own.nextMayExist = true
         yield* step("copy current generation", fs.copyFile(paths.marker, next))
         const copy = yield* step("open copy", fs.open(next, WRITE_NO_FOLLOW))
-        yield* Ref.set(own.data, copy)
+        own.data = copy
         const copied = yield* step("fstat copy", fs.fstat(copy))
         yield* expectIdentity(fs, "copy", next, "file", copied)
         if (copied.size !== copyPrefix) {
@@ -413,7 +413,7 @@ export const commit = (
         yield* writeAll(fs, own.temp, bytes, 0, 0)
         yield* step("fsync temp", fs.fsync(own.temp))
         yield* expectIdentity(fs, "temp file", tmp, "file", temp)
-        yield* Ref.set(own.nextMayExist, true)
+        own.nextMayExist = true
         yield* step("link next", fs.link(tmp, next))
         return temp
       })
@@ -452,7 +452,7 @@ export const commit = (
       undoOnFailure(
         Effect.gen(function*() {
           yield* step("rename", fs.rename(next, paths.path))
-          yield* Ref.set(own.nextMayExist, false)
+          own.nextMayExist = false
           const installed = yield* expectIdentity(fs, "installed generation", paths.path, "file", data)
           if (installed.size !== bytes.length) {
             return yield* sessionError("SESSION_IO", `installed generation holds ${installed.size} of ${bytes.length} bytes`, {
@@ -464,7 +464,7 @@ export const commit = (
           yield* step("fsync directory", fs.fsync(dirHandle))
           // Inside the install: a commit whose marker cannot be removed is rolled back.
           yield* step("unlock (unlink marker)", fs.unlink(paths.marker))
-          return { handle: yield* Ref.get(own.data), id: data, size: bytes.length, mode: base.mode, mtimeNs: installed.mtimeNs }
+          return { handle: own.data, id: data, size: bytes.length, mode: base.mode, mtimeNs: installed.mtimeNs }
         }),
         rollBack(data)
       )
