@@ -158,7 +158,7 @@ const prefixOf = (dir: string): string => {
 // The fields are typed strings already: the constructor's validation (`true` skips it) would cost
 // more than the failed call, and a missing name is an everyday answer of lstat, not a rare one.
 const failure = (op: string, path: string, errno: string, cause?: unknown): FsError =>
-  new FsError({ op, path, errno, cause }, true)
+  new FsError(cause === undefined ? { op, path, errno } : { op, path, errno, cause }, true)
 
 const fail = (op: string, path: string) => (err: unknown) =>
   failure(op, path, (err as NodeJS.ErrnoException).code ?? "EUNKNOWN", err)
