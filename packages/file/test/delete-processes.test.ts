@@ -66,7 +66,8 @@ describe("delete while another process holds the session", () => {
     try {
       const path = Path.join(dir, NAME)
       await run(Effect.scoped(Effect.asVoid(SessionStore.create(path, { id: "raced", version: 1 }))))
-      const children = ["a", "b"].map((prefix) => start(appender, [path, prefix, "0"], { APPENDER_WAIT: "1" }))
+      // Each pauses after its appends, so that neither wins every race until the session's cap.
+      const children = ["a", "b"].map((prefix) => start(appender, [path, prefix, "0"], { APPENDER_WAIT: "1", APPENDER_PAUSE_MS: "3" }))
       await Promise.all(children.map((c) => c.waitFor((l) => l === "started")))
       for (const c of children) c.process.stdin!.write("go\n")
       await Promise.all(children.map((c) => c.waitFor((l) => l.startsWith("ack "))))
