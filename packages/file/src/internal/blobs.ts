@@ -41,53 +41,46 @@ const notADirectory = (path: string, kind: Stat["kind"]): InputError =>
 const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.format(Owner.self)}-${Paths.nextSeq()}`)
 
 /**
- * The blobs in the directory of `paths`, by hash, with the size of each: none when there is no
- * directory, or when something other than a directory is there (never followed). Blob names that
- * are not regular files are left out, so a reference to one is missing.
+ * The sizes of those of `names` that are regular files in the blob directory of `paths` (each
+ * lstat'ed, never followed): none when there is no directory, or when something other than a
+ * directory is there. `names` undefined: every blob name the directory lists. A blob name that is
+ * not a regular file is left out, so a reference to one is missing.
  */
-export const inventory = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<ReadonlyMap<string, number>, ConflictError | IoError> =>
+const sizesIn = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  names: ReadonlyArray<string> | undefined
+): Effect.Effect<ReadonlyMap<string, number>, ConflictError | IoError> =>
   Effect.gen(function*() {
     const dir = dirOf(paths)
     const found = new Map<string, number>()
     const before = yield* lstatNamed(fs, "lstat blob directory", dir)
     if (before === undefined || before.kind !== "directory") return found
-    const names = yield* step("list blob directory", fs.readdir(dir), { ENOENT: "SESSION_REPLACED", ENOTDIR: "SESSION_REPLACED" })
-    const blobs = names.filter((name) => HASH.test(name))
-    const entries = yield* step("lstat blobs", fs.lstatAll(dir, blobs))
+    // A directory gone or replaced by another kind of file after the lstat above changed under the load.
+    const blobs = names ??
+      (yield* step("list blob directory", fs.readdir(dir), { ENOENT: "SESSION_REPLACED", ENOTDIR: "SESSION_REPLACED" })).filter((name) => HASH.test(name))
+    const entries = yield* step("lstat blobs", fs.lstatAll(dir, blobs), { ENOTDIR: "SESSION_REPLACED" })
     for (let i = 0; i < blobs.length; i++) {
       const entry = entries[i]
       if (entry !== undefined && entry.kind === "file") found.set(blobs[i]!, entry.size)
     }
-    // What was listed is the directory lstat saw, not a link put there meanwhile.
+    // What was looked up is the directory lstat saw, not a link put there meanwhile.
     yield* expectIdentity(fs, "blob directory", dir, "directory", before)
     return found
   })
 
-/** `stored` with the blobs of its session (`inventory`), when it has any. */
+/** `stored` with the blobs `sizesIn` finds for `names`, when it finds any. */
+const withSizes = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  stored: Stored,
+  names: ReadonlyArray<string> | undefined
+): Effect.Effect<Stored, ConflictError | IoError> =>
+  Effect.map(sizesIn(fs, paths, names), (blobs) => (blobs.size === 0 ? stored : { ...stored, blobs }))
+
+/** `stored` with every blob of its session: what a held session needs, those no entry refers to included. */
 export const attach = (fs: FsService, paths: Paths.SessionPaths, stored: Stored): Effect.Effect<Stored, ConflictError | IoError> =>
-  Effect.map(inventory(fs, paths), (blobs) => (blobs.size === 0 ? stored : { ...stored, blobs }))
-
-/**
- * `stored` with those of `names` that are in the blob directory of `paths` as regular files, with
- * their sizes: each name lstat'ed, none listed. Like `inventory`, none when something other than a
- * directory is there, and the directory's identity checked again afterwards.
- */
-const present = (fs: FsService, paths: Paths.SessionPaths, names: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, number>, ConflictError | IoError> =>
-  Effect.gen(function*() {
-    const dir = dirOf(paths)
-    const found = new Map<string, number>()
-    const before = yield* lstatNamed(fs, "lstat blob directory", dir)
-    if (before === undefined || before.kind !== "directory") return found
-    // A directory replaced by another kind of file after the lstat above was changed under the load.
-    const entries = yield* step("lstat blobs", fs.lstatAll(dir, names), { ENOTDIR: "SESSION_REPLACED" })
-    for (let i = 0; i < names.length; i++) {
-      const entry = entries[i]
-      if (entry !== undefined && entry.kind === "file") found.set(names[i]!, entry.size)
-    }
-    // Each name was looked up in the directory lstat saw, not through a link put there meanwhile.
-    yield* expectIdentity(fs, "blob directory", dir, "directory", before)
-    return found
-  })
+  withSizes(fs, paths, stored, undefined)
 
 /** A reference's `sha256:` is found by its `ha256:`: `h` is much rarer in text than `s`, so the search skips ahead faster. */
 const HA256 = Buffer.from("ha256:", "latin1")
@@ -146,9 +139,7 @@ export const attachReferenced = (
   bytes: Uint8Array
 ): Effect.Effect<Stored, ConflictError | IoError> => {
   const names = referencedIn(bytes)
-  if (names === undefined) return attach(fs, paths, stored)
-  if (names.length === 0) return Effect.succeed(stored)
-  return Effect.map(present(fs, paths, names), (blobs) => (blobs.size === 0 ? stored : { ...stored, blobs }))
+  return names !== undefined && names.length === 0 ? Effect.succeed(stored) : withSizes(fs, paths, stored, names)
 }
 
 /**
