@@ -253,13 +253,16 @@ export const threadPool: FsService = {
   unlink: (path) => call<void>("unlink", path, (cb) => NFS.unlink(path, cb)),
   readdir: (path) => call<Array<string>>("readdir", path, (cb) => NFS.readdir(path, cb)),
   lstatAll: (dir, names) =>
-    Effect.forEach(names, (name) => {
-      const path = prefixOf(dir) + name
-      return call<NFS.Stats>("lstat", path, (cb) => NFS.lstat(path, cb)).pipe(
-        Effect.map(toEntry),
-        Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.succeed(undefined))
-      )
-    }, { concurrency: 4 }),
+    Effect.suspend(() => {
+      const prefix = prefixOf(dir)
+      return Effect.forEach(names, (name) => {
+        const path = prefix + name
+        return call<NFS.Stats>("lstat", path, (cb) => NFS.lstat(path, cb)).pipe(
+          Effect.map(toEntry),
+          Effect.catchIf((e) => e.errno === "ENOENT", () => Effect.succeed(undefined))
+        )
+      }, { concurrency: 4 })
+    }),
   rmdir: (path) => call<void>("rmdir", path, (cb) => NFS.rmdir(path, cb)),
   realpath: (path) => call<string>("realpath", path, (cb) => NFS.realpath.native(path, cb)),
   copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb)),

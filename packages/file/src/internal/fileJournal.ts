@@ -303,15 +303,17 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
         const paths = yield* Paths.resolve(fs, location)
         const opened = yield* Generation.open(fs, paths)
         const writer = yield* Effect.gen(function*() {
+          const version = versionOfHead(opened.bytes)
+          // Only version 2 refers to blobs: a version-1 session has none to know of.
           const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) =>
-            versionOfHead(opened.bytes) === 2 ? Blobs.attach(fs, paths, read) : Effect.succeed(read))
+            version === 2 ? Blobs.attach(fs, paths, read) : Effect.succeed(read))
           const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
           const handle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, opened.dir), (h) => closeQuietly(fs, h))
           const read: Lines = { lines: stored.lines, sizes: stored.sizes }
           const plain = isPlain(opened.bytes, stored)
           const writer = yield* makeWriter(fs, kernelCopyFrom, paths, { handle, id: opened.dir }, lock, {
             base: opened.generation,
-            mode: versionOfHead(opened.bytes) === 2
+            mode: version === 2
               ? (plain ? IN_PLACE : { _tag: "Rewrite", lines: read })
               : { _tag: "Read", lines: read, plain },
             locked: undefined,

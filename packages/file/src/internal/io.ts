@@ -32,9 +32,12 @@ export const step = <A, R = never, C extends SessionErrorCode = never>(
   codes?: Partial<Record<string, C>>
 ): Effect.Effect<A, ErrorOf<"SESSION_IO" | C>, R> => Effect.mapError(effect, (e) => stepError(name, e, codes))
 
+/** Whether a failed step found no file at its path. */
+const isMissing = (e: FsError): boolean => e.errno === "ENOENT"
+
 /** lstat that answers `undefined` for a missing path. */
 export const lstatOrMissing = (fs: FsService, path: string): Effect.Effect<Stat | undefined, FsError> =>
-  Effect.catchIf(fs.lstat(path), (e) => e.errno === "ENOENT", () => Effect.succeed(undefined))
+  Effect.catchIf(fs.lstat(path), isMissing, () => Effect.succeed(undefined))
 
 /**
  * `lstatOrMissing` whose failure is the step `name` (see `step`). One match instead of a catch and
@@ -47,7 +50,7 @@ export const lstatNamed = <C extends SessionErrorCode = never>(
   codes?: Partial<Record<string, C>>
 ): Effect.Effect<Stat | undefined, ErrorOf<"SESSION_IO" | C>> =>
   Effect.matchEffect(fs.lstat(path), {
-    onFailure: (e) => e.errno === "ENOENT" ? Effect.succeed(undefined) : Effect.fail(stepError(name, e, codes)),
+    onFailure: (e) => isMissing(e) ? Effect.succeed(undefined) : Effect.fail(stepError(name, e, codes)),
     onSuccess: Effect.succeed
   })
 
@@ -62,7 +65,7 @@ export const expectIdentity = (
   const replaced = () => Effect.fail(sessionError("SESSION_REPLACED", `the ${what} is no longer the one this store opened`, { path }))
   return Effect.matchEffect(fs.lstat(path), {
     onFailure: (e): Effect.Effect<never, ConflictError | IoError> =>
-      e.errno === "ENOENT" ? replaced() : Effect.fail(stepError(`check ${what}`, e)),
+      isMissing(e) ? replaced() : Effect.fail(stepError(`check ${what}`, e)),
     onSuccess: (stat): Effect.Effect<Stat, ConflictError> => stat.kind !== kind || !sameFile(stat, id) ? replaced() : Effect.succeed(stat)
   })
 }
