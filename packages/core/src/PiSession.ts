@@ -123,7 +123,7 @@ export interface Converted {
 /** The first line of a Pi session file. */
 export const PiHeader: typeof File.PiHeader = File.PiHeader
 /** What every Pi entry after the header has: a type, an ID, a parent and an ISO timestamp. */
-export const PiEntry: typeof V1.PiEntry = V1.PiEntry
+export const PiEntry: typeof File.PiEntry = File.PiEntry
 /** A `message` entry: the entry and its message, read by role. */
 export const PiMessageEntry: typeof V1.PiMessageEntry = V1.PiMessageEntry
 export const PiUserMessage: typeof V1.PiUserMessage = V1.PiUserMessage

@@ -48,7 +48,6 @@ export const splitLines = (text: string): Array<string> => {
   return lines
 }
 
-/** The Pi header (line 1) as parsed, or why the file is not a Pi format-3 session. */
 /** What every Pi entry holds, whatever its type: a string type, an ID, a parent ID or null, an ISO timestamp. */
 export const PiEntry = Schema.Struct({
   type: Schema.String,
@@ -81,6 +80,7 @@ export const readEntry = (
     : Either.right({ record, entry: entry.right })
 }
 
+/** The Pi header (line 1) as parsed, or why the file is not a Pi format-3 session. */
 export const readHeader = (text: string | undefined): Either.Either<JsonRecord, CorruptError> => {
   const header = readRecord(text)
   return Either.isLeft(header) || Either.isRight(decodeHeader(header.right)) ? header : Either.left(headerProblem(header.right))

@@ -42,11 +42,8 @@ const UNREPRESENTABLE_ROLES: Readonly<Record<string, readonly [keyof Dropped, st
 // `isError`, the header's ID and timestamp) are `Unknown` here: the loader's own
 // decoder checks them on the converted record, so its explanation names them.
 
-/** What every Pi entry after the header has: a type, an ID, a parent and an ISO timestamp. */
-export const PiEntry = File.PiEntry
-
 /** A `message` entry: the entry and its message, read by role below. */
-export const PiMessageEntry = Schema.Struct({ ...PiEntry.fields, type: Schema.Literal("message"), message: Schema.Unknown })
+export const PiMessageEntry = Schema.Struct({ ...File.PiEntry.fields, type: Schema.Literal("message"), message: Schema.Unknown })
 
 /** Content of user and tool-result messages: a string, or parts. */
 const PiContent = Schema.Union(Schema.String, Schema.Array(Schema.Unknown))
