@@ -36,6 +36,16 @@ const sessionWith = (path: string, images: ReadonlyArray<Uint8Array>) =>
     for (let i = 0; i < images.length; i++) parent = (yield* store.append(parent, image(images[i], `m${i + 1}`))).id
   })).pipe(Effect.provide(layerReal))
 
+/** A session `s.jsonl` in a fresh directory whose entries refer to blobs of these sizes, one each. */
+const imagesSession = (sizes: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    const path = Path.join(dir, "s.jsonl")
+    const images = sizes.map(bytesOf)
+    yield* sessionWith(path, images)
+    return { dir, path, images }
+  })
+
 /** The real filesystem, recording each step and each name `lstatAll` is asked about. */
 const recording = () => {
   const ops: Array<Fs.Op> = []
@@ -52,10 +62,7 @@ const readWith = (path: string, layer: Layer.Layer<SessionJournal>) =>
 describe("a read's check of the blobs", () => {
   it.scoped("lstats exactly the blobs the lines refer to, lists nothing, and leaves other names alone", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
-      const path = Path.join(dir, "s.jsonl")
-      const images = [bytesOf(70_000), bytesOf(80_000)]
-      yield* sessionWith(path, images)
+      const { dir, images, path } = yield* imagesSession([70_000, 80_000])
       // A blob no entry refers to, a temp name and a stray file: none is looked at.
       const orphan = bytesOf(66_000)
       NFS.writeFileSync(Path.join(`${path}.blobs`, hex(orphan)), orphan)
@@ -76,10 +83,7 @@ describe("a read's check of the blobs", () => {
 
   it.scoped("a missing, short, linked or non-file blob is still SESSION_BLOB_MISSING at its line", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
-      const path = Path.join(dir, "s.jsonl")
-      const images = [bytesOf(70_000), bytesOf(80_000)]
-      yield* sessionWith(path, images)
+      const { dir, images, path } = yield* imagesSession([70_000, 80_000])
       const file = Path.join(`${path}.blobs`, hex(images[1]!))
       const refused = () =>
         Effect.map(readWith(path, layerReal), (r) => (Either.isLeft(r) ? [r.left.code, r.left.reason, r.left.line] : "loaded"))
@@ -110,10 +114,8 @@ describe("a read's check of the blobs", () => {
 
   it.scoped("a reference spelled with escapes of its own characters is checked through the whole directory", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
-      const path = Path.join(dir, "s.jsonl")
-      const bytes = bytesOf(70_000)
-      yield* sessionWith(path, [bytes])
+      const { images, path } = yield* imagesSession([70_000])
+      const bytes = images[0]!
       const text = NFS.readFileSync(path, "utf8")
       // The same value, JSON-escaped: `s` and the first digit of the hash.
       const escaped = `"\\u0073ha256:\\u00${hex(bytes).charCodeAt(0).toString(16)}${hex(bytes).slice(1)}"`
@@ -130,9 +132,7 @@ describe("a read's check of the blobs", () => {
 
   it.scoped("a held session still knows a blob no entry refers to: an append may refer to it as is", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
-      const path = Path.join(dir, "s.jsonl")
-      yield* sessionWith(path, [bytesOf(70_000)])
+      const { path } = yield* imagesSession([70_000])
       const orphan = bytesOf(66_000)
       NFS.writeFileSync(Path.join(`${path}.blobs`, hex(orphan)), orphan)
       const ref = { blob: `sha256:${hex(orphan)}`, size: orphan.length }
