@@ -8,11 +8,22 @@
  *
  * Append: every filesystem step of `store.append` timed through the Fs
  * service, and what is left outside the steps (validation, encoding, Effect,
- * scheduling). Timing a step means intercepting it, which wraps every step in
+ * scheduling); and the steps of the fiber one append takes (every fiber of the
+ * store counted, the committer's and the closer's included), which is what
+ * its Effect machinery costs on a run whose caches are cold. Timing a step means intercepting it, which wraps every step in
  * more Effects than `Fs.node` alone runs: the time outside the steps is higher
  * here than in `npm run bench`.
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as RuntimeFlags from "effect/RuntimeFlags"
+import * as RuntimeFlagsPatch from "effect/RuntimeFlagsPatch"
+import * as Scope from "effect/Scope"
+import * as Supervisor from "effect/Supervisor"
+import * as Ids from "@session-tree/core/Ids"
+import { SessionJournal } from "@session-tree/core/SessionJournal"
+import * as SessionStore from "@session-tree/core/SessionStore"
+import * as FileJournal from "@session-tree/file/FileJournal"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { History } from "@session-tree/core/History"
@@ -123,12 +134,52 @@ const profileAppend = async (size: number, appends: number, dir: string): Promis
   return out.join("\n")
 }
 
+/** Counts every step of every fiber it supervises (with op supervision on). */
+class StepCounter extends Supervisor.AbstractSupervisor<void> {
+  steps = 0
+  readonly value = Effect.void
+  override onEffect(): void {
+    this.steps++
+  }
+}
+
+/** The median count of fiber steps an append to a copy of `path` takes, the store's own fibers included. */
+const stepsPerAppend = async (path: string, appends: number): Promise<number> => {
+  const counter = new StepCounter()
+  // Fibers forked inside inherit the supervisor and the flag: the load's committer and closer too.
+  const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.withRuntimeFlagsPatch(Effect.supervised(effect, counter), RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
+  const scope = Effect.runSync(Scope.make())
+  try {
+    const store = await Effect.runPromise(counted(SessionStore.load(path)).pipe(
+      Scope.extend(scope),
+      Effect.provideService(SessionJournal, FileJournal.make(Fs.node)),
+      Effect.provideService(Ids.Ids, Ids.random)
+    ))
+    let leaf = store.entries.at(-1)!.id
+    const counts: Array<number> = []
+    for (let i = 0; i < appends; i++) {
+      counter.steps = 0
+      leaf = (await Effect.runPromise(counted(store.append(leaf, userMessage(i))))).id
+      // One turn more: the close of the generation this append replaced runs after it resolved.
+      await new Promise((resolve) => setImmediate(resolve))
+      counts.push(counter.steps)
+    }
+    return median(counts)
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
 console.log(machine() + "\n")
 const options = { rounds: arg("rounds", 20), warmup: 5 }
 const tmp = tempDir()
 try {
   if (process.argv.includes("--append-only") === false) for (const ascii of [false, true]) console.log(table(`Load phases (cumulative), ${ascii ? "ASCII" : "UTF-8"}`, await profileLoad(ascii, options, tmp.dir)))
-  for (const size of [64 * 1024, 1024 * 1024, 4_000_000]) console.log(await profileAppend(size, arg("appends", 20), tmp.dir) + "\n")
+  for (const size of [64 * 1024, 1024 * 1024, 4_000_000]) {
+    console.log(await profileAppend(size, arg("appends", 20), tmp.dir))
+    console.log(`  steps of the fiber: ${await stepsPerAppend(Path.join(tmp.dir, `append-${size}.jsonl`), 20)} per append\n`)
+  }
 } finally {
   tmp.remove()
 }
