@@ -140,12 +140,20 @@ const textOf = (content: unknown): string =>
 const invalid = (code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_MESSAGE", reason: string, line: number): CorruptError =>
   sessionError(code, reason, { line })
 
-export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, CorruptError> => {
-  const text = decodeUtf8(bytes)
-  if (Either.isLeft(text)) return Either.left(text.left)
-  const texts = splitLines(text.right)
+/** The kinds of line that matter: a side chain's (a subagent's, skipped), a turn of the conversation, a compaction boundary. */
+const isSidechain = (r: JsonRecord) => own(r, "isSidechain") === true
+const isConversation = (r: JsonRecord) => (r.type === "user" || r.type === "assistant") && !isSidechain(r)
+const isBoundary = (r: JsonRecord) => r.type === "system" && own(r, "subtype") === "compact_boundary" && !isSidechain(r)
 
-  // Pass 1: every line parsed; the lines of each response; each compaction's summary line.
+/** What the first pass finds: every line parsed, the session's ID and the first timestamp. */
+interface Read {
+  readonly lines: ReadonlyArray<Line>
+  readonly sessionId: unknown
+  readonly started: unknown
+}
+
+/** Pass 1: every line parsed and held to the rules every line must meet, in file order. */
+const readLines = (texts: ReadonlyArray<string>): Either.Either<Read, CorruptError> => {
   const lines: Array<Line> = []
   let sessionId: unknown
   let started: unknown
@@ -168,13 +176,16 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Co
     if (started === undefined && hasOwn.call(record, "timestamp")) started = record.timestamp
     lines.push({ line, record })
   }
-  if (sessionId === undefined) return Either.left(sessionError("SESSION_INVALID_HEADER", "not a Claude Code transcript: no line names a sessionId", { line: 1 }))
-  const header = decodeHeader({ type: "session", version: RecordV2.VERSION, id: sessionId, timestamp: started })
-  if (Either.isLeft(header)) return Either.left(sessionError("SESSION_INVALID_HEADER", `the transcript's sessionId and first timestamp: ${explain(header.left)}`, { line: 1 }))
+  return Either.right({ lines, sessionId, started })
+}
 
-  const isSidechain = (r: JsonRecord) => own(r, "isSidechain") === true
-  const isConversation = (r: JsonRecord) => (r.type === "user" || r.type === "assistant") && !isSidechain(r)
-  const isBoundary = (r: JsonRecord) => r.type === "system" && own(r, "subtype") === "compact_boundary" && !isSidechain(r)
+/** The lines of each API response, by its message ID, and each compaction's summary line, by the boundary's uuid. */
+interface Index {
+  readonly responses: ReadonlyMap<string, ReadonlyArray<Line>>
+  readonly summaries: ReadonlyMap<string, Line>
+}
+
+const indexLines = (lines: ReadonlyArray<Line>): Index => {
   const responses = new Map<string, Array<Line>>()
   const summaries = new Map<string, Line>()
   for (const l of lines) {
@@ -189,171 +200,186 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Co
       summaries.set(r.parentUuid as string, l)
     }
   }
+  return { responses, summaries }
+}
 
-  // Pass 2.
-  const entries: Array<RecordV2.SessionEntry> = []
-  // The transcript line each entry comes from, to report what the loader finds where it comes from.
-  const origins: Array<number> = []
-  const skipped: Record<string, number> = {}
-  const seen = new Set<string>()
-  // Claude line uuid → the entry its children hang from.
-  const attach = new Map<string, string | null>()
-  // A response's entry and the tool messages answering it so far: results are chained after it in file order.
-  const tails = new Map<string, string>()
-  const chainOf = new Map<string, string>()
-  const callsOf = new Map<string, ReadonlySet<string>>()
-  const calls = new Map<string, string>()
-  const consumed = new Set<Line>()
+/** Pass 2: the entries of the lines, emitted in file order; `add` takes one line and answers its problem, if any. */
+class Conversion {
+  readonly entries: Array<RecordV2.SessionEntry> = []
+  /** The transcript line each entry comes from, to report what the loader finds where it comes from. */
+  readonly origins: Array<number> = []
+  readonly skipped: Record<string, number> = {}
+  private readonly seen = new Set<string>()
+  /** Claude line uuid → the entry its children hang from. */
+  private readonly attach = new Map<string, string | null>()
+  /** A response's entry and the tool messages answering it so far: results are chained after it in file order. */
+  private readonly tails = new Map<string, string>()
+  private readonly chainOf = new Map<string, string>()
+  private readonly callsOf = new Map<string, ReadonlySet<string>>()
+  /** Tool-call ID → the tool's name, for every call made so far. */
+  private readonly calls = new Map<string, string>()
+  /** Summary lines already taken into their compaction. */
+  private readonly consumed = new Set<Line>()
 
-  const emit = (l: Line, id: string, parentId: string | null, timestamp: unknown, body: Mutable): Either.Either<RecordV2.SessionEntry, CorruptError> => {
-    if (seen.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `the entry ID "${id}" is already used`, { line: l.line }))
+  constructor(private readonly index: Index) {}
+
+  private emit(l: Line, id: string, parentId: string | null, timestamp: unknown, body: Mutable): CorruptError | undefined {
+    if (this.seen.has(id)) return sessionError("SESSION_DUPLICATE_ID", `the entry ID "${id}" is already used`, { line: l.line })
     const decoded = decodeEntry({ type: "entry", version: RecordV2.VERSION, id, parentId, timestamp, ...body })
     if (Either.isLeft(decoded)) {
-      return Either.left(
-        invalid(body.kind === "message" ? "SESSION_INVALID_MESSAGE" : "SESSION_INVALID_RECORD", `line "${id}", converted: ${explain(decoded.left)}`, l.line)
-      )
+      return invalid(body.kind === "message" ? "SESSION_INVALID_MESSAGE" : "SESSION_INVALID_RECORD", `line "${id}", converted: ${explain(decoded.left)}`, l.line)
     }
-    const entry = deepFreeze(decoded.right)
-    seen.add(id)
-    entries.push(entry)
-    origins.push(l.line)
-    return Either.right(entry)
+    this.seen.add(id)
+    this.entries.push(deepFreeze(decoded.right))
+    this.origins.push(l.line)
+    return undefined
   }
-  const parentOf = (l: Line): Either.Either<string | null, CorruptError> => {
+
+  private parentOf(l: Line): Either.Either<string | null, CorruptError> {
     const parentUuid = own(l.record, "parentUuid")
     if (parentUuid === null) return Either.right(null)
-    const parent = typeof parentUuid === "string" ? attach.get(parentUuid) : undefined
+    const parent = typeof parentUuid === "string" ? this.attach.get(parentUuid) : undefined
     if (parent === undefined) {
       return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `parentUuid ${JSON.stringify(parentUuid)} is not an earlier line`, { line: l.line }))
     }
     return Either.right(parent)
   }
-  const skip = (l: Line, kind: string): void => {
-    skipped[kind] = (skipped[kind] ?? 0) + 1
+
+  private skip(l: Line, kind: string): void {
+    this.skipped[kind] = (this.skipped[kind] ?? 0) + 1
     // A skipped line's children hang from its own parent's entry (a parent missing from the file: a root).
     const uuid = own(l.record, "uuid")
     if (typeof uuid !== "string") return
     const parentUuid = own(l.record, "parentUuid")
-    const parent = typeof parentUuid === "string" ? attach.get(parentUuid) : undefined
-    attach.set(uuid, parent ?? null)
+    const parent = typeof parentUuid === "string" ? this.attach.get(parentUuid) : undefined
+    this.attach.set(uuid, parent ?? null)
   }
 
-  for (const l of lines) {
+  add(l: Line): CorruptError | undefined {
     const r = l.record
     const type = r.type as string
-    if (consumed.has(l)) continue
+    if (this.consumed.has(l)) return undefined
     if (isSidechain(r)) {
-      skip(l, "sidechain")
-      continue
+      this.skip(l, "sidechain")
+      return undefined
     }
     if (!isConversation(r) && !isBoundary(r)) {
-      skip(l, type === "system" ? `system:${String(own(r, "subtype"))}` : type)
-      continue
+      this.skip(l, type === "system" ? `system:${String(own(r, "subtype"))}` : type)
+      return undefined
     }
     const uuid = own(r, "uuid")
-    if (!isId(uuid)) return Either.left(invalid("SESSION_INVALID_RECORD", `a ${type} line without a uuid`, l.line))
-    if (attach.has(uuid)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `the uuid "${uuid}" is already used`, { line: l.line }))
+    if (!isId(uuid)) return invalid("SESSION_INVALID_RECORD", `a ${type} line without a uuid`, l.line)
+    if (this.attach.has(uuid)) return sessionError("SESSION_DUPLICATE_ID", `the uuid "${uuid}" is already used`, { line: l.line })
     const timestamp = own(r, "timestamp")
     if (typeof timestamp !== "string" || !isCanonicalTimestamp(timestamp)) {
-      return Either.left(invalid("SESSION_INVALID_RECORD", `a ${type} line without an ISO-8601 UTC timestamp`, l.line))
+      return invalid("SESSION_INVALID_RECORD", `a ${type} line without an ISO-8601 UTC timestamp`, l.line)
     }
-
-    if (isBoundary(r)) {
-      // Claude Code starts the compacted conversation at a new root; its logical parent keeps it on the branch it ends.
-      const logical = own(r, "logicalParentUuid")
-      const parent = typeof logical === "string" ? attach.get(logical) ?? null : null
-      const summary = summaries.get(uuid)
-      const metadata = own(r, "compactMetadata")
-      const body: Mutable = { kind: "compaction", summary: summary === undefined ? "" : textOf(isObject(summary.record.message) ? summary.record.message.content : undefined), firstKeptEntryId: null }
-      if (isObject(metadata) && isCount(own(metadata, "preTokens"))) body.tokensBefore = metadata.preTokens
-      const entry = emit(l, uuid, parent, timestamp, body)
-      if (Either.isLeft(entry)) return Either.left(entry.left)
-      attach.set(uuid, uuid)
-      if (summary !== undefined) {
-        consumed.add(summary)
-        if (isId(own(summary.record, "uuid"))) attach.set(summary.record.uuid as string, uuid)
-      }
-      continue
-    }
-
+    if (isBoundary(r)) return this.boundary(l, uuid, timestamp)
     const message = own(r, "message")
     if (!isObject(message) || own(message, "role") !== type) {
-      return Either.left(invalid("SESSION_INVALID_MESSAGE", `a ${type} line whose message is not an object of role "${type}"`, l.line))
+      return invalid("SESSION_INVALID_MESSAGE", `a ${type} line whose message is not an object of role "${type}"`, l.line)
     }
-    const parentOrError = parentOf(l)
-    if (Either.isLeft(parentOrError)) return Either.left(parentOrError.left)
-    const parent = parentOrError.right
+    const parent = this.parentOf(l)
+    if (Either.isLeft(parent)) return parent.left
+    return type === "assistant"
+      ? this.assistant(l, message, uuid, parent.right, timestamp)
+      : this.user(l, message, uuid, parent.right, timestamp)
+  }
 
-    if (type === "assistant") {
-      const responseId = own(message, "id")
-      const group = isId(responseId) ? responses.get(responseId)! : [l]
-      if (group[0] !== l) {
-        // A later block of a response already emitted whole: its children hang from that response's entry.
-        attach.set(uuid, attach.get(own(group[0]!.record, "uuid") as string)!)
-        continue
-      }
-      const content: Array<Mutable> = []
-      const madeCalls = new Set<string>()
-      for (const member of group) {
-        const blocks = own(member.record.message as JsonRecord, "content")
-        const list = typeof blocks === "string" ? [{ type: "text", text: blocks }] : blocks
-        if (!Array.isArray(list)) return Either.left(invalid("SESSION_INVALID_MESSAGE", "an assistant's content is neither a string nor an array of blocks", member.line))
-        for (let i = 0; i < list.length; i++) {
-          const part = assistantPart(list[i], i, calls)
-          if (typeof part === "string") return Either.left(invalid("SESSION_INVALID_MESSAGE", part, member.line))
-          if (part.type === "tool-call" && typeof part.id === "string") madeCalls.add(part.id)
-          content.push(part)
-        }
-      }
-      const last = group[group.length - 1]!.record.message as JsonRecord
-      const meta: Mutable = {}
-      if (typeof own(last, "model") === "string") meta.model = last.model
-      if (isId(responseId)) meta.responseId = responseId
-      const usage = usageOf(own(last, "usage"))
-      if (usage !== undefined) meta.usage = usage
-      const stop = [...group].reverse().map((m) => own(m.record.message as JsonRecord, "stop_reason")).find((s) => typeof s === "string")
-      if (stop !== undefined) meta.stopReason = stop
-      const claude: Mutable = {}
-      if (typeof own(r, "requestId") === "string") claude.requestId = r.requestId
-      if (group.length > 1) claude.lines = group.map((m) => own(m.record, "uuid"))
-      if (hasOwn.call(last, "usage")) claude.usage = last.usage
-      if (own(r, "isApiErrorMessage") === true) claude.isApiErrorMessage = true
-      const value: Mutable = { role: "assistant", id: uuid, content }
-      if (Object.keys(meta).length > 0) value.meta = meta
-      if (Object.keys(claude).length > 0) value.options = { claude }
-      const entry = emit(l, uuid, parent, timestamp, { kind: "message", message: value })
-      if (Either.isLeft(entry)) return Either.left(entry.left)
-      attach.set(uuid, uuid)
-      tails.set(uuid, uuid)
-      callsOf.set(uuid, madeCalls)
-      continue
+  /** A compaction boundary: a compaction entry holding its summary's text. */
+  private boundary(l: Line, uuid: string, timestamp: string): CorruptError | undefined {
+    const r = l.record
+    // Claude Code starts the compacted conversation at a new root; its logical parent keeps it on the branch it ends.
+    const logical = own(r, "logicalParentUuid")
+    const parent = typeof logical === "string" ? this.attach.get(logical) ?? null : null
+    const summary = this.index.summaries.get(uuid)
+    const metadata = own(r, "compactMetadata")
+    const body: Mutable = { kind: "compaction", summary: summary === undefined ? "" : textOf(isObject(summary.record.message) ? summary.record.message.content : undefined), firstKeptEntryId: null }
+    if (isObject(metadata) && isCount(own(metadata, "preTokens"))) body.tokensBefore = metadata.preTokens
+    const problem = this.emit(l, uuid, parent, timestamp, body)
+    if (problem !== undefined) return problem
+    this.attach.set(uuid, uuid)
+    if (summary !== undefined) {
+      this.consumed.add(summary)
+      if (isId(own(summary.record, "uuid"))) this.attach.set(summary.record.uuid as string, uuid)
     }
+    return undefined
+  }
 
-    // A user line: its tool results become tool messages, the rest one user message after them.
+  /** The first line of an API response: one assistant message of all its lines' blocks. */
+  private assistant(l: Line, message: JsonRecord, uuid: string, parent: string | null, timestamp: string): CorruptError | undefined {
+    const r = l.record
+    const responseId = own(message, "id")
+    const group = isId(responseId) ? this.index.responses.get(responseId)! : [l]
+    if (group[0] !== l) {
+      // A later block of a response already emitted whole: its children hang from that response's entry.
+      this.attach.set(uuid, this.attach.get(own(group[0]!.record, "uuid") as string)!)
+      return undefined
+    }
+    const content: Array<Mutable> = []
+    const madeCalls = new Set<string>()
+    for (const member of group) {
+      const blocks = own(member.record.message as JsonRecord, "content")
+      const list = typeof blocks === "string" ? [{ type: "text", text: blocks }] : blocks
+      if (!Array.isArray(list)) return invalid("SESSION_INVALID_MESSAGE", "an assistant's content is neither a string nor an array of blocks", member.line)
+      for (let i = 0; i < list.length; i++) {
+        const part = assistantPart(list[i], i, this.calls)
+        if (typeof part === "string") return invalid("SESSION_INVALID_MESSAGE", part, member.line)
+        if (part.type === "tool-call" && typeof part.id === "string") madeCalls.add(part.id)
+        content.push(part)
+      }
+    }
+    const last = group[group.length - 1]!.record.message as JsonRecord
+    const meta: Mutable = {}
+    if (typeof own(last, "model") === "string") meta.model = last.model
+    if (isId(responseId)) meta.responseId = responseId
+    const usage = usageOf(own(last, "usage"))
+    if (usage !== undefined) meta.usage = usage
+    const stop = [...group].reverse().map((m) => own(m.record.message as JsonRecord, "stop_reason")).find((s) => typeof s === "string")
+    if (stop !== undefined) meta.stopReason = stop
+    const claude: Mutable = {}
+    if (typeof own(r, "requestId") === "string") claude.requestId = r.requestId
+    if (group.length > 1) claude.lines = group.map((m) => own(m.record, "uuid"))
+    if (hasOwn.call(last, "usage")) claude.usage = last.usage
+    if (own(r, "isApiErrorMessage") === true) claude.isApiErrorMessage = true
+    const value: Mutable = { role: "assistant", id: uuid, content }
+    if (Object.keys(meta).length > 0) value.meta = meta
+    if (Object.keys(claude).length > 0) value.options = { claude }
+    const problem = this.emit(l, uuid, parent, timestamp, { kind: "message", message: value })
+    if (problem !== undefined) return problem
+    this.attach.set(uuid, uuid)
+    this.tails.set(uuid, uuid)
+    this.callsOf.set(uuid, madeCalls)
+    return undefined
+  }
+
+  /** A user line: its tool results become tool messages, the rest one user message after them. */
+  private user(l: Line, message: JsonRecord, uuid: string, parent: string | null, timestamp: string): CorruptError | undefined {
+    const r = l.record
     const blocks = own(message, "content")
     const list: ReadonlyArray<unknown> = typeof blocks === "string" ? [blocks] : Array.isArray(blocks) ? blocks : []
-    if (typeof blocks !== "string" && !Array.isArray(blocks)) return Either.left(invalid("SESSION_INVALID_MESSAGE", "a user's content is neither a string nor an array of blocks", l.line))
+    if (typeof blocks !== "string" && !Array.isArray(blocks)) return invalid("SESSION_INVALID_MESSAGE", "a user's content is neither a string nor an array of blocks", l.line)
     const results = list.filter((b) => isObject(b) && own(b, "type") === "tool_result") as Array<JsonRecord>
     const rest = list.filter((b) => !(isObject(b) && own(b, "type") === "tool_result"))
     // Results of a response's parallel calls each name the block that made the call: they are chained after the response instead.
     let at = parent
-    const response = at === null ? undefined : tails.has(at) ? at : chainOf.get(at)
+    const response = at === null ? undefined : this.tails.has(at) ? at : this.chainOf.get(at)
     const firstCall = results.length > 0 ? own(results[0]!, "tool_use_id") : undefined
-    if (response !== undefined && typeof firstCall === "string" && callsOf.get(response)?.has(firstCall) === true) at = tails.get(response)!
+    if (response !== undefined && typeof firstCall === "string" && this.callsOf.get(response)?.has(firstCall) === true) at = this.tails.get(response)!
     let n = 0
     const nextId = () => (n++ === 0 ? uuid : `${uuid}:${n - 1}`)
     for (const block of results) {
       const callId = own(block, "tool_use_id")
-      const name = typeof callId === "string" ? calls.get(callId) : undefined
+      const name = typeof callId === "string" ? this.calls.get(callId) : undefined
       if (name === undefined) {
-        return Either.left(sessionError("SESSION_TOOL_LINK", `a tool_result for ${JSON.stringify(callId)}, which no earlier tool_use made`, { line: l.line }))
+        return sessionError("SESSION_TOOL_LINK", `a tool_result for ${JSON.stringify(callId)}, which no earlier tool_use made`, { line: l.line })
       }
       const resultContent = own(block, "content")
       const parts: Array<Mutable> = []
       const items: ReadonlyArray<unknown> = resultContent === undefined ? [] : typeof resultContent === "string" ? [resultContent] : Array.isArray(resultContent) ? resultContent : [null]
       for (let i = 0; i < items.length; i++) {
         const part = userPart(items[i], i)
-        if (typeof part === "string") return Either.left(invalid("SESSION_INVALID_MESSAGE", `a tool_result's ${part}`, l.line))
+        if (typeof part === "string") return invalid("SESSION_INVALID_MESSAGE", `a tool_result's ${part}`, l.line)
         parts.push(part)
       }
       const id = nextId()
@@ -362,11 +388,11 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Co
       if (results.length === 1 && hasOwn.call(r, "toolUseResult")) value.result = r.toolUseResult
       const api = restOf(block, ["type", "tool_use_id", "content", "is_error"])
       if (api !== undefined) value.options = { anthropic: api }
-      const entry = emit(l, id, at, timestamp, { kind: "message", message: value })
-      if (Either.isLeft(entry)) return Either.left(entry.left)
+      const problem = this.emit(l, id, at, timestamp, { kind: "message", message: value })
+      if (problem !== undefined) return problem
       if (response !== undefined) {
-        chainOf.set(id, response)
-        tails.set(response, id)
+        this.chainOf.set(id, response)
+        this.tails.set(response, id)
       }
       at = id
     }
@@ -374,7 +400,7 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Co
       const parts: Array<Mutable> = []
       for (let i = 0; i < rest.length; i++) {
         const part = userPart(rest[i], i)
-        if (typeof part === "string") return Either.left(invalid("SESSION_INVALID_MESSAGE", part, l.line))
+        if (typeof part === "string") return invalid("SESSION_INVALID_MESSAGE", part, l.line)
         parts.push(part)
       }
       const id = nextId()
@@ -384,12 +410,30 @@ export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, Co
       if (own(r, "isMeta") === true) claude.isMeta = true
       if (own(r, "isCompactSummary") === true) claude.isCompactSummary = true
       if (Object.keys(claude).length > 0) value.options = { claude }
-      const entry = emit(l, id, at, timestamp, { kind: "message", message: value })
-      if (Either.isLeft(entry)) return Either.left(entry.left)
+      const problem = this.emit(l, id, at, timestamp, { kind: "message", message: value })
+      if (problem !== undefined) return problem
       at = id
     }
-    attach.set(uuid, at)
+    this.attach.set(uuid, at)
+    return undefined
   }
+}
+
+export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, CorruptError> => {
+  const text = decodeUtf8(bytes)
+  if (Either.isLeft(text)) return Either.left(text.left)
+  const read = readLines(splitLines(text.right))
+  if (Either.isLeft(read)) return Either.left(read.left)
+  const { lines, sessionId, started } = read.right
+  if (sessionId === undefined) return Either.left(sessionError("SESSION_INVALID_HEADER", "not a Claude Code transcript: no line names a sessionId", { line: 1 }))
+  const header = decodeHeader({ type: "session", version: RecordV2.VERSION, id: sessionId, timestamp: started })
+  if (Either.isLeft(header)) return Either.left(sessionError("SESSION_INVALID_HEADER", `the transcript's sessionId and first timestamp: ${explain(header.left)}`, { line: 1 }))
+  const conversion = new Conversion(indexLines(lines))
+  for (const l of lines) {
+    const problem = conversion.add(l)
+    if (problem !== undefined) return Either.left(problem)
+  }
+  const { entries, origins, skipped } = conversion
   const problem = checkLoads(header.right, entries, origins, "transcript")
   if (Either.isLeft(problem)) return Either.left(problem.left)
   return Either.right(Object.freeze({ header: Object.freeze(header.right), entries: Object.freeze(entries), skipped: Object.freeze(skipped) }))
