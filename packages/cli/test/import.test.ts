@@ -17,6 +17,7 @@ import * as RecordV2 from "@session-tree/core/RecordV2"
 import { image, loadPi, piAssistant, piBash, piCustom, piParts, piToolResult, piUser, text, thinking, toolCall, writePi } from "../../core/test/support/pi.js"
 import { asWritten, brokenRule, toPi } from "../../core/test/support/piInverse.js"
 import { firstWord, records, removeTempDirs, runCli, STACK_FRAME, tempDir } from "./support.js"
+import * as Transcripts from "@session-tree/testing/Transcripts"
 
 let scope: Scope.CloseableScope
 let db: string
@@ -30,7 +31,7 @@ afterAll(async () => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
 
-const REAL = "/work/wt/shared/data/transcripts"
+const REAL = Transcripts.dir()
 
 const expectFailure = (expect: import("vitest").ExpectStatic, run: { code: number; stdout: string; stderr: string }, code: string) => {
   expect(run.code).toBe(1)

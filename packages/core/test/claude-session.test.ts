@@ -13,6 +13,7 @@ import * as RecordV2 from "../src/RecordV2.js"
 import { isSessionError, type SessionErrorCode } from "../src/SessionError.js"
 import { PNG } from "./support/pi.js"
 import { brokenRule } from "./support/piInverse.js"
+import * as Transcripts from "@session-tree/testing/Transcripts"
 
 const SESSION = "6f1c1b8e-0000-4000-8000-000000000001"
 const ts = (n: number) => `2026-01-02T03:04:${String(n).padStart(2, "0")}.000Z`
@@ -246,8 +247,8 @@ describe("a transcript in Claude Code's format", () => {
   })
 })
 
-const REAL = "/work/wt/shared/data/transcripts/claude"
-const real = NFS.existsSync(REAL) ? NFS.readdirSync(REAL).filter((f) => f.endsWith(".jsonl")).sort() : []
+const REAL = Transcripts.dir("claude")
+const real = Transcripts.files("claude")
 const parsed = (bytes: Uint8Array): Array<Record<string, unknown>> | undefined => {
   try {
     return new TextDecoder().decode(bytes).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>)

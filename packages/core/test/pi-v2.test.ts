@@ -30,6 +30,7 @@ import {
   writePi
 } from "./support/pi.js"
 import { asWritten, brokenRule, toPi } from "./support/piInverse.js"
+import * as Transcripts from "@session-tree/testing/Transcripts"
 
 let pi: PiModule
 let dir: string
@@ -306,8 +307,8 @@ describe("what fromPiV2 refuses, naming the line", () => {
   })
 })
 
-const REAL = "/work/wt/shared/data/transcripts/pi"
-const real = NFS.existsSync(REAL) ? NFS.readdirSync(REAL).filter((f) => f.endsWith(".jsonl")).sort() : []
+const REAL = Transcripts.dir("pi")
+const real = Transcripts.files("pi")
 
 describe.skipIf(real.length === 0)(`the real Pi sessions in ${REAL}`, () => {
   it.each(real)("%s: converts losslessly (format 3) or is refused at line 1 (older formats)", (name) => {
