@@ -272,6 +272,67 @@ const decode = (envelope: Mutable, body: Mutable): RecordV2.SessionEntry | strin
   return Either.isRight(decoded) ? deepFreeze(decoded.right) : explain(decoded.left)
 }
 
+/** What one Pi entry becomes: its entry, the model its children inherit, what it is counted as, whether it was kept whole. */
+interface Converted {
+  readonly entry: RecordV2.SessionEntry
+  readonly model: Model | undefined
+  /** The type it is counted under (`message:assistant`, `compaction`, …). */
+  readonly key: string
+  /** Kept whole, as a custom entry, for want of a place in this format. */
+  readonly whole: boolean
+}
+
+/**
+ * One Pi entry, its envelope read and its parent known (`at`), → its entry; `inherited` is the
+ * model its parent's branch runs on.
+ */
+const convertEntry = (
+  record: JsonRecord,
+  type: string,
+  at: { readonly id: string; readonly parentId: string | null; readonly timestamp: unknown },
+  inherited: Model | undefined,
+  run: Run,
+  line: number
+): Either.Either<Converted, CorruptError> => {
+  const { id } = at
+  if (type === "message" || type === "custom_message") {
+    if (type === "message" && restOf(record, [...ENVELOPE, "message"]) !== undefined) {
+      const fields = Object.keys(restOf(record, [...ENVELOPE, "message"])!).map((k) => JSON.stringify(k)).join(", ")
+      return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has fields with no place in a message entry: ${fields}`, { line }))
+    }
+    let body: Body
+    let key: string = type
+    if (type === "message") {
+      const role = isObject(record.message) ? own(record.message, "role") : undefined
+      key = `message:${typeof role === "string" ? role : "?"}`
+      body = convertMessage(record, id)
+    } else {
+      // An extension's message that Pi sends to the model as the user's: its own fields stay in options.
+      const content = convertContent(own(record, "content"), PART_TYPES.user)
+      body = typeof content === "string"
+        ? content
+        : { kind: "message", message: withRest({ role: "user", id, content: content.parts }, messageRest(record, ["id", "parentId", "timestamp", "content"], content.string)) }
+    }
+    if (typeof body === "string") return Either.left(sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}": ${body}`, { line }))
+    const entry = decode(at, body)
+    if (typeof entry === "string") return Either.left(sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}", converted: ${entry}`, { line }))
+    let model = inherited
+    if (entry.kind === "message" && entry.message.role === "assistant") {
+      const { meta } = entry.message
+      if (isName(meta?.provider) && isName(meta?.model)) model = { provider: meta.provider, model: meta.model }
+    }
+    return Either.right({ entry, model, key, whole: entry.kind === "custom" })
+  }
+  const body = convertOther(run, type, record, at.parentId)
+  const entry = body === undefined ? "" : decode(at, body)
+  if (typeof entry !== "string") {
+    return Either.right({ entry, model: entry.kind === "model" ? { provider: entry.provider, model: entry.model } : inherited, key: type, whole: false })
+  }
+  const kept = decode(at, whole(type, record))
+  if (typeof kept === "string") return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}", kept whole: ${kept}`, { line }))
+  return Either.right({ entry: kept, model: inherited, key: type, whole: true })
+}
+
 export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptError> => {
   const text = decodeUtf8(bytes)
   if (Either.isLeft(text)) return Either.left(text.left)
@@ -322,47 +383,10 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptE
     const inexactNumber = firstInexactNumber(lines[i]!)
     if (inexactNumber !== undefined) return Either.left(inexact(inexactNumber.literal, `Pi entry "${id}"`, line))
 
-    const at = { id, parentId: parent, timestamp }
-    const inherited = parent === null ? undefined : run.models.get(parent)
-    let entry: RecordV2.SessionEntry | string
-    let model = inherited
-    let key = type
-    if (type === "message" || type === "custom_message") {
-      if (type === "message" && restOf(record, [...ENVELOPE, "message"]) !== undefined) {
-        const fields = Object.keys(restOf(record, [...ENVELOPE, "message"])!).map((k) => JSON.stringify(k)).join(", ")
-        return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has fields with no place in a message entry: ${fields}`, { line }))
-      }
-      let body: Body
-      if (type === "message") {
-        const role = isObject(record.message) ? own(record.message, "role") : undefined
-        key = `message:${typeof role === "string" ? role : "?"}`
-        body = convertMessage(record, id)
-      } else {
-        // An extension's message that Pi sends to the model as the user's: its own fields stay in options.
-        const content = convertContent(own(record, "content"), PART_TYPES.user)
-        body = typeof content === "string"
-          ? content
-          : { kind: "message", message: withRest({ role: "user", id, content: content.parts }, messageRest(record, ["id", "parentId", "timestamp", "content"], content.string)) }
-      }
-      if (typeof body === "string") return Either.left(sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}": ${body}`, { line }))
-      entry = decode(at, body)
-      if (typeof entry === "string") return Either.left(sessionError("SESSION_INVALID_MESSAGE", `Pi entry "${id}", converted: ${entry}`, { line }))
-      if (entry.kind === "custom") wholes[key] = (wholes[key] ?? 0) + 1
-      if (entry.kind === "message" && entry.message.role === "assistant") {
-        const { meta } = entry.message
-        if (isName(meta?.provider) && isName(meta?.model)) model = { provider: meta.provider, model: meta.model }
-      }
-    } else {
-      const body = convertOther(run, type, record, parent)
-      entry = body === undefined ? "" : decode(at, body)
-      if (typeof entry === "string") {
-        entry = decode(at, whole(type, record))
-        if (typeof entry === "string") return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}", kept whole: ${entry}`, { line }))
-        wholes[type] = (wholes[type] ?? 0) + 1
-      } else if (entry.kind === "model") {
-        model = { provider: entry.provider, model: entry.model }
-      }
-    }
+    const converted = convertEntry(record, type, { id, parentId: parent, timestamp }, parent === null ? undefined : run.models.get(parent), run, line)
+    if (Either.isLeft(converted)) return Either.left(converted.left)
+    const { entry, key, model } = converted.right
+    if (converted.right.whole) wholes[key] = (wholes[key] ?? 0) + 1
     counts[key] = (counts[key] ?? 0) + 1
     add(entry, model)
     run.attach.set(id, id)
