@@ -10,9 +10,9 @@
  * service, and what is left outside the steps (validation, encoding, Effect,
  * scheduling); and the steps of the fiber one append takes (every fiber of the
  * store counted, the committer's and the closer's included), which is what
- * its Effect machinery costs on a run whose caches are cold. Timing a step means intercepting it, which wraps every step in
- * more Effects than `Fs.node` alone runs: the time outside the steps is higher
- * here than in `npm run bench`.
+ * its Effect machinery costs on a run whose caches are cold. Timing a step
+ * means intercepting it, which wraps every step in more Effects than `Fs.node`
+ * alone runs: the time outside the steps is higher here than in `npm run bench`.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

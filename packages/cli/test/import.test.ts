@@ -31,8 +31,6 @@ afterAll(async () => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
 
-const REAL = Transcripts.dir()
-
 const expectFailure = (expect: import("vitest").ExpectStatic, run: { code: number; stdout: string; stderr: string }, code: string) => {
   expect(run.code).toBe(1)
   expect(firstWord(run.stderr)).toBe(code)
@@ -153,13 +151,10 @@ describe.concurrent("session-tree import into version 2", { timeout: 180_000 }, 
     expect(piAsClaude.stderr).toMatch(/not a Claude Code transcript/)
   })
 
-  it.skipIf(!NFS.existsSync(REAL))("with --db: the real Pi sessions and Claude Code transcripts that convert are stored, and export as they were stored", async ({ expect }) => {
+  it.skipIf(Transcripts.files("pi").length + Transcripts.files("claude").length === 0)("with --db: the real Pi sessions and Claude Code transcripts that convert are stored, and export as they were stored", async ({ expect }) => {
     expect((await runCli("migrate", "--db", db)).code).toBe(0)
     const dir = tempDir()
-    const sources = [
-      ...NFS.readdirSync(Path.join(REAL, "pi")).map((f) => ["pi", Path.join(REAL, "pi", f)] as const),
-      ...NFS.readdirSync(Path.join(REAL, "claude")).map((f) => ["claude", Path.join(REAL, "claude", f)] as const)
-    ].filter(([, f]) => f.endsWith(".jsonl"))
+    const sources = (["pi", "claude"] as const).flatMap((from) => Transcripts.files(from).map((f) => [from, Path.join(Transcripts.dir(from), f)] as const))
     let stored = 0
     for (const [from, file] of sources) {
       const imported = await runCli("import", file, "--from", from, "--db", db)

@@ -282,19 +282,17 @@ interface Converted {
   readonly whole: boolean
 }
 
-/**
- * One Pi entry, its envelope read and its parent known (`at`), → its entry; `inherited` is the
- * model its parent's branch runs on.
- */
+/** One Pi entry, its envelope read and its parent known (`at`), → its entry. */
 const convertEntry = (
+  run: Run,
   record: JsonRecord,
   type: string,
   at: { readonly id: string; readonly parentId: string | null; readonly timestamp: unknown },
-  inherited: Model | undefined,
-  run: Run,
   line: number
 ): Either.Either<Converted, CorruptError> => {
   const { id } = at
+  // The model of the parent's branch, which the entry runs on unless it changes it.
+  const inherited = at.parentId === null ? undefined : run.models.get(at.parentId)
   if (type === "message" || type === "custom_message") {
     if (type === "message" && restOf(record, [...ENVELOPE, "message"]) !== undefined) {
       const fields = Object.keys(restOf(record, [...ENVELOPE, "message"])!).map((k) => JSON.stringify(k)).join(", ")
@@ -383,7 +381,7 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptE
     const inexactNumber = firstInexactNumber(lines[i]!)
     if (inexactNumber !== undefined) return Either.left(inexact(inexactNumber.literal, `Pi entry "${id}"`, line))
 
-    const converted = convertEntry(record, type, { id, parentId: parent, timestamp }, parent === null ? undefined : run.models.get(parent), run, line)
+    const converted = convertEntry(run, record, type, { id, parentId: parent, timestamp }, line)
     if (Either.isLeft(converted)) return Either.left(converted.left)
     const { entry, key, model } = converted.right
     if (converted.right.whole) wholes[key] = (wholes[key] ?? 0) + 1

@@ -352,8 +352,7 @@ export const commit = (
             return Effect.gen(function*() {
               if (own.nextMayExist) yield* drop(next, retry)
               yield* drop(tmp, retry)
-              const installed = own.data
-              if (installed !== temp) yield* closeQuietly(fs, installed)
+              if (own.data !== temp) yield* closeQuietly(fs, own.data)
               yield* closeQuietly(fs, temp)
               return yield* Effect.fail(failure)
             })
