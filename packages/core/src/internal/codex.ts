@@ -405,15 +405,12 @@ class Conversion {
     this.total = total
     const last = own(info, "last_token_usage")
     if (!isObject(last) || !isCount(own(last, "input_tokens")) || !isCount(own(last, "output_tokens"))) return WHOLE
-    const usage: Mutable = { inputTokens: last.input_tokens, outputTokens: last.output_tokens }
-    const used = ["input_tokens", "output_tokens"]
-    if (isCount(own(last, "reasoning_output_tokens"))) {
-      usage.reasoningTokens = last.reasoning_output_tokens
-      used.push("reasoning_output_tokens")
-    }
-    if (isCount(own(last, "cached_input_tokens"))) {
-      usage.cachedInputTokens = last.cached_input_tokens
-      used.push("cached_input_tokens")
+    const usage: Mutable = {}
+    const used: Array<string> = []
+    for (const [codex, key] of USAGE) {
+      if (!isCount(own(last, codex))) continue
+      usage[key] = last[codex]
+      used.push(codex)
     }
     const infoRest: Mutable = rest(info, ["last_token_usage"]) ?? {}
     put(infoRest, "last_token_usage", rest(last, used) ?? {})
@@ -570,6 +567,14 @@ class Conversion {
     return store((ids) => [message(ids, value, used, extra)])
   }
 }
+
+/** Codex's token counts with a key in `Usage`, in `Usage`'s order (input and output are required). */
+const USAGE = [
+  ["input_tokens", "inputTokens"],
+  ["output_tokens", "outputTokens"],
+  ["reasoning_output_tokens", "reasoningTokens"],
+  ["cached_input_tokens", "cachedInputTokens"]
+] as const
 
 /** The line types whose payload is an object the conversion reads. */
 const ENVELOPED: ReadonlySet<string> = new Set(["session_meta", "turn_context", "compacted", "response_item", "event_msg"])
