@@ -24,18 +24,86 @@ const isPlainObject = (u: unknown): u is { readonly [key: string]: unknown } =>
  * it; when that alone would not give the options back (a value that is not an object, our own key,
  * empty options), the whole object is also kept in the bag.
  */
-const toProviderOptions = (options: Opaque | undefined, bag: Bag): Prompt.ProviderOptions => {
+const toProviderOptions = (
+  options: Opaque | undefined,
+  bag: Bag,
+  repaired?: { readonly [provider: string]: { readonly [key: string]: unknown } }
+): Prompt.ProviderOptions => {
   const out: { [key: string]: { [key: string]: unknown } | undefined } = {}
   if (options !== undefined) {
-    let direct = Object.keys(options).length > 0
+    let direct = Object.keys(options).length > 0 && repaired === undefined
     for (const [key, value] of Object.entries(options)) {
       if (key !== NAMESPACE && isPlainObject(value)) put(out, key, value)
       else direct = false
     }
+    // What a provider is shown in place of a legacy form; the stored options travel whole in the bag.
+    if (repaired !== undefined) for (const [key, value] of Object.entries(repaired)) put(out, key, value)
     if (!direct) bag = { ...bag, options }
   }
   if (Object.keys(bag).length > 0) out[NAMESPACE] = bag
   return out
+}
+
+// -----------------------------------------------------------------------------
+// Reasoning in the form its provider's client sends back
+// -----------------------------------------------------------------------------
+
+/** The message-level facts that say which provider wrote a reasoning part. */
+interface Origin {
+  readonly provider: string | undefined
+  readonly api: string | undefined
+}
+
+const originOf = (message: RecordV2.AssistantMessage): Origin => {
+  const pi = message.options?.["pi"]
+  const api = isPlainObject(pi) && typeof pi["api"] === "string" ? pi["api"] : undefined
+  return { provider: message.meta?.provider, api }
+}
+
+/** Pi's thinkingSignature for OpenAI's Responses API: the reasoning item itself, as JSON. */
+const reasoningItem = (signature: string): { readonly id: string; readonly encrypted?: string } | undefined => {
+  if (!signature.startsWith("{")) return undefined
+  try {
+    const item: unknown = JSON.parse(signature)
+    if (!isPlainObject(item) || item["type"] !== "reasoning" || typeof item["id"] !== "string") return undefined
+    const encrypted = item["encrypted_content"]
+    return typeof encrypted === "string" ? { id: item["id"], encrypted } : { id: item["id"] }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The provider-true form of a reasoning part's options written before it was the rule (the repair
+ * rules of docs/ai.md), or undefined when they need none: `@effect/ai-anthropic` sends a reasoning
+ * part back only with `anthropic.type` (`thinking` with its `signature`, `redacted_thinking` with
+ * its `redactedData`), `@effect/ai-openai` only with `openai.itemId` (and `encryptedContent`).
+ */
+export const repairReasoning = (
+  options: Opaque | undefined,
+  origin: Origin
+): { readonly [provider: string]: { readonly [key: string]: unknown } } | undefined => {
+  if (options === undefined) return undefined
+  const anthropic = options["anthropic"]
+  if (isPlainObject(anthropic)) {
+    if (anthropic["type"] !== undefined) return undefined
+    if (typeof anthropic["redactedData"] === "string") return { anthropic: { type: "redacted_thinking", ...anthropic } }
+    if (typeof anthropic["signature"] === "string") return { anthropic: { type: "thinking", ...anthropic } }
+    return undefined
+  }
+  const pi = options["pi"]
+  if (anthropic !== undefined || options["openai"] !== undefined || !isPlainObject(pi)) return undefined
+  const signature = pi["thinkingSignature"]
+  if (typeof signature !== "string") return undefined
+  const item = reasoningItem(signature)
+  if (item !== undefined && (origin.api === undefined || origin.api.includes("responses"))) {
+    return { openai: item.encrypted === undefined ? { itemId: item.id } : { itemId: item.id, encryptedContent: item.encrypted } }
+  }
+  const isAnthropic = origin.api === undefined ? origin.provider === "anthropic" : origin.api === "anthropic-messages"
+  if (!isAnthropic || item !== undefined) return undefined
+  return pi["redacted"] === true
+    ? { anthropic: { type: "redacted_thinking", redactedData: signature } }
+    : { anthropic: { type: "thinking", signature } }
 }
 
 const bagOf = (options: Prompt.ProviderOptions): Bag => {
@@ -100,17 +168,21 @@ const filePart = <E, R>(
   return Effect.map(blobs({ blob: data.blob, size: data.size }), (bytes) => make(bytes, { blob: data.blob, size: data.size }))
 }
 
-const textLike = (part: RecordV2.TextPart | RecordV2.ReasoningPart): Prompt.TextPart | Prompt.ReasoningPart =>
-  Prompt.makePart(part.type, { text: part.text, options: toProviderOptions(part.options, {}) })
+const textLike = (part: RecordV2.TextPart | RecordV2.ReasoningPart, origin?: Origin): Prompt.TextPart | Prompt.ReasoningPart =>
+  Prompt.makePart(part.type, {
+    text: part.text,
+    options: toProviderOptions(part.options, {}, part.type === "reasoning" && origin !== undefined ? repairReasoning(part.options, origin) : undefined)
+  })
 
 const assistantPart = <E, R>(
   part: RecordV2.AssistantPart,
-  blobs: BlobResolver<E, R>
+  blobs: BlobResolver<E, R>,
+  origin: Origin
 ): Effect.Effect<Prompt.AssistantMessagePart, E | InputError, R> => {
   switch (part.type) {
     case "text":
     case "reasoning":
-      return Effect.succeed(textLike(part))
+      return Effect.succeed(textLike(part, origin))
     case "file":
       return filePart(part, blobs)
     case "tool-call":
@@ -165,15 +237,17 @@ const toPromptMessage = <E, R>(
         Effect.forEach(message.content, (part) => userPart(part, blobs)),
         (content) => Prompt.makeMessage("user", { content, options: toProviderOptions(message.options, id) })
       )
-    case "assistant":
+    case "assistant": {
+      const origin = originOf(message)
       return Effect.map(
-        Effect.forEach(message.content, (part) => assistantPart(part, blobs)),
+        Effect.forEach(message.content, (part) => assistantPart(part, blobs, origin)),
         (content) =>
           Prompt.makeMessage("assistant", {
             content,
             options: toProviderOptions(message.options, message.meta === undefined ? id : { ...id, meta: message.meta })
           })
       )
+    }
     case "tool": {
       const { bag, result } = toolResult(message)
       return Effect.succeed(Prompt.makeMessage("tool", {
@@ -330,7 +404,7 @@ const metadataOptions = (metadata: Response.ProviderMetadata): Opaque | undefine
 }
 
 /** A part's metadata as options, with the provider's own name of a tool when it differs from the toolkit's. */
-const partOptions = (part: Response.AnyPart): Opaque | undefined => {
+const partOptions = (part: Response.AnyPart | Assembled): Opaque | undefined => {
   const options = metadataOptions(part.metadata)
   if ((part.type !== "tool-call" && part.type !== "tool-result") || part.providerName === undefined || part.providerName === part.name) {
     return options
@@ -346,6 +420,98 @@ const describeError = (error: unknown): string =>
 
 const isCount = (n: number | undefined): n is number => n !== undefined && Number.isSafeInteger(n) && n >= 0
 
+/** A finish part's usage as Message IR v2's, when both of its required counts are known. */
+export const usageOf = (part: Response.FinishPart): RecordV2.Usage | undefined => {
+  const { cachedInputTokens, inputTokens, outputTokens, reasoningTokens } = part.usage
+  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined
+  return {
+    inputTokens,
+    outputTokens,
+    ...(isCount(reasoningTokens) ? { reasoningTokens } : {}),
+    ...(isCount(cachedInputTokens) ? { cachedInputTokens } : {})
+  }
+}
+
+/** A text or reasoning part put together from a streamed response's start, delta and end parts. */
+interface Assembled {
+  readonly type: "text" | "reasoning"
+  text: string
+  readonly metadata: { [provider: string]: { [key: string]: unknown } }
+}
+
+/** Merges a streamed part's metadata into what its part has gathered: later values win, an absent one never erases. */
+const gather = (into: Assembled["metadata"], metadata: Response.ProviderMetadata | undefined): void => {
+  for (const [provider, value] of Object.entries(metadata ?? {})) {
+    if (!isPlainObject(value)) continue
+    if (into[provider] === undefined) put(into, provider, {})
+    const target = into[provider]!
+    for (const [key, v] of Object.entries(value)) if (v !== undefined) put(target, key, v)
+  }
+}
+
+/**
+ * A response's parts with each streamed text or reasoning (its start, deltas and end) as one part
+ * at the place it started, its metadata gathered from all of them: a reasoning signature arrives in
+ * a delta, an encrypted reasoning item in the end part. The parameters' deltas of a tool call are
+ * dropped: the stream gives the whole call as a part of its own.
+ */
+export const assemble = (parts: ReadonlyArray<Response.AnyPart>): Array<Response.AnyPart | Assembled> => {
+  const out: Array<Response.AnyPart | Assembled> = []
+  const open = new Map<string, Assembled>()
+  const slot = (type: Assembled["type"], id: string): Assembled => {
+    const key = `${type}:${id}`
+    let found = open.get(key)
+    if (found === undefined) {
+      found = { type, text: "", metadata: {} }
+      open.set(key, found)
+      out.push(found)
+    }
+    return found
+  }
+  for (const part of parts) {
+    switch (part.type) {
+      case "text-start":
+      case "reasoning-start":
+        gather(slot(part.type === "text-start" ? "text" : "reasoning", part.id).metadata, part.metadata)
+        break
+      case "text-delta":
+      case "reasoning-delta": {
+        const found = slot(part.type === "text-delta" ? "text" : "reasoning", part.id)
+        found.text += part.delta
+        gather(found.metadata, part.metadata)
+        break
+      }
+      case "text-end":
+      case "reasoning-end": {
+        const type = part.type === "text-end" ? "text" : "reasoning"
+        gather(slot(type, part.id).metadata, part.metadata)
+        open.delete(`${type}:${part.id}`)
+        break
+      }
+      case "tool-params-start":
+      case "tool-params-delta":
+      case "tool-params-end":
+        break
+      default:
+        out.push(part)
+    }
+  }
+  return out
+}
+
+/** An OpenAI reasoning item that cannot be sent back when nothing stores it server-side (`store: false`). */
+const withoutEncryptedContent = (parts: ReadonlyArray<Response.AnyPart | Assembled>): ReadonlyArray<string> => {
+  const ids = new Set<string>()
+  for (const part of parts) {
+    if (part.type !== "reasoning") continue
+    const openai = part.metadata["openai"]
+    if (isPlainObject(openai) && typeof openai["itemId"] === "string" && typeof openai["encryptedContent"] !== "string") {
+      ids.add(openai["itemId"])
+    }
+  }
+  return [...ids]
+}
+
 export const fromResponse = (
   response: { readonly content: ReadonlyArray<Response.AnyPart> },
   options: FromResponseOptions
@@ -356,7 +522,14 @@ export const fromResponse = (
     if (options.provider !== undefined) meta.provider = options.provider
     let responseId: string | undefined
     let error: string | undefined
-    for (const part of response.content) {
+    const parts = assemble(response.content)
+    const missing = withoutEncryptedContent(parts)
+    const warned = missing.length === 0 ? Effect.void : Effect.logWarning(
+      `OpenAI reasoning item ${missing.join(", ")} arrived without its encrypted content: with store: false it cannot be ` +
+        `sent back. Ask for include: ["reasoning.encrypted_content"] and a reasoning summary (reasoning: { summary: "auto" }); ` +
+        `@effect/ai-openai drops the encrypted content of an item whose summary is empty.`
+    )
+    for (const part of parts) {
       const options = partOptions(part)
       switch (part.type) {
         case "text":
@@ -396,15 +569,8 @@ export const fromResponse = (
           break
         case "finish": {
           meta.stopReason = part.reason
-          const { cachedInputTokens, inputTokens, outputTokens, reasoningTokens } = part.usage
-          if (isCount(inputTokens) && isCount(outputTokens)) {
-            meta.usage = {
-              inputTokens,
-              outputTokens,
-              ...(isCount(reasoningTokens) ? { reasoningTokens } : {}),
-              ...(isCount(cachedInputTokens) ? { cachedInputTokens } : {})
-            }
-          }
+          const usage = usageOf(part)
+          if (usage !== undefined) meta.usage = usage
           break
         }
         case "error":
@@ -428,7 +594,7 @@ export const fromResponse = (
     }
     return Either.match(decodeMessage(candidate), {
       onLeft: (e) => Effect.fail(invalid(`the response is not a valid assistant message: ${e.message}`)),
-      onRight: (message) => Effect.succeed(message as RecordV2.AssistantMessage)
+      onRight: (message) => Effect.as(warned, message as RecordV2.AssistantMessage)
     })
   })
 
