@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Codec } from "../src/index.js"
 
-const SIGNATURE = { anthropic: { type: "thinking", signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
+const SIGNATURE = { anthropic: { type: "thinking" as const, signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
 
 /** The messages as the store keeps them: through JSON and back. */
 const stored = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A

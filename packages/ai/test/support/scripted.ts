@@ -42,7 +42,7 @@ export const scripted = (answers: ReadonlyArray<Answer>): Scripted => {
 }
 
 /** A thinking block's metadata as `@effect/ai-anthropic` gives it, and as its prompt needs it back. */
-export const SIGNATURE = { anthropic: { type: "thinking", signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
+export const SIGNATURE = { anthropic: { type: "thinking" as const, signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
 
 export const finish = (inputTokens = 10, outputTokens = 5): Response.PartEncoded => ({
   type: "finish",
