@@ -137,6 +137,11 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
     // File data stored as a blob reaches the model as its bytes, read (and hash-checked) from the session's own store.
     const blobs = Codec.storeBlobs(tree.store)
     const spanAttributes = named === undefined ? {} : { "gen_ai.system": named }
+    /** The provider of the branch's newest answer, for a failure that names none. */
+    const lastProvider = () => Option.getOrUndefined(Conversation.model(branch()))?.provider
+    const failure = (error: unknown) => modelError(error, named, lastProvider())
+    /** The provider a step's answer and failures are told with. */
+    const providerFor = (content: ReadonlyArray<Part>) => named ?? providerOfParts(content) ?? lastProvider()
 
     /** The branch's context as a prompt. */
     const prompt = Effect.suspend(() => Codec.toPrompt(Conversation.build(branch(), { budget }), { blobs }))
@@ -151,7 +156,7 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
           Effect.catchAll((error) => {
             // A call of a tool the toolkit does not hold: the response as it came, so that the model is told.
             const recovered = Tools.recover(error)
-            return recovered === undefined ? Effect.fail(modelError(error, named)) : Effect.succeed(recovered)
+            return recovered === undefined ? Effect.fail(failure(error)) : Effect.succeed(recovered)
           })
         )
       return (retry === undefined ? call : Effect.retry(call, { schedule: retry, while: (error) => error.retryable })).pipe(
@@ -166,7 +171,7 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
         const call = (forModel === undefined
           ? model.streamText({ prompt: request })
           : model.streamText({ prompt: request, toolkit: forModel, disableToolCallResolution: true })).pipe(
-            Stream.mapError((error) => modelError(error, named)),
+            Stream.mapError(failure),
             Stream.tap(() => Effect.sync(() => (arrived = true)))
           ) as Stream.Stream<Part, ModelError>
         const retried = retry === undefined
@@ -187,7 +192,7 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
     const commit = (content: ReadonlyArray<Part>, results: ReadonlyArray<Part>) =>
       Effect.gen(function*() {
         const [id] = yield* takeIds(1)
-        const assistant = yield* Codec.fromResponse({ content }, { id: id!, provider: named ?? providerOfParts(content) })
+        const assistant = yield* Codec.fromResponse({ content }, { id: id!, provider: providerFor(content) })
         const pool = yield* takeIds(results.length)
         const tools = yield* Codec.toolMessages({ content: results }, { newId: () => pool.shift()! })
         const entries = yield* Effect.uninterruptible(tree.appendChain([assistant, ...tools].map(messageBody)))
@@ -224,10 +229,11 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
         const content: Array<Part> = []
         const settle = Effect.gen(function*() {
           const failed = content.find((part): part is Response.ErrorPart => part.type === "error")
-          if (failed !== undefined) return yield* streamFailure(failed, named ?? providerOfParts(content))
+          const provider = providerFor(content)
+          if (failed !== undefined) return yield* streamFailure(failed, provider)
           if (!content.some((part) => part.type === "finish")) {
             return yield* new ModelError({
-              ...(named === undefined ? {} : { provider: named }),
+              ...(provider === undefined ? {} : { provider }),
               reason: "the response ended before it was complete",
               retryable: true
             })
@@ -386,8 +392,9 @@ export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
           const content = yield* generate(request)
           const summary = content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("")
           if (summary.trim() === "") {
+            const provider = providerFor(content)
             return yield* new ModelError({
-              ...(named === undefined ? {} : { provider: named }),
+              ...(provider === undefined ? {} : { provider }),
               reason: "the summary's response held no text",
               retryable: true
             })

@@ -41,12 +41,16 @@ const errorType = (body: string | undefined): string | undefined => {
 /** Statuses worth a second try: timeouts, conflicts, rate limits and the server's own failures. */
 const retryableStatus = (status: number): boolean => status === 408 || status === 409 || status === 429 || status >= 500
 
-/** A model call's failure as a `ModelError` holding no header, body, prompt or key. */
-export const modelError = (error: unknown, provider: string | undefined): ModelError => {
+/**
+ * A model call's failure as a `ModelError` holding no header, body, prompt or key. Its provider is
+ * the one named, else the client module's that failed, else `fallback` (what the session last used).
+ */
+export const modelError = (error: unknown, provider: string | undefined, fallback?: string | undefined): ModelError => {
   if (!AiError.isAiError(error)) {
-    return new ModelError({ ...(provider === undefined ? {} : { provider }), reason: "the model call failed", retryable: false })
+    const named = provider ?? fallback
+    return new ModelError({ ...(named === undefined ? {} : { provider: named }), reason: "the model call failed", retryable: false })
   }
-  const named = provider ?? providerOfModule(error.module)
+  const named = provider ?? providerOfModule(error.module) ?? fallback
   const base = named === undefined ? {} : { provider: named }
   switch (error._tag) {
     case "HttpResponseError": {
