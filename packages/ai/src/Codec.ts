@@ -36,27 +36,15 @@ import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import type { InputError, RecordV2 } from "@session-tree/core"
 import type * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import * as internal from "./internal/codec.js"
+import * as internalErrors from "./internal/codecErrors.js"
 
 /** The options key under which the codec keeps what a `Prompt` has no field for. */
-export const NAMESPACE = "session-tree"
+export const NAMESPACE: typeof internalErrors.NAMESPACE = internalErrors.NAMESPACE
 
-/** A file's data was in a blob that could not be read. */
-export class BlobMissingError extends Schema.TaggedError<BlobMissingError>("@session-tree/ai/BlobMissingError")(
-  "BlobMissingError",
-  {
-    blob: Schema.String,
-    size: Schema.Number,
-    reason: Schema.String
-  }
-) {
-  /** The code of the core's errors for a blob that cannot be read. */
-  readonly code = "SESSION_BLOB_MISSING" as const
-  override get message(): string {
-    return `${this.code}: ${this.reason}`
-  }
-}
+/** A file's data was in a blob that could not be read (code `SESSION_BLOB_MISSING`). */
+export const BlobMissingError: typeof internalErrors.BlobMissingError = internalErrors.BlobMissingError
+export type BlobMissingError = internalErrors.BlobMissingError
 
 /** Reads a blob's bytes when a prompt is built. */
 export type BlobResolver<E, R> = (blob: { readonly blob: string; readonly size: number }) => Effect.Effect<Uint8Array, E, R>

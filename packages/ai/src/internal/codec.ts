@@ -5,7 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import * as Schema from "effect/Schema"
-import { BlobMissingError, type BlobResolver, type FromPromptOptions, type FromResponseOptions, NAMESPACE, type ToPromptOptions } from "../Codec.js"
+import type { BlobResolver, FromPromptOptions, FromResponseOptions, ToPromptOptions } from "../Codec.js"
+import { BlobMissingError, NAMESPACE } from "./codecErrors.js"
 
 type Message = RecordV2.Message
 type Opaque = RecordV2.Opaque

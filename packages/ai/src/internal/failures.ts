@@ -60,8 +60,9 @@ export const modelError = (error: unknown, provider: string | undefined, fallbac
         ? `HTTP ${status}${type === undefined ? "" : ` (${type})`}`
         : error.reason === "EmptyBody"
         ? `HTTP ${status} with an empty body`
-        : `HTTP ${status}: the response could not be read`
-      return new ModelError({ ...base, status, reason, retryable: retryableStatus(status) })
+        : `HTTP ${status}: the response could not be read (cut off, or not in the API's format)`
+      // A body that could not be read is most often one cut off on its way: worth a second try.
+      return new ModelError({ ...base, status, reason, retryable: error.reason === "Decode" || retryableStatus(status) })
     }
     case "HttpRequestError":
       return new ModelError({
