@@ -12,9 +12,10 @@ type Message = RecordV2.Message
 type Opaque = RecordV2.Opaque
 type Bag = { [key: string]: unknown }
 
-/** Sets a key as an own property whatever its name, `__proto__` included. */
+/** Sets a key as an own property whatever its name, `__proto__` included (which assignment would not set). */
 const put = (target: { [key: string]: unknown }, key: string, value: unknown): void => {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  else target[key] = value
 }
 
 const isPlainObject = (u: unknown): u is { readonly [key: string]: unknown } =>
@@ -143,10 +144,10 @@ export const storeBlobs = <E>(store: {
 }): BlobResolver<E, never> =>
 (blob) => store.blob(blob.blob)
 
-const filePart = <E, R>(
-  part: RecordV2.FilePart,
-  blobs: BlobResolver<E, R>
-): Effect.Effect<Prompt.FilePart, E | InputError, R> => {
+/** The bytes of the blobs the messages refer to, read before the prompt is built, by reference. */
+type Read = ReadonlyMap<string, Uint8Array>
+
+const filePart = (part: RecordV2.FilePart, read: Read): Either.Either<Prompt.FilePart, InputError> => {
   const make = (data: Prompt.FilePart["data"], bag: Bag): Prompt.FilePart =>
     Prompt.makePart("file", {
       mediaType: part.mediaType,
@@ -157,16 +158,16 @@ const filePart = <E, R>(
   const data = part.data
   if ("base64" in data) {
     return Either.match(Encoding.decodeBase64(data.base64), {
-      onLeft: () => Effect.fail(invalid("a file's base64 data cannot be decoded")),
-      onRight: (bytes) => Effect.succeed(make(bytes, {}))
+      onLeft: () => Either.left(invalid("a file's base64 data cannot be decoded")),
+      onRight: (bytes) => Either.right(make(bytes, {}))
     })
   }
   if ("url" in data) {
-    if (!URL.canParse(data.url)) return Effect.fail(invalid(`a file's url is not an absolute URL: ${JSON.stringify(data.url)}`))
+    if (!URL.canParse(data.url)) return Either.left(invalid(`a file's url is not an absolute URL: ${JSON.stringify(data.url)}`))
     const url = new URL(data.url)
-    return Effect.succeed(make(url, url.href === data.url ? {} : { url: data.url }))
+    return Either.right(make(url, url.href === data.url ? {} : { url: data.url }))
   }
-  return Effect.map(blobs({ blob: data.blob, size: data.size }), (bytes) => make(bytes, { blob: data.blob, size: data.size }))
+  return Either.right(make(read.get(data.blob)!, { blob: data.blob, size: data.size }))
 }
 
 const textLike = (part: RecordV2.TextPart | RecordV2.ReasoningPart, origin?: Origin): Prompt.TextPart | Prompt.ReasoningPart =>
@@ -175,19 +176,19 @@ const textLike = (part: RecordV2.TextPart | RecordV2.ReasoningPart, origin?: Ori
     options: toProviderOptions(part.options, {}, part.type === "reasoning" && origin !== undefined ? repairReasoning(part.options, origin) : undefined)
   })
 
-const assistantPart = <E, R>(
+const assistantPart = (
   part: RecordV2.AssistantPart,
-  blobs: BlobResolver<E, R>,
+  read: Read,
   origin: Origin
-): Effect.Effect<Prompt.AssistantMessagePart, E | InputError, R> => {
+): Either.Either<Prompt.AssistantMessagePart, InputError> => {
   switch (part.type) {
     case "text":
     case "reasoning":
-      return Effect.succeed(textLike(part, origin))
+      return Either.right(textLike(part, origin))
     case "file":
-      return filePart(part, blobs)
+      return filePart(part, read)
     case "tool-call":
-      return Effect.succeed(Prompt.makePart("tool-call", {
+      return Either.right(Prompt.makePart("tool-call", {
         id: part.id,
         name: part.name,
         params: part.arguments,
@@ -195,7 +196,7 @@ const assistantPart = <E, R>(
         options: toProviderOptions(part.options, {})
       }))
     case "tool-result":
-      return Effect.succeed(Prompt.makePart("tool-result", {
+      return Either.right(Prompt.makePart("tool-result", {
         id: part.toolCallId,
         name: part.toolName,
         isFailure: part.isError,
@@ -206,11 +207,16 @@ const assistantPart = <E, R>(
   }
 }
 
-const userPart = <E, R>(
-  part: RecordV2.UserPart,
-  blobs: BlobResolver<E, R>
-): Effect.Effect<Prompt.UserMessagePart, E | InputError, R> =>
-  part.type === "text" ? Effect.succeed(textLike(part) as Prompt.TextPart) : filePart(part, blobs)
+/** Each part converted, in order; the first that cannot be is the error. */
+const partsOf = <P, A>(parts: ReadonlyArray<P>, convert: (part: P) => Either.Either<A, InputError>): Either.Either<Array<A>, InputError> => {
+  const out: Array<A> = []
+  for (const part of parts) {
+    const converted = convert(part)
+    if (Either.isLeft(converted)) return Either.left(converted.left)
+    out.push(converted.right)
+  }
+  return Either.right(out)
+}
 
 /** The result a tool message sends: its `result`, else its one plain text, else its parts as JSON. */
 const toolResult = (message: RecordV2.ToolMessage): { readonly result: unknown; readonly bag: Bag } => {
@@ -222,26 +228,24 @@ const toolResult = (message: RecordV2.ToolMessage): { readonly result: unknown; 
   return { result: message.content, bag: { result: false } }
 }
 
-const toPromptMessage = <E, R>(
-  message: Message,
-  blobs: BlobResolver<E, R>
-): Effect.Effect<Prompt.Message, E | InputError, R> => {
+const toPromptMessage = (message: Message, read: Read): Either.Either<Prompt.Message, InputError> => {
   const id = { id: message.id }
   switch (message.role) {
     case "system":
-      return Effect.succeed(Prompt.makeMessage("system", {
+      return Either.right(Prompt.makeMessage("system", {
         content: message.content,
         options: toProviderOptions(message.options, id)
       }))
     case "user":
-      return Effect.map(
-        Effect.forEach(message.content, (part) => userPart(part, blobs)),
+      return Either.map(
+        partsOf(message.content, (part): Either.Either<Prompt.UserMessagePart, InputError> =>
+          part.type === "text" ? Either.right(textLike(part) as Prompt.TextPart) : filePart(part, read)),
         (content) => Prompt.makeMessage("user", { content, options: toProviderOptions(message.options, id) })
       )
     case "assistant": {
       const origin = originOf(message)
-      return Effect.map(
-        Effect.forEach(message.content, (part) => assistantPart(part, blobs, origin)),
+      return Either.map(
+        partsOf(message.content, (part) => assistantPart(part, read, origin)),
         (content) =>
           Prompt.makeMessage("assistant", {
             content,
@@ -251,7 +255,7 @@ const toPromptMessage = <E, R>(
     }
     case "tool": {
       const { bag, result } = toolResult(message)
-      return Effect.succeed(Prompt.makeMessage("tool", {
+      return Either.right(Prompt.makeMessage("tool", {
         content: [Prompt.makePart("tool-result", {
           id: message.toolCallId,
           name: message.toolName,
@@ -266,12 +270,34 @@ const toPromptMessage = <E, R>(
   }
 }
 
+/** The blobs the messages' files refer to, each once, in the order they first appear. */
+const blobRefs = (messages: ReadonlyArray<Message>): Array<{ readonly blob: string; readonly size: number }> => {
+  const seen = new Map<string, { readonly blob: string; readonly size: number }>()
+  for (const message of messages) {
+    if (message.role === "system") continue
+    for (const part of message.content) {
+      if (part.type === "file" && "blob" in part.data && !seen.has(part.data.blob)) seen.set(part.data.blob, part.data)
+    }
+  }
+  return [...seen.values()]
+}
+
 export const toPrompt = <E = never, R = never>(
   messages: ReadonlyArray<Message>,
   options?: ToPromptOptions<E, R>
 ): Effect.Effect<Prompt.Prompt, E | InputError | BlobMissingError, R> => {
   const blobs: BlobResolver<E | BlobMissingError, R> = options?.blobs ?? noBlobs
-  return Effect.map(Effect.forEach(messages, (message) => toPromptMessage(message, blobs)), Prompt.fromMessages)
+  // The blobs are read first (the only effects); the conversion itself is one synchronous pass.
+  return Effect.suspend(() => {
+    const refs = blobRefs(messages)
+    const build = (read: Read) => {
+      const converted = partsOf(messages, (message) => toPromptMessage(message, read))
+      return Either.isLeft(converted) ? Effect.fail(converted.left) : Effect.succeed(Prompt.fromMessages(converted.right))
+    }
+    return refs.length === 0
+      ? build(new Map())
+      : Effect.flatMap(Effect.forEach(refs, (ref) => Effect.map(blobs(ref), (bytes) => [ref.blob, bytes] as const)), (pairs) => build(new Map(pairs)))
+  })
 }
 
 // -----------------------------------------------------------------------------
