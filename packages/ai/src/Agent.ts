@@ -4,21 +4,27 @@
  * the context with `Conversation.build`, call the model, run the tools it asks
  * for, commit the assistant message and its tool results in one
  * `appendChain`) until the model stops calling tools or the step limit is
- * reached.
+ * reached. The rules are in docs/ai.md.
  *
  * **How tools run.** The model is called with the toolkit and
  * `disableToolCallResolution`, and the agent runs each call through the
  * toolkit's handler itself, then turns the results into tool messages with
- * `Codec.toolMessages`. The outcome is the one `generateText` gives when it
- * runs the handlers, but a failing tool is told apart from a failing model
- * (`ToolError` names the tool and the call), whatever the tool's failure type.
- * A tool whose failure mode is `"return"` gives a tool message with
- * `isError: true` that is committed like any other.
+ * `Codec.toolMessages`. A call the model got wrong (parameters that do not
+ * decode, a tool the toolkit does not hold) goes back to it as an error result
+ * on its next step; a failing handler of the caller's is a `ToolError` naming
+ * the tool and the call. A tool whose failure mode is `"return"` gives a tool
+ * message with `isError: true` that is committed like any other.
  *
  * **Failures.** Nothing of a step is written before the model has answered
  * and every tool has run: a failed or interrupted model call or tool leaves
- * the session at its last committed entry, and `send` again continues from
- * there. The store's errors pass through unchanged.
+ * the session at its last committed entry. The same `send` run again
+ * continues its turn without committing its message twice; `resume` answers a
+ * committed message. No error holds a request's headers, its body or a key.
+ * The store's errors pass through unchanged.
+ *
+ * **Streaming.** `sendStream` gives the response's parts as they arrive; a
+ * step is committed once its response is complete and its tools have run, and
+ * a stream cut short stores nothing of its step.
  *
  * **Blobs.** File data the session holds as a blob is read from the session's
  * own store (`SessionStore.blob`, hash checked) when a prompt is built, so the

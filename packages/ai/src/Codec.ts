@@ -20,17 +20,29 @@
  * one result: its `result` when it has one (its content parts are then kept in
  * the options), else its one text part's text, else its content parts as JSON.
  *
+ * **Reasoning.** A reasoning part is sent in the form its provider's client
+ * needs (`{"anthropic":{"type":"thinking","signature":…}}`,
+ * `{"anthropic":{"type":"redacted_thinking","redactedData":…}}`,
+ * `{"openai":{"itemId":…,"encryptedContent":…}}`); forms stored before (Claude
+ * Code imports' untyped `anthropic` options, Pi imports' `pi.thinkingSignature`)
+ * are repaired when the prompt is built, by the rules of docs/ai.md, the stored
+ * options kept whole under `"session-tree"`.
+ *
  * **Responses.** `fromResponse` keeps each content part with its provider
  * `metadata` as the part's `options` (reasoning signatures, encrypted
- * reasoning), so that the next prompt sends them back. A tool keeps its
+ * reasoning), so that the next prompt sends them back. A streamed response's
+ * parts are put together first: each text or reasoning from its start, deltas
+ * and end, its metadata gathered from all of them. An OpenAI reasoning item
+ * without its encrypted content is logged as a warning (it cannot be sent back
+ * when nothing is stored server-side). A tool keeps its
  * toolkit name, which provider adapters expect in a prompt (a provider-defined
  * tool's own name, when it differs, is kept under `"session-tree"` as
  * `providerName`). The finish part gives `stopReason` and `usage`
  * (when both counts are known), the response-metadata part `model` and
- * `responseId`, an error part `error`. Source (citation) parts and streaming
- * deltas have no place in a message and are not kept, nor is the metadata of
- * the finish and response-metadata parts, which describes the response and is
- * not sent back.
+ * `responseId`, an error part `error`. Source (citation) parts and a tool
+ * call's parameter deltas have no place in a message and are not kept, nor is
+ * the metadata of the finish and response-metadata parts, which describes the
+ * response and is not sent back.
  */
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
