@@ -215,23 +215,22 @@ export class Agent extends Context.Tag("@session-tree/ai/Agent")<Agent, Service>
 /** The instruction `compact` sends after the messages it summarises, unless given one. */
 export const SUMMARY_INSTRUCTION: string = internal.SUMMARY_INSTRUCTION
 
+/** What an agent needs: the session tree, the model, and the toolkit's handlers and their services. */
+export type Requirements<Tools extends globalThis.Record<string, Tool.Any>> =
+  | SessionTree.SessionTree
+  | LanguageModel.LanguageModel
+  | Tool.HandlersFor<Tools>
+  | Tool.Requirements<Tools[keyof Tools]>
+
 /**
  * An agent over the `SessionTree` (of a version-2 session) and the
  * `LanguageModel` in context, with the toolkit's handlers when there are tools.
  */
 export const make: <Tools extends globalThis.Record<string, Tool.Any> = {}>(
   options?: Options<Tools>
-) => Effect.Effect<
-  Service,
-  never,
-  SessionTree.SessionTree | LanguageModel.LanguageModel | Tool.HandlersFor<Tools> | Tool.Requirements<Tools[keyof Tools]>
-> = internal.make
+) => Effect.Effect<Service, never, Requirements<Tools>> = internal.make
 
 /** The `Agent` service, made by `make` from the same services. */
 export const layer = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
   options?: Options<Tools>
-): Layer.Layer<
-  Agent,
-  never,
-  SessionTree.SessionTree | LanguageModel.LanguageModel | Tool.HandlersFor<Tools> | Tool.Requirements<Tools[keyof Tools]>
-> => Layer.effect(Agent, internal.make(options))
+): Layer.Layer<Agent, never, Requirements<Tools>> => Layer.effect(Agent, internal.make(options))

@@ -1,4 +1,4 @@
-import type * as LanguageModel from "@effect/ai/LanguageModel"
+import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Model from "@effect/ai/Model"
 import type * as Prompt from "@effect/ai/Prompt"
 import * as Response from "@effect/ai/Response"
@@ -14,12 +14,11 @@ import {
   type SessionError,
   SessionTree
 } from "@session-tree/core"
-import * as LanguageModelTag from "@effect/ai/LanguageModel"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import type { AgentError, CompactOptions, Committed, Options, SendOptions, Service, StreamPart, SystemPrompt } from "../Agent.js"
+import type { AgentError, CompactOptions, Committed, Options, Requirements, SendOptions, Service, StreamPart, SystemPrompt } from "../Agent.js"
 import { ModelError, StepLimitError } from "../Agent.js"
 import * as Codec from "./codec.js"
 import { modelError } from "./failures.js"
@@ -108,14 +107,10 @@ interface Attempt {
 
 export const make = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
   options?: Options<Tools>
-): Effect.Effect<
-  Service,
-  never,
-  SessionTree.SessionTree | LanguageModel.LanguageModel | Tool.HandlersFor<Tools> | Tool.Requirements<Tools[keyof Tools]>
-> =>
+): Effect.Effect<Service, never, Requirements<Tools>> =>
   Effect.gen(function*() {
     const tree = yield* SessionTree.SessionTree
-    const model = yield* LanguageModelTag.LanguageModel
+    const model = yield* LanguageModel.LanguageModel
     const ids = Option.getOrElse(yield* Effect.serviceOption(Ids.Ids), () => Ids.random)
     const toolkit: AnyToolkit | undefined = options?.toolkit === undefined
       ? undefined
