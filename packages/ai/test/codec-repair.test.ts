@@ -149,4 +149,31 @@ describe("the repaired forms on the wire, through the clients' own request encod
         { id: "rs_2", type: "reasoning", summary: [{ type: "summary_text", text: "s" }] }
       ])
     }).pipe(Effect.scoped))
+
+  it.live("OpenAI: a Codex reasoning item stored without its ID goes back as one item per encrypted content, under an ID derived from it", () =>
+    Effect.gen(function*() {
+      const provider = yield* fakeProvider
+      provider.reply(json(W.openaiResponse([{ type: "message", id: "msg_1", text: "ok" }])), json(W.openaiResponse([{ type: "message", id: "msg_2", text: "ok" }])))
+      const codex = assistant([
+        { type: "reasoning", text: "first", options: { openai: { encryptedContent: "gAAAAABone" } } },
+        { type: "reasoning", text: "second", options: { openai: { encryptedContent: "gAAAAABone" } } },
+        { type: "reasoning", text: "", options: { openai: { encryptedContent: "gAAAAABtwo" }, codex: { summary: [] } } }
+      ])
+      const send = Effect.flatMap(Codec.toPrompt([question, codex, next]), (prompt) =>
+        Effect.flatMap(LanguageModel.LanguageModel, (model) => model.generateText({ prompt }))).pipe(Effect.provide(openai(provider.url)))
+      yield* send
+      yield* send
+      const [first, again] = provider.bodies()
+      const items = first.input.filter((item: any) => item.type === "reasoning")
+      expect(items.map((item: any) => [item.summary, item.encrypted_content])).toEqual([
+        [[{ type: "summary_text", text: "first" }, { type: "summary_text", text: "second" }], "gAAAAABone"],
+        [[], "gAAAAABtwo"]
+      ])
+      for (const item of items) expect(item.id).toMatch(/^rs_[0-9a-f]{16}$/)
+      expect(items[0].id).not.toEqual(items[1].id)
+      // The same item gets the same ID in every request.
+      expect(again.input).toEqual(first.input)
+      // What is stored is not changed.
+      expect(yield* Codec.fromPrompt(yield* Codec.toPrompt([question, codex]))).toEqual([question, codex])
+    }).pipe(Effect.scoped))
 })

@@ -9,17 +9,19 @@
  * `@effect/ai-openai`: every signature, redacted payload and encrypted
  * reasoning item is in the requests byte for byte (support/imports.ts).
  */
-import { ClaudeSession, PiSession } from "@session-tree/core"
+import { ClaudeSession, CodexSession, PiSession } from "@session-tree/core"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { loadPi, piAssistant, piToolResult, piUser, tempDir, text, thinking, toolCall, writePi } from "../../core/test/support/pi.js"
-import { claudePayloads, type Format, piPayloads, realSources, sendsEveryPayloadBack } from "./support/imports.js"
+import { claudePayloads, codexPayloads, type Format, piPayloads, realSources, sendsEveryPayloadBack } from "./support/imports.js"
 
 const claude: Format = { kind: "Claude Code", convert: ClaudeSession.fromClaude, payloads: claudePayloads }
 const pi: Format = { kind: "Pi", convert: PiSession.fromPiV2, payloads: piPayloads }
+const codex: Format = { kind: "Codex", convert: CodexSession.fromCodex, payloads: codexPayloads }
 
 sendsEveryPayloadBack(claude, realSources("claude"))
 sendsEveryPayloadBack(pi, realSources("pi"))
+sendsEveryPayloadBack(codex, realSources("codex"))
 
 const SESSION = "7a2b3c4d-0000-4000-8000-00000000000a"
 const line = (uuid: string, parentUuid: string | null, n: number, type: string, message: unknown, extra: object = {}) => ({

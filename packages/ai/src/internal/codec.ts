@@ -76,6 +76,24 @@ const reasoningItem = (signature: string): { readonly id: string; readonly encry
 }
 
 /**
+ * An ID for a reasoning item whose source did not record one (Codex rollouts keep the item's
+ * `encrypted_content` but not its `id`): `@effect/ai-openai` sends a reasoning item only with an
+ * `itemId`. Derived from the encrypted content (64 bits of FNV-1a), so the summaries of one item share
+ * it and the same item gets the same ID in every request.
+ */
+const syntheticItemId = (encrypted: string): string => {
+  // Two 32-bit FNV-1a passes with different offsets: 64 bits without BigInt arithmetic per character.
+  let a = 0x811c9dc5
+  let b = 0x050c5d1f
+  for (let i = 0; i < encrypted.length; i++) {
+    const c = encrypted.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x01000193)
+  }
+  return `rs_${(a >>> 0).toString(16).padStart(8, "0")}${(b >>> 0).toString(16).padStart(8, "0")}`
+}
+
+/**
  * The provider-true form of a reasoning part's options written before it was the rule (the repair
  * rules of docs/ai.md), or undefined when they need none: `@effect/ai-anthropic` sends a reasoning
  * part back only with `anthropic.type` (`thinking` with its `signature`, `redacted_thinking` with
@@ -93,8 +111,12 @@ export const repairReasoning = (
     if (typeof anthropic["signature"] === "string") return { anthropic: { type: "thinking", ...anthropic } }
     return undefined
   }
+  const openai = options["openai"]
+  if (anthropic === undefined && isPlainObject(openai) && typeof openai["encryptedContent"] === "string" && typeof openai["itemId"] !== "string") {
+    return { openai: { ...openai, itemId: syntheticItemId(openai["encryptedContent"]) } }
+  }
   const pi = options["pi"]
-  if (anthropic !== undefined || options["openai"] !== undefined || !isPlainObject(pi)) return undefined
+  if (anthropic !== undefined || openai !== undefined || !isPlainObject(pi)) return undefined
   const signature = pi["thinkingSignature"]
   if (typeof signature !== "string") return undefined
   const item = reasoningItem(signature)
