@@ -133,15 +133,20 @@ describe.concurrent("session-tree import into version 2", { timeout: 180_000 }, 
       runCli("import", source, "--from", "claude", "--format-version", "1", "--to", Path.join(dir, "never.jsonl")),
       runCli("import", source, "--from", "pi", "--to", Path.join(dir, "never2.jsonl"))
     ])
-    expect(imported).toEqual({ code: 0, stdout: `${session}\n`, stderr: "skipped 1 summary, 1 progress, 1 system:turn_duration\n" })
+    expect(imported).toEqual({ code: 0, stdout: `${session}\n`, stderr: "skipped 1 progress, 1 system:turn_duration\n" })
     const stored = records(target)
     expect(stored[0]).toEqual({ type: "session", version: 2, id: session, timestamp: "2026-01-02T03:04:01.000Z" })
-    expect(stored.slice(1).map((e) => [e.id, e.parentId, (e.message as { role: string }).role])).toEqual([["u", null, "user"], ["a1", "u", "assistant"], ["r", "a1", "tool"]])
-    expect((stored[2]!.message as { content: unknown }).content).toEqual([
-      { type: "reasoning", text: "ls will do.", options: { anthropic: { signature: "c2ln" } } },
+    expect(stored.slice(1).map((e) => [e.id, e.parentId, e.kind === "message" ? (e.message as { role: string }).role : e.kind])).toEqual([
+      ["summary:1", null, "title"],
+      ["u", "summary:1", "user"],
+      ["a1", "u", "assistant"],
+      ["r", "a1", "tool"]
+    ])
+    expect((stored[3]!.message as { content: unknown }).content).toEqual([
+      { type: "reasoning", text: "ls will do.", options: { anthropic: { type: "thinking", signature: "c2ln" } } },
       { type: "tool-call", id: "toolu_1", name: "Bash", arguments: { command: "ls" } }
     ])
-    expect(stored[3]!.message).toMatchObject({ toolCallId: "toolu_1", toolName: "Bash", content: [{ type: "text", text: "a.ts" }], result: { stdout: "a.ts" } })
+    expect(stored[4]!.message).toMatchObject({ toolCallId: "toolu_1", toolName: "Bash", content: [{ type: "text", text: "a.ts" }], result: { stdout: "a.ts" } })
     const verify = await runCli("verify", target)
     expect(verify.code).toBe(0)
     expect(refused.stderr).toMatch(/^usage: a Claude Code transcript imports as version 2 only/)
