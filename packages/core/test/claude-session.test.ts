@@ -13,6 +13,7 @@ import * as RecordV2 from "../src/RecordV2.js"
 import { isSessionError, type SessionErrorCode } from "../src/SessionError.js"
 import { PNG } from "./support/pi.js"
 import { brokenRule } from "./support/piInverse.js"
+import { blocksOf, contentOf, leavesOf, type Obj, sourceLeaves } from "./support/claudeSource.js"
 import * as Transcripts from "@session-tree/testing/Transcripts"
 
 const SESSION = "6f1c1b8e-0000-4000-8000-000000000001"
@@ -444,7 +445,6 @@ describe("a transcript still being written (final: false), and converted again a
 
 const REAL = Transcripts.dir("claude")
 const real = Transcripts.files("claude")
-type Obj = Record<string, unknown>
 const parsed = (bytes: Uint8Array): Array<Obj> | undefined => {
   try {
     return new TextDecoder().decode(bytes).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Obj)
@@ -452,53 +452,6 @@ const parsed = (bytes: Uint8Array): Array<Obj> | undefined => {
     return undefined
   }
 }
-const contentOf = (l: Obj): unknown => (l.message as Obj | undefined)?.content
-const blocksOf = (l: Obj): Array<Obj> => Array.isArray(contentOf(l)) ? contentOf(l) as Array<Obj> : []
-const isPromptLine = (l: Obj) => l.type === "user" && (typeof contentOf(l) === "string" || blocksOf(l).some((b) => b.type !== "tool_result"))
-const leavesOf = (entries: ReadonlyArray<RecordV2.SessionEntry>): number => {
-  const parents = new Set(entries.map((e) => e.parentId))
-  return entries.filter((e) => !parents.has(e.id)).length
-}
-
-/**
- * The leaves a transcript's own conversation has, read from its lines alone: its roots, and one
- * more for each line from which more than one turn starts (a user's prompt, or a response other
- * than the one the line belongs to). Lines that are not the conversation's pass their children on,
- * and so do the later blocks of a response and the results of its calls: Claude Code forks there
- * only structurally.
- */
-const sourceLeaves = (lines: ReadonlyArray<Obj>): number => {
-  const byUuid = new Map(lines.filter((l) => typeof l.uuid === "string").map((l) => [l.uuid as string, l]))
-  const isTurn = (l: Obj) => l.type === "user" || l.type === "assistant"
-  // The nearest conversation line above, and the response (message ID) a line belongs to.
-  const above = (uuid: unknown): Obj | undefined => {
-    for (let at = typeof uuid === "string" ? byUuid.get(uuid) : undefined; at !== undefined; at = byUuid.get(at.parentUuid as string)) {
-      if (isTurn(at)) return at
-    }
-    return undefined
-  }
-  const responseOf = (l: Obj | undefined): unknown => {
-    for (let at = l; at !== undefined; at = above(at.parentUuid)) {
-      if (at.type === "assistant") return (at.message as Obj).id
-      if (isPromptLine(at)) return undefined
-    }
-    return undefined
-  }
-  let roots = 0
-  const turns = new Map<Obj, number>()
-  for (const l of lines) {
-    if (!isTurn(l) || l.isCompactSummary === true) continue
-    const parent = above(l.parentUuid)
-    if (parent === undefined) {
-      roots++
-      continue
-    }
-    const starts = isPromptLine(l) || (l.type === "assistant" && (l.message as Obj).id !== responseOf(parent))
-    if (starts) turns.set(parent, (turns.get(parent) ?? 0) + 1)
-  }
-  return roots + [...turns.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0)
-}
-
 describe.skipIf(real.length === 0)(`the real Claude Code transcripts in ${REAL}`, () => {
   const convert = (name: string, options?: Parameters<typeof fromClaude>[1]) => fromClaude(NFS.readFileSync(Path.join(REAL, name)), options)
 

@@ -39,6 +39,11 @@ export interface ClaudeOptions {
   readonly skip?: ReadonlySet<number> | undefined
   /** What an earlier conversion of this source stored, to convert it again the same way. */
   readonly stored?: StoredEntries | undefined
+  /**
+   * A line whose `parentUuid` names no line of the file follows the conversation where the file's
+   * order puts it, instead of being refused (with `--skip-damaged`: its parent may be a damaged line).
+   */
+  readonly followOrphans?: boolean | undefined
 }
 
 /** One converted session, frozen. */
@@ -374,6 +379,7 @@ class Conversion {
     if (parentUuid === null || l === this.plan.root) return Either.right(null)
     const parent = typeof parentUuid === "string" ? this.attach.get(parentUuid) : undefined
     if (parent === undefined) {
+      if (this.options.followOrphans === true) return Either.right(this.tip)
       return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `parentUuid ${JSON.stringify(parentUuid)} is not an earlier line`, { line: l.line }))
     }
     return Either.right(parent)
@@ -385,7 +391,7 @@ class Conversion {
     if (typeof uuid !== "string" || this.attach.has(uuid)) return
     const parentUuid = own(l.record, "parentUuid")
     const parent = typeof parentUuid === "string" ? this.attach.get(parentUuid) : undefined
-    this.attach.set(uuid, parent ?? null)
+    this.attach.set(uuid, parent ?? (parentUuid !== null && this.options.followOrphans === true ? this.tip : null))
   }
 
   private count(map: Record<string, number>, kind: string): void {

@@ -44,6 +44,8 @@ export interface ConvertedV2 {
 export interface PiV2Options {
   /** Lines to leave out as damaged (the caller records them): entries that hang from one hang from its parent. */
   readonly skip?: ReadonlySet<number> | undefined
+  /** An entry whose parent is not in the file follows the entry before it (with `--skip-damaged`: its parent may be damaged). */
+  readonly followOrphans?: boolean | undefined
 }
 
 type Mutable = Record<string, unknown>
@@ -428,7 +430,8 @@ export const fromPiV2Lines = (lines: ReadonlyArray<SourceLine>, options: PiV2Opt
     if (!KNOWN.has(type)) return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has an unknown type ${JSON.stringify(type)}`, { line }))
     if (run.parents.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `Pi entry ID "${id}" is already used`, { line }))
     // Pi's roots hang from the entry holding its header's fields, so that a linear Pi session is one branch.
-    const parent = parentId === null ? SESSION_ENTRY : run.attach.get(parentId)
+    let parent = parentId === null ? SESSION_ENTRY : run.attach.get(parentId)
+    if (parent === undefined && options.followOrphans === true) parent = entries[entries.length - 1]!.id
     if (parent === undefined) {
       return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `Pi entry "${id}": parent "${parentId}" is not an earlier entry`, { line }))
     }

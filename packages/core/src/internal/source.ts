@@ -95,7 +95,7 @@ export const readSource = (bytes: Uint8Array): SourceLines => {
 
 /**
  * `convert` over the lines of a source that must hold no damage: the first problem in file order,
- * the conversion's (of the lines before the first damaged one) or that damaged line's.
+ * the conversion's (of the lines that are not damaged) or the first damaged line's.
  */
 export const strictly = <A>(
   source: SourceLines,
@@ -103,7 +103,8 @@ export const strictly = <A>(
 ): Either.Either<A, CorruptError> => {
   const damaged = source.damaged[0]
   if (damaged === undefined) return convert(source.lines)
-  const before = convert(source.lines.filter((l) => l.line < damaged.line))
-  if (Either.isLeft(before) && before.left.line !== undefined && before.left.line < damaged.line) return before
+  // The lines around the damage, converted: a problem they show before the damaged line comes first.
+  const around = convert(source.lines)
+  if (Either.isLeft(around) && around.left.line !== undefined && around.left.line < damaged.line) return around
   return Either.left(sessionError(damaged.code, damaged.reason, { line: damaged.line }))
 }
