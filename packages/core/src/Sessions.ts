@@ -108,7 +108,9 @@ export interface SessionsService {
    * `options.blobs` gives the bytes of the blobs the entries refer to, by reference
    * (`"sha256:…"`) or by hash, stored with the session: a blob referred to but not given (or
    * of another size) is SESSION_BLOB_MISSING, bytes that do not hash to their name
-   * SESSION_BLOB_CORRUPT; blobs no entry refers to are not stored.
+   * SESSION_BLOB_CORRUPT; blobs no entry refers to are not stored. File data given inline
+   * (base64) over `Codec.MAX_INLINE_FILE_BYTES` decoded is stored as a blob, as an append stores
+   * it, so an imported session holds the same records on every backend.
    */
   readonly import: (records: Records, to?: string, options?: ImportOptions) => Effect.Effect<Summary, SessionError>
 }

@@ -11,6 +11,7 @@ import type { Entry } from "../Record.js"
 import * as V2 from "../RecordV2.js"
 import { type Linked, pathTo } from "../SessionTree.js"
 import { createWhole, decode, newHeader, newSessionId } from "./sessionStore.js"
+import { extractEntries } from "./blobs.js"
 import { sha256Hex } from "./sha256.js"
 import { decodeSummary, encodeSummary, summarize, type Summary } from "./summary.js"
 
@@ -88,6 +89,9 @@ const blobsGiven = (
   }
   return Either.right([...found.values()])
 }
+
+/** Each blob once, by its hash. */
+const uniqueBlobs = (blobs: ReadonlyArray<NewBlob>): ReadonlyArray<NewBlob> => [...new Map(blobs.map((blob) => [blob.hash, blob])).values()]
 
 export const toJsonl = (records: Records): string => encodeLine(records.header) + records.entries.map(encodeLine).join("")
 
@@ -195,12 +199,15 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
       Effect.gen(function*() {
         const version = yield* targetVersion(records.header.version, options?.version)
         if (version !== records.header.version) records = upgraded(records)
-        const blobs = yield* blobsGiven(records.entries, options?.blobs, journal.sha256 ?? sha256Hex)
+        const sha256 = journal.sha256 ?? sha256Hex
+        const given = yield* blobsGiven(records.entries, options?.blobs, sha256)
+        // File data over the inline size is a blob on every backend, as an append makes it.
+        const extracted = yield* extractEntries(records.entries, sha256)
         const location = to ?? (journal.locations === "sessionId" ? records.header.id : undefined)
         if (location === undefined) {
           return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to import to")
         }
-        const created = yield* createWhole(journal, location, records.header, records.entries, blobs)
+        const created = yield* createWhole(journal, location, records.header, extracted.entries, uniqueBlobs([...given, ...extracted.blobs]))
         return summarize(created.location, created)
       })
   }
