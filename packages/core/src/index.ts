@@ -1,4 +1,5 @@
 export * as ClaudeSession from "./ClaudeSession.js"
+export * as CodexSession from "./CodexSession.js"
 export * as Codec from "./Codec.js"
 export * as Conversation from "./Conversation.js"
 export * as History from "./History.js"
