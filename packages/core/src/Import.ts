@@ -3,7 +3,7 @@
  * its content; its lines, with a torn last line (the agent still writing it) left out and
  * reported; damage refused whole, naming the line, or (`skipDamaged`) left out and recorded, each
  * line (its number, bytes and why) in a `custom` entry `session-tree:damaged-line` of the session
- * and in the result; and the format's converter (`ClaudeSession`, `PiSession`, Codex's), whose
+ * and in the result; and the format's converter (`ClaudeSession`, `PiSession`, `CodexSession`), whose
  * sessions, counts and withheld lines the result holds. `docs/import.md` gives every format's
  * mapping. Pure: bytes in, records out, no I/O and no platform module.
  *
@@ -42,8 +42,6 @@ export type Damaged = internal.Damaged
 export type Imported = internal.Imported
 /** @since 0.2.0 @category models */
 export type ImportOptions = internal.ImportOptions
-/** A format read elsewhere, plugged into `convert`. @since 0.2.0 @category models */
-export type Converter = internal.Converter
 
 /**
  * The custom type of the entry that keeps a damaged line with `skipDamaged`: its data is

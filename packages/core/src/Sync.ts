@@ -123,8 +123,6 @@ export interface SyncOptions {
    * stays busy after other writers had their turns; without it such a session is reported failed.
    */
   readonly recover?: ((location: string) => Effect.Effect<unknown, SessionError>) | undefined
-  /** Formats converted elsewhere (`Import.ImportOptions.converters`). */
-  readonly converters?: Import.ImportOptions["converters"]
 }
 
 /**

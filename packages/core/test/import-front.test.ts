@@ -107,7 +107,7 @@ describe("a source's lines", () => {
   })
 })
 
-const REAL = (["claude", "pi"] as const).flatMap((kind) => Transcripts.files(kind).map((name) => ({ kind, name, path: Path.join(Transcripts.dir(kind), name) })))
+const REAL = (["claude", "pi", "codex"] as const).flatMap((kind) => Transcripts.files(kind).map((name) => ({ kind, name, path: Path.join(Transcripts.dir(kind), name) })))
 const lineEnds = (b: Uint8Array): Array<number> => {
   const ends: Array<number> = []
   for (let i = b.indexOf(0x0a); i >= 0; i = b.indexOf(0x0a, i + 1)) ends.push(i)

@@ -197,7 +197,7 @@ describe("sync on files", () => {
   })
 })
 
-const REAL = (["claude", "pi"] as const).flatMap((kind) => Transcripts.files(kind).map((name) => Path.join(Transcripts.dir(kind), name)))
+const REAL = (["claude", "pi", "codex"] as const).flatMap((kind) => Transcripts.files(kind).map((name) => Path.join(Transcripts.dir(kind), name)))
 
 describe.skipIf(REAL.length === 0)("the real transcripts, grown as their agent wrote them", () => {
   it.each(REAL)("%s: synced at growing lengths, then once complete, the sessions are its one-shot import's", async (path) => {

@@ -9,6 +9,7 @@ import * as RecordV2 from "../RecordV2.js"
 import { deepFreeze } from "../Record.js"
 import { type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
 import { fromClaudeLines, type StoredEntries } from "./claude.js"
+import { COMPACTION_FIELDS as CODEX_COMPACTION_FIELDS, fromCodexLines, SESSION_META, WHOLE_PREFIX as CODEX_PREFIX } from "./codex.js"
 import { checkLoads } from "./importCheck.js"
 import { DAMAGED_LINE } from "./links.js"
 import { fromPiV2Lines } from "./piV2.js"
@@ -121,8 +122,6 @@ export interface ImportOptions {
   readonly final?: boolean | undefined
   /** What an earlier import of this source stored, to convert it again the same way (sync). */
   readonly stored?: StoredEntries | undefined
-  /** The converters of formats read elsewhere, by format (Codex's). */
-  readonly converters?: Partial<Record<Exclude<Format, "session-tree">, Converter>> | undefined
 }
 
 const claude: Converter = {
@@ -145,6 +144,21 @@ const pi: Converter = {
 /** A damaged line as found: in the bytes (not one JSON object), or by the converter (not one record of the format). */
 interface Found extends Omit<DamagedLine, "code"> {
   readonly code: SessionError["code"]
+}
+
+const codex: Converter = {
+  // Codex writes each item whole on its line: nothing waits. A damaged line is left out; the rest keep their IDs (`<session>:<line>`).
+  convert: (lines, options) =>
+    Either.map(fromCodexLines(options.skip.size === 0 ? lines : lines.filter((l) => !options.skip.has(l.line)), { keepAll: options.keepAll }), (c) => {
+      const kept: Record<string, number> = {}
+      for (const entry of c.entries) {
+        if (entry.kind !== "custom" || !entry.customType.startsWith(CODEX_PREFIX)) continue
+        if (entry.customType === SESSION_META || entry.customType === CODEX_COMPACTION_FIELDS) continue
+        const kind = entry.customType.slice(CODEX_PREFIX.length)
+        kept[kind] = (kept[kind] ?? 0) + 1
+      }
+      return { sessions: [c], read: c.read, skipped: c.skipped, kept, pending: 0 }
+    })
 }
 
 /** The most damaged lines an import skips: past that, the file is not a transcript with damage in it. */
@@ -209,8 +223,7 @@ export const convert = (bytes: Uint8Array, options: ImportOptions = {}): Either.
   if (format === "session-tree") {
     return Either.left(sessionError("SESSION_INVALID_OPTIONS", "a session-tree file is imported as it is, not converted"))
   }
-  const converter = format === "claude" ? claude : format === "pi" ? pi : options.converters?.[format]
-  if (converter === undefined) return Either.left(sessionError("SESSION_UNKNOWN_FORMAT", `no converter for the format ${format}`, { line: 1 }))
+  const converter = format === "claude" ? claude : format === "pi" ? pi : codex
   const skipDamaged = options.skipDamaged === true
   const byLine = new Map(source.lines.map((l) => [l.line, l]))
   const damaged: Array<Found> = [...source.damaged]

@@ -70,8 +70,7 @@ const syncSource = (
       from: format,
       keepAll: options.keepAll,
       skipDamaged: options.skipDamaged,
-      final: quiet,
-      converters: options.converters
+      final: quiet
     }
     const first = convert(read.bytes, importOptions)
     if (Either.isLeft(first)) return yield* Effect.fail(first.left)
