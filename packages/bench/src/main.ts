@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark, each a table of medians, p90s and ratios to
  * a baseline measured in the same run on the same data.
  *
- *   --only load,load-v2,append,fill,concurrent,kernel-copy,list,db-list,startup   a subset
+ *   --only load,load-v2,append,fill,concurrent,kernel-copy,list,db-list,startup,sync   a subset
  *   --rounds N        rounds of the load, version-2 load, append and kernel-copy tables (default 25)
  *   --append-warmup N rounds of the append table run before measuring (default 40: the
  *                     first appends of a process run in V8's interpreter; the table shows them too)
@@ -11,6 +11,7 @@
  *   --list-rounds N   listings per variant (default 5; 10 for the database)
  *   --sessions N      sessions listed (default 2,000)
  *   --startup-rounds N  processes per variant (default 15)
+ *   --sync-rounds N   second syncs per variant (default 15)
  */
 import { arg, list } from "./args.js"
 import { loadAverage, machine, now, type Row, table, tempDir } from "./harness.js"
@@ -24,6 +25,7 @@ import { benchList } from "./suites/list.js"
 import { benchLoad } from "./suites/load.js"
 import { benchLoadV2 } from "./suites/load-v2.js"
 import { benchStartup } from "./suites/startup.js"
+import { benchSync } from "./suites/sync.js"
 
 const only = list("only")
 const wanted = (name: string) => only === undefined || only.includes(name)
@@ -128,6 +130,17 @@ if (wanted("startup")) {
           `(${base.median.toFixed(0)} ms; goal ≤ 2.5×: ${verify.ratio! <= 2.5 ? "met" : "missed"}; ${verify.note})`
       )
     }
+  } finally {
+    tmp.remove()
+  }
+}
+if (wanted("sync")) {
+  const tmp = tempDir()
+  try {
+    const { note, rows } = await benchSync({ rounds: arg("sync-rounds", 15), warmup: 2 }, tmp.dir)
+    show(`9. A second sync over unchanged transcripts (${note}; ratio to a bare stat walk of the same files)`, rows)
+    const ours = rows.find((r) => r.variant.startsWith("ours"))!
+    summary.push(`${ours.group}, second sync: ${ours.median.toFixed(1)} ms = ${ours.ratio!.toFixed(2)}× a bare stat walk (goal ≤ 2×: ${ours.ratio! <= 2 ? "met" : "missed"})`)
   } finally {
     tmp.remove()
   }

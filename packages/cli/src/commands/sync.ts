@@ -32,7 +32,7 @@ const defaultDatabaseState = (url: string): string => {
     ? process.env["XDG_STATE_HOME"]
     : NodePath.join(OS.homedir(), ".local", "state")
   const name = createHash("sha256").update(Backend.describeDatabase(url)).digest("hex").slice(0, 16)
-  return NodePath.join(home, "session-tree", `sync-${name}.json`)
+  return NodePath.join(home, "session-tree", `sync-${name}`)
 }
 
 const quietOption = Options.integer("quiet").pipe(

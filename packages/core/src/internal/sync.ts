@@ -108,6 +108,18 @@ const syncSource = (
     }
   })
 
+const NONE: Readonly<Record<string, number>> = Object.freeze({})
+const NO_DAMAGE: ReadonlyArray<never> = Object.freeze([])
+/** An unchanged source's session: its location asked of the caller only when read (thousands of them are never read). */
+const unchanged = (id: string, locate: (id: string) => string) => ({
+  id,
+  get location() {
+    return locate(id)
+  },
+  created: false,
+  appended: 0
+})
+
 const defaultLocate = Effect.map(Sessions, () => (id: string) => id)
 
 export const syncFiles = (
@@ -118,15 +130,22 @@ export const syncFiles = (
     const files = yield* SyncFiles
     const locate = options.locate ?? (yield* defaultLocate)
     const state = yield* files.loadState
-    const sources: Record<string, SyncState["sources"][string]> = { ...state.sources }
+    // Copied only once something changes: a sync of unchanged sources only reads it.
+    let sources: Record<string, SyncState["sources"][string]> = state.sources as Record<string, SyncState["sources"][string]>
     let dirty = false
+    const change = () => {
+      if (!dirty) sources = { ...sources }
+      dirty = true
+    }
     const reports: Array<SourceReport> = []
     const now = yield* Clock.currentTimeMillis
+    const quietMs = options.quietMs ?? QUIET_MS
     for (const file of found) {
       const known = sources[file.path]
       // Unchanged since a sync that stored everything of it: not read again. One that left something waiting is read once quiet.
-      if (known !== undefined && known.fingerprint === file.fingerprint && (!known.pending || now - file.mtimeMs < (options.quietMs ?? QUIET_MS))) {
-        reports.push(report(file.path, "unchanged", { sessions: known.sessions.map((id) => ({ id, location: locate(id), created: false, appended: 0 })) }))
+      if (known !== undefined && known.fingerprint === file.fingerprint && (!known.pending || now - file.mtimeMs < quietMs)) {
+        // The path a sync of thousands of unchanged sources takes for each: a lookup and a small record, no more.
+        reports.push({ path: file.path, status: "unchanged", sessions: known.sessions.map((id) => unchanged(id, locate)), skipped: NONE, kept: NONE, damaged: NO_DAMAGE, pending: 0 })
         continue
       }
       const done = yield* Effect.either(syncSource(file, options, locate))
@@ -136,8 +155,8 @@ export const syncFiles = (
         reports.push(report(file.path, error.code === "SESSION_SOURCE_CHANGED" ? "changed" : "failed", { error: located }))
         // A source that failed is read again next time, to report it again.
         if (known !== undefined) {
+          change()
           delete sources[file.path]
-          dirty = true
         }
         continue
       }
@@ -145,8 +164,8 @@ export const syncFiles = (
       reports.push(made)
       const next = { fingerprint: seen.fingerprint, sessions: made.sessions.map((s) => s.id), pending: made.pending > 0 }
       if (known === undefined || known.fingerprint !== next.fingerprint || known.pending !== next.pending || known.sessions.join("\n") !== next.sessions.join("\n")) {
+        change()
         sources[file.path] = next
-        dirty = true
       }
     }
     // Saved only when it changed: a sync of unchanged sources writes nothing at all.
