@@ -106,7 +106,7 @@ const decodeState = (text: string): SyncState | undefined => {
     if (fields.length < 3 || (fields[1] !== "p" && fields[1] !== "-")) return undefined
     const fingerprint = unfield(fields[0]!)
     const path = unfield(fields[2]!)
-    const sessions = fields.slice(3).map(unfield)
+    const sessions = fields.length === 4 ? [unfield(fields[3]!)] : fields.slice(3).map(unfield)
     if (fingerprint === undefined || path === undefined || sessions.some((id) => id === undefined)) return undefined
     sources[path] = { fingerprint, pending: fields[1] === "p", sessions: sessions as Array<string> }
   }
