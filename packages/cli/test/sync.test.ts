@@ -202,10 +202,10 @@ describe("session-tree sync --watch", { timeout: 300_000 }, () => {
 })
 
 describe("session-tree sync killed at random moments", { timeout: 300_000 }, () => {
-  /** 40 transcripts of 60 lines: enough for a sync to take a while. */
+  /** 30 transcripts of 60 lines: enough for a sync to take a while. */
   const manyTranscripts = (prefix: string): string => {
     const root = tempDir()
-    for (let t = 0; t < 40; t++) {
+    for (let t = 0; t < 30; t++) {
       const id = `${prefix}-0000-4000-8000-${String(t).padStart(12, "0")}`
       let text = ""
       for (let i = 0; i < 60; i++) text += i % 2 === 0 ? user(id, `u${i}`, i === 0 ? null : `a${i - 1}`, i, `q ${i}`) : answer(id, `a${i}`, `u${i - 1}`, i, `r ${i}`)
@@ -234,7 +234,7 @@ describe("session-tree sync killed at random moments", { timeout: 300_000 }, () 
     expect((await runCli("sync", root, "--to", reference)).code).toBe(0)
     const expected = sessions(reference)
     let landed = 0
-    for (let round = 0; round < 5; round++) {
+    for (let round = 0; round < 3; round++) {
       const dir = tempDir()
       landed += await killed(["sync", root, "--to", dir], 1 + (round % 2))
       const rerun = await runCli("sync", root, "--to", dir)
@@ -246,7 +246,7 @@ describe("session-tree sync killed at random moments", { timeout: 300_000 }, () 
 
   it("on PostgreSQL: the same", async ({ expect }) => {
     let landed = 0
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 2; round++) {
       const root = manyTranscripts(`q${String(round).padStart(3, "0")}${Date.now().toString(16).slice(-4)}`)
       const reference = tempDir()
       expect((await runCli("sync", root, "--to", reference)).code).toBe(0)

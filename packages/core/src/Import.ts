@@ -1,5 +1,5 @@
 /**
- * The common front of every import (`import FILE`, `sync`): which format a source is, read from
+ * The common front of every import, by `import FILE` or by `sync`: which format a source is, read from
  * its content; its lines, with a torn last line (the agent still writing it) left out and
  * reported; damage refused whole, naming the line, or (`skipDamaged`) left out and recorded, each
  * line (its number, bytes and why) in a `custom` entry `session-tree:damaged-line` of the session

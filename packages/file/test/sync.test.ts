@@ -167,9 +167,9 @@ describe("sync on files", () => {
       block("a1", "u1", 2, "m1", [{ type: "tool_use", id: "task-1", name: "Task", input: { prompt: "look" } }], "tool_use"),
       user("r1", "a1", 3, [{ type: "tool_result", tool_use_id: "task-1", content: "done" }], { toolUseResult: { agentId: "ab12" } })
     ])
-    const more = [jsonl([block("a2", "r1", 4, "m2", [{ type: "text", text: "Done." }], "end_turn")]), jsonl([user("u2", "a2", 5, "thanks")])]
+    const more = [jsonl([block("a2", "r1", 4, "m2", [{ type: "text", text: "Done." }], "end_turn"), user("u2", "a2", 5, "thanks")])]
     NFS.writeFileSync(Path.join(sources, "sub", "agent-ab12.jsonl"), jsonl([{ ...user("s1", null, 2, "look"), isSidechain: true, agentId: "ab12" }]))
-    // The reference: a sync, the source grown, a sync, grown again, a sync; never interrupted.
+    // The reference: a sync, the source grown, a sync; never interrupted.
     const rounds = async (dir: string, around?: (step: Step) => Effect.Effect<void, FsError>) => {
       NFS.writeFileSync(main, start)
       for (let round = 0; round <= more.length; round++) {
@@ -185,7 +185,7 @@ describe("sync on files", () => {
     const expected = sessions(reference)
     let steps = 0
     await rounds(tempDir("count"), () => Effect.sync(() => void steps++))
-    expect(steps).toBeGreaterThan(60)
+    expect(steps).toBeGreaterThan(40)
     for (let k = 1; k <= steps; k++) {
       const dir = tempDir(`fail-${k}`)
       let n = 0
@@ -209,8 +209,8 @@ describe.skipIf(REAL.length === 0)("the real transcripts, grown as their agent w
     const source = Path.join(sources, "transcript.jsonl")
     const ends: Array<number> = []
     for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) ends.push(i + 1)
-    // Four cuts, one in the middle of a line (a torn last line), then the whole file.
-    const cuts = [ends[Math.floor(ends.length / 5)]!, ends[Math.floor(ends.length / 2)]! + 7, ends[Math.floor((ends.length * 3) / 4)]!, bytes.length]
+    // Two cuts, one in the middle of a line (a torn last line), then the whole file.
+    const cuts = [ends[Math.floor(ends.length / 2)]! + 7, ends[Math.floor((ends.length * 3) / 4)]!, bytes.length]
     for (const cut of cuts) {
       NFS.writeFileSync(source, bytes.subarray(0, cut))
       const report = await syncInto([sources], dir, { quietMs: 3_600_000, skipDamaged: true })

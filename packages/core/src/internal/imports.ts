@@ -1,5 +1,5 @@
 /**
- * The common front of every import (`docs/import.md`): a source's format detected from its
+ * The common front of every import, as `docs/import.md` describes it: a source's format detected from its
  * content, its lines read (a torn last line left out), damage refused or (`skipDamaged`) recorded
  * in the session, and the format's converter run. Pure: bytes in, records out.
  */
