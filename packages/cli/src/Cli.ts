@@ -13,20 +13,15 @@ import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as Codec from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
 import { Message } from "@session-tree/core/Record"
-import { isSessionError, restated, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
-import * as ClaudeSession from "@session-tree/core/ClaudeSession"
-import * as PiSession from "@session-tree/core/PiSession"
-import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Files from "@session-tree/file/Files"
 import * as Recovery from "@session-tree/file/Recovery"
 import * as Cause from "effect/Cause"
@@ -41,6 +36,9 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Backend from "./Backend.js"
+import { importCommand } from "./commands/import.js"
+import { syncCommand } from "./commands/sync.js"
+import { db, formatVersion, json } from "./options.js"
 import * as SelfContained from "./selfContained.js"
 import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson, visible } from "@session-tree/view/Text"
 
@@ -132,7 +130,7 @@ export const forUser = (error: SessionError): SessionError => {
     if (!reason.includes(text)) reason += `; ${text}`
   }
   if (error.code === "SESSION_UNSUPPORTED_VERSION" && /^header version 3\b/.test(error.reason)) {
-    remedy("this looks like a Pi session file: `session-tree import FILE --from pi --to PATH` converts it")
+    remedy("this looks like a Pi session file: `session-tree import FILE --to PATH` converts it")
   }
   if (error.code === "SESSION_INVALID_JSON" && error.line === 1 && error.reason.includes("\uFEFF")) {
     remedy("the file starts with a byte order mark, which a session file never holds: remove it")
@@ -144,28 +142,8 @@ export const forUser = (error: SessionError): SessionError => {
 // (`printable`, `jsonLine`, `listLine`, `formatError`): none may reach a terminal raw.
 
 const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file (with --db: the session ID)"))
-const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
-// Parsed straight into the backend they name, so each command chooses it once (the rule: Backend.ts).
-const db = Options.all({
-  db: Options.text("db").pipe(
-    Options.withPseudoName("URL"),
-    Options.optional,
-    Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs; \"\" means files")
-  ),
-  files: Options.boolean("files").pipe(Options.withDescription("use session files, whatever $SESSION_TREE_DB says"))
-}).pipe(
-  Options.mapEffect((choice) => Either.mapLeft(Backend.choose(choice), (reason) => ValidationError.invalidValue(HelpDoc.p(reason))))
-)
 
 // --- create -------------------------------------------------------------------------------
-
-/** `--format-version 1|2`: a format version (`--version` prints the command's own). */
-const formatVersion = (description: string) =>
-  Options.choice("format-version", ["1", "2"]).pipe(
-    Options.map((v) => (v === "1" ? 1 : 2) as 1 | 2),
-    Options.optional,
-    Options.withDescription(description)
-  )
 
 const create = Command.make(
   "create",
@@ -603,101 +581,6 @@ const exportCommand = Command.make(
     })
 ).pipe(Command.withDescription("Print a session as its canonical JSONL, a Markdown transcript, or a self-contained HTML page."))
 
-/** The most a Pi session file or a Claude Code transcript may hold: images make them large. */
-const MAX_PI_FILE_BYTES = 256 * 1024 * 1024
-
-const dropped = (converted: PiSession.Converted): string => {
-  const parts = Object.entries(converted.dropped).filter(([, n]) => n > 0).map(([kind, n]) => `${n} ${kind}`)
-  return parts.length === 0 ? "nothing was dropped" : `dropped ${parts.join(", ")}`
-}
-
-/** The lines of a transcript that are not part of the conversation, per kind, in the order first met. */
-const skippedLines = (converted: ClaudeSession.Converted): string => {
-  const parts = Object.entries(converted.skipped).map(([kind, n]) => `${n} ${kind}`)
-  return parts.length === 0 ? "nothing was skipped" : `skipped ${parts.join(", ")}`
-}
-
-/** The most a self-contained export may hold: its lines and every blob's bytes as base64. */
-const MAX_SELF_CONTAINED_BYTES = 512 * 1024 * 1024
-
-/**
- * A self-contained export's records (inline data over 65,536 bytes turned back into blob
- * references) and the blobs' bytes; undefined for a file that holds no such data, or that cannot
- * be read here, which the ordinary reading then judges with its own errors.
- */
-const readSelfContained = (file: string) =>
-  Effect.gen(function*() {
-    const bytes = yield* Effect.option(Files.readBytes(file, MAX_SELF_CONTAINED_BYTES))
-    if (Option.isNone(bytes)) return undefined
-    const unpacked = SelfContained.unpack(new TextDecoder("utf-8", { fatal: false }).decode(bytes.value))
-    if (unpacked === undefined) return undefined
-    const sizes = new Map([...unpacked.blobs].map(([ref, blob]) => [ref.slice("sha256:".length), blob.length]))
-    const decoded = Codec.decodeLines({ lines: unpacked.lines, sizes: unpacked.lines.map(Codec.utf8Length), tail: "none", blobs: sizes })
-    if (Either.isLeft(decoded)) {
-      const error = decoded.left
-      return yield* restated(error, error.reason, { line: error.line, path: file, cause: error.cause })
-    }
-    const records: Sessions.Records = { header: decoded.right.header, entries: decoded.right.history.entries }
-    return { records, blobs: unpacked.blobs }
-  })
-
-const importCommand = Command.make(
-  "import",
-  {
-    file: Args.text({ name: "FILE" }).pipe(Args.withDescription("the session file to import")),
-    to: Options.text("to").pipe(Options.withPseudoName("PATH"), Options.optional, Options.withDescription("where the new session goes (required on files; with --db: the header's ID)")),
-    from: Options.choice("from", ["session-tree", "pi", "claude"]).pipe(
-      Options.withDefault("session-tree" as const),
-      Options.withDescription("the format of FILE: this project's, a Pi coding-agent session, or a Claude Code transcript (default: session-tree)")
-    ),
-    version: formatVersion("the new session's format (default: FILE's for session-tree, 2 for pi and claude); 1 converts a Pi session to the course format, refusing what it cannot hold"),
-    lossy: Options.boolean("lossy").pipe(Options.withDescription("pi: version 1, dropping what it cannot hold (images, thinking, summaries) instead of refusing")),
-    db
-  },
-  ({ db, file, from, lossy, to, version }) =>
-    Effect.gen(function*() {
-      const onDatabase = db._tag === "Database"
-      const asked = Option.getOrUndefined(version)
-      if (Option.isNone(to) && !onDatabase) return yield* new UsageError({ reason: "import needs --to PATH on files" })
-      if (lossy && from !== "pi") return yield* new UsageError({ reason: "--lossy applies to --from pi only" })
-      if (lossy && asked === 2) return yield* new UsageError({ reason: "--lossy makes a version-1 session: version 2 keeps everything, without --lossy" })
-      if (from === "claude" && asked === 1) return yield* new UsageError({ reason: "a Claude Code transcript imports as version 2 only" })
-      yield* Backend.checkPaths(db, Option.toArray(to))
-      // A line number in a conversion's error is FILE's, so the error names FILE, not the new session.
-      const convert = <A>(f: (bytes: Uint8Array) => Either.Either<A, SessionError>) =>
-        Effect.flatMap(Files.readBytes(file, MAX_PI_FILE_BYTES), (bytes) =>
-          Effect.mapError(f(bytes), (e) => e.path === undefined ? sessionError(e.code, e.reason, { line: e.line, path: file, cause: e.cause }) : e))
-      const imported = yield* Backend.run(db, Effect.gen(function*() {
-        let records: Sessions.Records
-        if (from === "pi" && (lossy || asked === 1)) {
-          const converted = yield* convert((bytes) => PiSession.fromPi(bytes, { lossy }))
-          if (lossy) yield* Console.error(dropped(converted))
-          records = converted
-        } else if (from === "pi") {
-          records = yield* convert(PiSession.fromPiV2)
-        } else if (from === "claude") {
-          const converted = yield* convert(ClaudeSession.fromClaude)
-          yield* Console.error(skippedLines(converted))
-          records = converted
-        } else {
-          const unpacked = yield* readSelfContained(file)
-          if (unpacked !== undefined) {
-            return yield* (yield* Sessions.Sessions).import(unpacked.records, Option.getOrUndefined(to), { version: asked, blobs: unpacked.blobs })
-          }
-          // A session file's blobs live beside it (FILE.blobs/): the new session gets their bytes.
-          const loaded = yield* FileJournal.readSession(file)
-          const blobs = yield* SelfContained.blobsOf(loaded.entries, loaded.blob)
-          return yield* (yield* Sessions.Sessions).import(loaded, Option.getOrUndefined(to), {
-            version: asked,
-            blobs: blobs.size === 0 ? undefined : blobs
-          })
-        }
-        return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to), { version: asked })
-      }), Option.getOrElse(to, () => file))
-      yield* Console.log(printable(imported.id))
-    })
-).pipe(Command.withDescription("Store the session in FILE (this project's format with the blobs beside it, Pi's or Claude Code's) as a new session that keeps its header; prints its ID."))
-
 // --- migrate ------------------------------------------------------------------------------
 
 const migrate = Command.make(
@@ -720,9 +603,9 @@ const migrate = Command.make(
 // --- the application ----------------------------------------------------------------------
 
 const root = Command.make("session-tree", {}, () =>
-  new UsageError({ reason: "a command is required: create, append, verify, recover, delete, log, tree, list, fork, export, import or migrate" })).pipe(
+  new UsageError({ reason: "a command is required: create, append, verify, recover, delete, log, tree, list, fork, export, import, sync or migrate" })).pipe(
     Command.withDescription("A durable, append-only, branching JSONL store for agent conversations."),
-    Command.withSubcommands([create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, migrate])
+    Command.withSubcommands([create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, syncCommand, migrate])
   )
 
 const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
@@ -731,7 +614,7 @@ const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
 // are listed once, in the top-level help (`readableHelp`), not in every command's.
 const ConfigLive = CliConfig.layer({ isCaseSensitive: true, showBuiltIns: false })
 
-const COMMAND_NAMES = new Set(["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "migrate"])
+const COMMAND_NAMES = new Set(["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "sync", "migrate"])
 
 /** The options every command takes, from the argument parser; listed once, in the top-level help. */
 const BUILT_INS = `BUILT-IN OPTIONS (every command takes them)

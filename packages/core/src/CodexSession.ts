@@ -1,6 +1,6 @@
 /**
  * Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) → a
- * version-2 session (`docs/import-codex.md` gives the mapping, kind by kind).
+ * version-2 session (`docs/import.md`, "Codex rollouts", gives the mapping, kind by kind).
  * Pure: lines in, records out, no I/O and no platform module.
  *
  * A rollout is one JSON object per line, `{timestamp, type, payload}`: the
@@ -116,7 +116,7 @@ export const REPEATS: ReadonlySet<string> = Internal.REPEATS
 
 /**
  * Converts the lines of a Codex rollout to a version-2 session, losing
- * nothing of the conversation (`docs/import-codex.md`):
+ * nothing of the conversation (`docs/import.md`, "Codex rollouts"):
  * - the session meta: a `custom` entry `codex:session_meta`, and its base
  *   instructions (the model's system prompt) a system message after it;
  * - messages: user and assistant messages (text and images); developer

@@ -175,6 +175,14 @@ describe("a Pi session holding every entry kind and content block, written by Pi
       },
       options: { pi: { api: "anthropic-messages", responseModel: "claude-sonnet-4-5-20250929", usage: { totalTokens: 120 } } }
     })
+    // What Anthropic's client sends back, derived from Pi's own fields, which stay as Pi wrote them.
+    expect(a1.role === "assistant" && a1.content.slice(0, 2).map((p) => p.options)).toEqual([
+      { pi: { thinkingSignature: "EqQBCkgIARABGAIiQL+signature==" }, anthropic: { type: "thinking", signature: "EqQBCkgIARABGAIiQL+signature==" } },
+      {
+        pi: { thinking: "[Reasoning redacted]", thinkingSignature: "EmwKAhgBEgy3va+encrypted", redacted: true },
+        anthropic: { type: "redacted_thinking", redactedData: "EmwKAhgBEgy3va+encrypted" }
+      }
+    ])
     expect(message(ids.t1!)).toMatchObject({
       role: "tool",
       toolCallId: "toolu_01",
@@ -225,6 +233,37 @@ describe("a Pi session holding every entry kind and content block, written by Pi
   })
 })
 
+describe("reasoning as the provider's client sends it back", () => {
+  it("an OpenAI Responses message's reasoning item (Pi's thinkingSignature) gives its item ID and encrypted content; other APIs give nothing", () => {
+    const item = { type: "reasoning", id: "rs_0123", summary: [{ type: "summary_text", text: "Checked." }], encrypted_content: "gAAAAB-encrypted==" }
+    const file = fresh("openai")
+    const { bytes } = writePi(pi, file, (sm) => {
+      sm.appendMessage(piUser([text("Why?")]))
+      sm.appendMessage(piAssistant([thinking("Checked.", { thinkingSignature: JSON.stringify(item) }), text("Because.")], {
+        api: "openai-responses",
+        provider: "openai",
+        model: "gpt-5"
+      }))
+      sm.appendMessage(piAssistant([thinking("Hmm.", { thinkingSignature: "reasoning_content" }), text("So.")], {
+        api: "openai-completions",
+        provider: "deepseek",
+        model: "deepseek-reasoner"
+      }))
+    })
+    const converted = ok(fromPiV2(bytes))
+    const reasoning = converted.entries.flatMap((e) => e.kind === "message" && e.message.role === "assistant" ? e.message.content.filter((p) => p.type === "reasoning") : [])
+    expect(reasoning.map((p) => p.options)).toEqual([
+      { pi: { thinkingSignature: JSON.stringify(item) }, openai: { itemId: "rs_0123", encryptedContent: "gAAAAB-encrypted==" } },
+      { pi: { thinkingSignature: "reasoning_content" } }
+    ])
+    // Mapping back reads Pi's own fields only: the derived keys change nothing of Pi's file.
+    const [piHeader, ...piEntries] = parsedLines(bytes)
+    const back = toPi(converted.header, converted.entries)
+    expect(back.header).toStrictEqual(piHeader)
+    expect(back.entries).toStrictEqual(piEntries)
+  })
+})
+
 describe("what fromPiV2 refuses, naming the line", () => {
   const user = (id: string, parentId: string | null, second: number, content: unknown = "hi") =>
     ({ type: "message", ...at(id, parentId, second), message: { role: "user", content, timestamp: 1 } })
@@ -272,7 +311,10 @@ describe("what fromPiV2 refuses, naming the line", () => {
     expectError(lines({ ...HEADER, id: "" }), "SESSION_INVALID_HEADER", 1)
     expectError(lines(HEADER, user("a", null, 1), HEADER), "SESSION_INVALID_HEADER", 3)
     expectError(new TextEncoder().encode(`${JSON.stringify(HEADER)}\n{"type":"message",\n`), "SESSION_INVALID_JSON", 2)
-    expectError(new Uint8Array([0xff]), "SESSION_INVALID_UTF8", undefined as never)
+    expectError(new Uint8Array([0xff, 0x0a]), "SESSION_INVALID_UTF8", 1)
+    // A last line cut short is Pi still writing it: left out, and said so.
+    const torn = ok(fromPiV2(new TextEncoder().encode(`${JSON.stringify(HEADER)}\n${JSON.stringify(user("a", null, 1))}\n{"type":"message","id":"b`)))
+    expect([torn.entries.length, torn.torn]).toEqual([2, { line: 3, bytes: 25 }])
   })
 
   it("what a load would refuse (tool links, caps), at the Pi line it comes from", () => {

@@ -254,14 +254,16 @@ describe("Sessions", () => {
     NFS.writeFileSync(file, lines.map((l) => JSON.stringify(l) + "\n").join(""))
     const sessions = new Sessions()
     const to = Path.join(dir, "imported.jsonl")
-    expect((await rejection(sessions.import(file, to, { from: "pi" }))).code).toBe("SESSION_INVALID_MESSAGE")
+    expect((await rejection(sessions.import(file, to, { from: "pi", version: 1 }))).code).toBe("SESSION_INVALID_MESSAGE")
     expect(NFS.existsSync(to)).toBe(false)
     const imported = await sessions.import(file, to, { from: "pi", lossy: true })
     expect([imported.session.id, imported.session.entries, imported.dropped.thinking]).toEqual(["pi-session-1", 2, 1])
     const read = await sessions.read(to)
     expect(V1.entries(read.entries).map((e) => [e.id, e.parentId, e.message.content])).toEqual([["p1", null, "hi"], ["p2", "p1", "hello"]])
-    // A Pi file read as this project's format is refused by its header's version.
-    expect((await rejection(sessions.import(file, Path.join(dir, "x.jsonl")))).code).toBe("SESSION_UNSUPPORTED_VERSION")
+    // A Pi file read as this project's format is refused by its header's version; without `from`, its format is detected.
+    expect((await rejection(sessions.import(file, Path.join(dir, "x.jsonl"), { from: "session-tree" }))).code).toBe("SESSION_UNSUPPORTED_VERSION")
+    const detected = await sessions.import(file, Path.join(dir, "y.jsonl"))
+    expect([detected.session.id, detected.session.entries, detected.subagents]).toEqual(["pi-session-1", 3, []])
   })
 
   it("an instance's clock and ID factory are validated when it is made", () => {

@@ -1,6 +1,6 @@
 /**
  * A Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) → a
- * version-2 session (`docs/import-codex.md` gives the mapping). Pure: parsed
+ * version-2 session (`docs/import.md`, "Codex rollouts", gives the mapping). Pure: parsed
  * lines in, records out.
  *
  * One pass in file order, and each line's entries depend on that line and the

@@ -8,7 +8,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import type { Options } from "../Markdown.js"
 import { countsOf, escapeTerminal, isNewest, longestRun, plural, printable, resolve, summaryOf, updatedOf } from "./session.js"
-import { blobPrefix, blobsOf, inlineImage, isWebUrl, labelsOf, optionKeys, readBlobs, sizeOf, titleOf } from "./v2.js"
+import { blobPrefix, blobsOf, inlineImage, isWebUrl, labelsOf, linkOf, optionKeys, readBlobs, sizeOf, titleOf } from "./v2.js"
 
 export const render = (
   header: Header,
@@ -271,9 +271,13 @@ const sectionV2 = (walk: Walk, out: Array<string>, entry: V2.SessionEntry, i: nu
           (entry.thinking === undefined ? "." : `, thinking ${inlineCode(entry.thinking)}.`)
       )
       break
-    case "custom":
+    case "custom": {
+      const link = linkOf(entry)
+      const call = link?.toolCallId === undefined ? "" : `, started by tool call ${inlineCode(link.toolCallId)}`
+      if (link !== undefined) out.push(`${link.to === "subagent" ? "A subagent's session" : "A subagent of session"} ${inlineCode(link.session)}${call}.`)
       out.push("Extension data, never sent to a model:", json(entry.data))
       break
+    }
   }
 }
 
