@@ -6,9 +6,9 @@
  * payload the source holds (Anthropic's signatures with their thinking, its
  * redacted data, OpenAI's encrypted reasoning), as read from the source itself
  * and not through the codec, in the request bodies byte for byte. Payloads of
- * lines the importer does not keep in the session (a sub-agent's) are not
- * asked for. A format is one value: the Codex rollouts' check is
- * `sendsEveryPayloadBack(codex, realSources("codex"))` once an importer exists.
+ * lines the importer keeps in another session (a sub-agent's) or that a
+ * compaction summarised (no context of the session shows them) are not asked
+ * for. A format is one value (`sendsEveryPayloadBack(codex, realSources("codex"))`).
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import { describe, expect, it } from "@effect/vitest"
@@ -165,11 +165,17 @@ export const sendsEveryPayloadBack = (
           const loaded = yield* SessionStore.read(file).pipe(Effect.provide(FileJournal.layerWithFs()), Effect.orDie)
           const entries = loaded.entries as ReadonlyArray<RecordV2.SessionEntry>
           const stored = JSON.stringify(entries)
+          const contexts = SessionTree.leavesOf(entries)
+            .map((leaf) => Conversation.build(SessionTree.pathTo(entries, leaf.id)))
+            .filter((messages) => messages.length > 0)
+          // A compaction's summary stands for the messages before it: what no context shows the model is not sent.
+          const shown = JSON.stringify(contexts)
+          const kept = (text: string) => stored.includes(text) && shown.includes(text)
           const payloads = format.payloads(bytes)
           const expected: Payloads = {
-            thinking: payloads.thinking.filter((t) => stored.includes(JSON.stringify(t.signature))),
-            redacted: payloads.redacted.filter((d) => stored.includes(d)),
-            encrypted: payloads.encrypted.filter((e) => stored.includes(e))
+            thinking: payloads.thinking.filter((t) => kept(JSON.stringify(t.signature))),
+            redacted: payloads.redacted.filter((d) => kept(d)),
+            encrypted: payloads.encrypted.filter((e) => kept(e))
           }
           if (options?.nonEmpty === true) {
             expect(expected).toEqual(payloads)
@@ -178,9 +184,7 @@ export const sendsEveryPayloadBack = (
           const provider = yield* fakeProvider
           const anthropicBodies: Array<any> = []
           const openaiBodies: Array<any> = []
-          for (const leaf of SessionTree.leavesOf(entries)) {
-            const messages = Conversation.build(SessionTree.pathTo(entries, leaf.id))
-            if (messages.length === 0) continue
+          for (const messages of contexts) {
             const prompt = yield* Codec.toPrompt(messages, { blobs: Codec.storeBlobs(loaded) }).pipe(Effect.orDie)
             const send = (model: Layer.Layer<LanguageModel.LanguageModel>) =>
               Effect.flatMap(LanguageModel.LanguageModel, (m) => m.generateText({ prompt })).pipe(Effect.provide(model), Effect.orDie)
