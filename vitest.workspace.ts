@@ -6,6 +6,9 @@ import { defineWorkspace } from "vitest/config"
 const conditions = ["@session-tree/source", ...defaultServerConditions]
 const sources = { resolve: { conditions }, ssr: { resolve: { conditions, externalConditions: ["@session-tree/source"] } } }
 
+// Every project starts with the guard that fails the run when a process a test started outlives it.
+const guard = "packages/testing/src/ChildGuard.ts"
+
 // One project per package, as Effect's own v3 repository does. `reliability` runs a
 // fast subset in `npm test`; `npm run test:reliability` sets RELIABILITY=long for the full counts.
 export default defineWorkspace([
@@ -13,6 +16,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "core",
+      globalSetup: [guard],
       include: ["packages/core/test/**/*.test.ts"],
       testTimeout: 60_000
     }
@@ -21,6 +25,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "file",
+      globalSetup: [guard],
       include: ["packages/file/test/**/*.test.ts"],
       testTimeout: 60_000
     }
@@ -31,7 +36,7 @@ export default defineWorkspace([
       name: "pg",
       include: ["packages/pg/test/**/*.test.ts"],
       // One PostgreSQL server for the run, shared with the conformance and reliability projects.
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000
     }
   },
@@ -39,6 +44,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "view",
+      globalSetup: [guard],
       include: ["packages/view/test/**/*.test.ts"],
       testTimeout: 120_000,
       // Starting Chromium on a loaded 2-core machine can take longer than the default 10 s.
@@ -50,7 +56,7 @@ export default defineWorkspace([
     test: {
       name: "ai",
       include: ["packages/ai/test/**/*.test.ts"],
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 60_000
     }
   },
@@ -59,7 +65,7 @@ export default defineWorkspace([
     test: {
       name: "conformance",
       include: ["packages/conformance/test/**/*.test.ts"],
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000
     }
   },
@@ -68,7 +74,7 @@ export default defineWorkspace([
     test: {
       name: "reliability",
       include: ["packages/file/reliability/**/*.test.ts", "packages/pg/reliability/**/*.test.ts"],
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 3_600_000,
       hookTimeout: 600_000
     }
@@ -80,7 +86,7 @@ export default defineWorkspace([
       include: ["packages/cli/test/**/*.test.ts"],
       // The tests run the command as built from the current sources; the database commands run
       // against the run's PostgreSQL server.
-      globalSetup: ["packages/cli/test/build.ts", "packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/cli/test/build.ts", "packages/pg/test/support/global-setup.ts"],
       testTimeout: 60_000
     }
   },
@@ -88,6 +94,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "course",
+      globalSetup: [guard],
       include: ["course/test/**/*.test.ts"],
       testTimeout: 60_000
     }

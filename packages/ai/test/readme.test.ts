@@ -3,11 +3,11 @@
  * codec) and `<!-- example: agent -->` run as written (against the sources) and
  * print what their comments say.
  */
-import { execFile } from "node:child_process"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { expect, it } from "vitest"
+import { runNode } from "@session-tree/testing/Children"
 
 const here = fileURLToPath(new URL("../", import.meta.url))
 const readme = NFS.readFileSync(Path.join(here, "README.md"), "utf8")
@@ -23,12 +23,10 @@ for (const marker of ["example", "example: agent"]) {
     try {
       const file = Path.join(dir, "example.mjs")
       NFS.writeFileSync(file, block!)
-      const tsx = Path.join(here, "../../node_modules/.bin/tsx")
-      const stdout = await new Promise<string>((resolve, reject) =>
-        execFile(tsx, ["--conditions=@session-tree/source", file], { cwd: dir, encoding: "utf8" }, (error, out, err) =>
-          error === null ? resolve(out) : reject(new Error(`${error.message}\n${err}`)))
-      )
-      expect(stdout.trimEnd().split("\n")).toEqual(expected)
+      // Node itself with tsx's loader, not the tsx command (a wrapper that runs a second Node).
+      const ran = await runNode(["--conditions=@session-tree/source", "--import", "tsx", file], { cwd: dir })
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(ran.stdout.trimEnd().split("\n")).toEqual(expected)
     } finally {
       NFS.rmSync(dir, { recursive: true, force: true })
     }

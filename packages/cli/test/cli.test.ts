@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { afterAll, describe, it } from "vitest"
-import { execFile } from "node:child_process"
+import { runCommand } from "@session-tree/testing/Children"
 import { image, loadPi, piAssistant, piToolResult, piUser, text, toolCall, writePi } from "../../core/test/support/pi.js"
 import { bin, firstWord, otherBoot, records, removeTempDirs, runCli, STACK_FRAME, tempDir, writeConversation } from "./support.js"
 
@@ -448,12 +448,13 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     // One line each: the summary sits on the command's line.
     for (const line of piped.stdout.split("\n").filter((l) => /^ {2}- /.test(l))) expect(line).toMatch(/\S\s{2,}\S.*[.)]$/)
     // On a terminal (a pseudo-terminal made by script(1)) colour is on, unless NO_COLOR is set.
-    const tty = (env: Record<string, string>) =>
-      new Promise<string>((resolve, reject) =>
-        execFile("script", ["-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} --help`, "/dev/null"], {
-          encoding: "utf8",
-          env: { ...process.env, NO_COLOR: "", ...env }
-        }, (error, stdout) => (error !== null ? reject(error) : resolve(stdout))))
+    const tty = async (env: Record<string, string>) => {
+      const ran = await runCommand("script", ["-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} --help`, "/dev/null"], {
+        env: { ...process.env, NO_COLOR: "", ...env }
+      })
+      if (ran.code !== 0) throw new Error(`script exited ${ran.code ?? ran.signal}: ${ran.stderr}`)
+      return ran.stdout
+    }
     expect(await tty({})).toMatch(/\x1b\[/)
     expect(await tty({ NO_COLOR: "1" })).not.toMatch(/\x1b\[/)
     const wrong = await runCli("frobnicate")

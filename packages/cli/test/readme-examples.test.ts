@@ -4,7 +4,8 @@
  * demo excerpt is what `npm start` prints; the error table lists every code.
  */
 import { SessionErrorCode } from "@session-tree/core/SessionError"
-import { execFile } from "node:child_process"
+import { runCommand } from "@session-tree/testing/Children"
+import * as OS from "node:os"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -38,13 +39,10 @@ interface Run {
   readonly stderr: string
 }
 
-const run = (file: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
-  new Promise<Run>((resolve, reject) => {
-    execFile(file, args, { encoding: "utf8", cwd: options.cwd ?? root, env: { ...process.env, ...options.env } }, (error, stdout, stderr) => {
-      if (error !== null && typeof error.code !== "number") return reject(error)
-      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
-    })
-  })
+const run = async (file: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> => {
+  const ran = await runCommand(file, args, { cwd: options.cwd ?? root, env: { ...process.env, ...options.env } })
+  return { code: ran.code ?? 128 + OS.constants.signals[ran.signal!], stdout: ran.stdout, stderr: ran.stderr }
+}
 
 // Within the workspace, the packages resolve to their sources (see the packages' exports).
 const tsx = (file: string, env: NodeJS.ProcessEnv = {}) =>
