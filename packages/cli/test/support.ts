@@ -36,6 +36,11 @@ const release = (): void => {
 export interface RunOptions {
   readonly env?: NodeJS.ProcessEnv
   readonly input?: string | Uint8Array
+  /** The directory it runs in (default: the repository's). */
+  readonly cwd?: string
+  /** Another user to run as (the tests must run as root). */
+  readonly uid?: number
+  readonly gid?: number
 }
 
 /** Spawns `node bin/session-tree.cjs …args`, as npm's `.bin` link does; a last object sets environment variables or stdin. */
@@ -55,7 +60,7 @@ export const runCli = async (...args: ReadonlyArray<string | RunOptions>): Promi
 export const spawnCli = async (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<Run> => {
   // SESSION_TREE_DB of the environment that runs the tests must not choose the backend of a file test.
   const env = { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1", ...options.env }
-  const ran = await runNode([bin, ...args], { env, input: options.input })
+  const ran = await runNode([bin, ...args], { env, input: options.input, uid: options.uid, gid: options.gid, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) })
   return { code: ran.code ?? 128 + OS.constants.signals[ran.signal!], stdout: ran.stdout, stderr: ran.stderr }
 }
 

@@ -170,6 +170,9 @@ export interface RunOptions {
   readonly env?: NodeJS.ProcessEnv
   /** What the child reads on stdin; it reads an empty stdin otherwise. */
   readonly input?: string | Uint8Array | undefined
+  /** Another user to run as (this process must be root). */
+  readonly uid?: number | undefined
+  readonly gid?: number | undefined
 }
 
 /**
@@ -183,7 +186,9 @@ export const runCommand = (command: string, args: ReadonlyArray<string>, options
       cwd: options.cwd ?? root,
       encoding: "utf8",
       maxBuffer: 256 * 1024 * 1024,
-      ...(options.env !== undefined ? { env: options.env } : {})
+      ...(options.env !== undefined ? { env: options.env } : {}),
+      ...(options.uid !== undefined ? { uid: options.uid } : {}),
+      ...(options.gid !== undefined ? { gid: options.gid } : {})
     }, (error, stdout, stderr) => {
       if (error === null) return resolve({ code: 0, signal: null, stdout, stderr })
       // Not started at all (ENOENT, EACCES): no code and no signal.
