@@ -14,6 +14,7 @@ import * as Path from "node:path"
 import { afterAll, describe, it } from "vitest"
 import { runCommand } from "@session-tree/testing/Children"
 import { image, loadPi, piAssistant, piToolResult, piUser, text, toolCall, writePi } from "../../core/test/support/pi.js"
+import { withoutPi } from "../../core/test/support/piSkip.js"
 import { bin, firstWord, otherBoot, records, removeTempDirs, runCli, STACK_FRAME, tempDir, writeConversation } from "./support.js"
 
 afterAll(removeTempDirs)
@@ -460,7 +461,7 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(wrong.stderr + wrong.stdout).not.toMatch(/\x1b\[/)
   })
 
-  it("import --from pi --format-version 1 converts a session Pi wrote; unrepresentable content is refused unless --lossy", async ({ expect }) => {
+  it.skipIf(withoutPi("import --from pi --format-version 1 converts a session Pi wrote; unrepresentable content is refused unless --lossy"))("import --from pi --format-version 1 converts a session Pi wrote; unrepresentable content is refused unless --lossy", async ({ expect }) => {
     const dir = tempDir()
     const pi = await loadPi()
     const plain = Path.join(dir, "plain-pi.jsonl")
