@@ -9,6 +9,11 @@ const sources = { resolve: { conditions }, ssr: { resolve: { conditions, externa
 // Every project starts with the guard that fails the run when a process a test started outlives it.
 const guard = "packages/testing/src/ChildGuard.ts"
 
+// The test files of a project share one worker and its loaded modules (no test changes the
+// environment, the working directory or a module): loading Effect and the libraries anew for
+// every file took a third of the run on two cores.
+const isolate = false
+
 // One project per package, as Effect's own v3 repository does. `reliability` runs a
 // fast subset in `npm test`; `npm run test:reliability` sets RELIABILITY=long for the full counts.
 export default defineWorkspace([
@@ -16,6 +21,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "core",
+      isolate,
       globalSetup: [guard],
       include: ["packages/core/test/**/*.test.ts"],
       testTimeout: 60_000
@@ -25,6 +31,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "file",
+      isolate,
       globalSetup: [guard],
       include: ["packages/file/test/**/*.test.ts"],
       testTimeout: 60_000
@@ -34,6 +41,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "pg",
+      isolate,
       include: ["packages/pg/test/**/*.test.ts"],
       // One PostgreSQL server for the run, shared with the conformance and reliability projects.
       globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
@@ -44,6 +52,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "view",
+      isolate,
       globalSetup: [guard],
       include: ["packages/view/test/**/*.test.ts"],
       testTimeout: 120_000,
@@ -55,6 +64,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "ai",
+      isolate,
       include: ["packages/ai/test/**/*.test.ts"],
       globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 60_000
@@ -64,6 +74,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "conformance",
+      isolate,
       include: ["packages/conformance/test/**/*.test.ts"],
       globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000
@@ -73,6 +84,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "reliability",
+      isolate,
       include: ["packages/file/reliability/**/*.test.ts", "packages/pg/reliability/**/*.test.ts"],
       globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 3_600_000,
@@ -83,6 +95,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "cli",
+      isolate,
       include: ["packages/cli/test/**/*.test.ts"],
       // The tests run the command as built from the current sources; the database commands run
       // against the run's PostgreSQL server.
@@ -94,6 +107,7 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "course",
+      isolate,
       globalSetup: [guard],
       include: ["course/test/**/*.test.ts"],
       testTimeout: 60_000

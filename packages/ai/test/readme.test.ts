@@ -7,7 +7,7 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { expect, it } from "vitest"
-import { runNode } from "@session-tree/testing/Children"
+import { prepareChild, runNode } from "@session-tree/testing/Children"
 
 const here = fileURLToPath(new URL("../", import.meta.url))
 const readme = NFS.readFileSync(Path.join(here, "README.md"), "utf8")
@@ -23,8 +23,8 @@ for (const marker of ["example", "example: agent"]) {
     try {
       const file = Path.join(dir, "example.mjs")
       NFS.writeFileSync(file, block!)
-      // Node itself with tsx's loader, not the tsx command (a wrapper that runs a second Node).
-      const ran = await runNode(["--conditions=@session-tree/source", "--import", "tsx", file], { cwd: dir })
+      // Bundled from the sources once (as every child of the suites), run by Node itself.
+      const ran = await runNode([...(await prepareChild(file))], { cwd: dir })
       expect(ran.code, ran.stderr).toBe(0)
       expect(ran.stdout.trimEnd().split("\n")).toEqual(expected)
     } finally {
