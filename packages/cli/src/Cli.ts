@@ -202,27 +202,15 @@ const create = Command.make(
 
 // --- append -------------------------------------------------------------------------------
 
+/** An optional option that takes a value, shown in the help as `--NAME PSEUDO`. */
+const optionalText = (name: string, pseudo: string, description: string) =>
+  Options.text(name).pipe(Options.withPseudoName(pseudo), Options.optional, Options.withDescription(description))
+
 // All optional, so that the command itself can say that exactly one of them is required.
-const user = Options.text("user").pipe(
-  Options.withPseudoName("TEXT"),
-  Options.optional,
-  Options.withDescription("append a user message with this content; - reads it from stdin")
-)
-const userFile = Options.text("user-file").pipe(
-  Options.withPseudoName("PATH"),
-  Options.optional,
-  Options.withDescription("append a user message whose content is this file's text, byte for byte")
-)
-const messageJson = Options.text("message").pipe(
-  Options.withPseudoName("JSON"),
-  Options.optional,
-  Options.withDescription("append this Message IR value (JSON); - reads it from stdin")
-)
-const messageFile = Options.text("message-file").pipe(
-  Options.withPseudoName("PATH"),
-  Options.optional,
-  Options.withDescription("append the Message IR value (JSON) this file holds")
-)
+const user = optionalText("user", "TEXT", "append a user message with this content; - reads it from stdin")
+const userFile = optionalText("user-file", "PATH", "append a user message whose content is this file's text, byte for byte")
+const messageJson = optionalText("message", "JSON", "append this Message IR value (JSON); - reads it from stdin")
+const messageFile = optionalText("message-file", "PATH", "append the Message IR value (JSON) this file holds")
 
 /** Where `append` takes its message from: exactly one of its four options. */
 const messageSource = (given: {
