@@ -39,12 +39,18 @@ describe("the guard of a test run", () => {
     })
     const pid = await new Promise<number>((resolve) => wrapper.stdout.once("data", (chunk: Buffer) => resolve(Number(String(chunk).trim()))))
     const orphan = { pid, start: startTime(pid) }
-    wrapper.kill("SIGKILL")
-    await new Promise((resolve) => wrapper.once("exit", resolve))
-    expect(isAlive(orphan)).toBe(true)
-    await expect(check(dir, { graceMs: 200 })).rejects.toThrow(new RegExp(`pid ${pid}: .*orphan`))
-    for (let i = 0; i < 50 && isAlive(orphan); i++) await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(isAlive(orphan)).toBe(false)
+    try {
+      wrapper.kill("SIGKILL")
+      await new Promise((resolve) => wrapper.once("exit", resolve))
+      expect(isAlive(orphan)).toBe(true)
+      await expect(check(dir, { graceMs: 200 })).rejects.toThrow(new RegExp(`pid ${pid}: .*orphan`))
+      for (let i = 0; i < 50 && isAlive(orphan); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(isAlive(orphan)).toBe(false)
+    } finally {
+      // Its environment names this test's registry, not the run's: the run's guard would not see it.
+      if (isAlive(orphan)) process.kill(pid, "SIGKILL")
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("passes when every child is gone", async () => {
