@@ -47,9 +47,7 @@ describe("session-tree … | head -1", { timeout: 180_000 }, () => {
   const cases: ReadonlyArray<readonly [string, () => ReadonlyArray<string>]> = [
     ["export (jsonl)", () => ["export", session]],
     ["export --format markdown", () => ["export", session, "--format", "markdown"]],
-    ["export --format html", () => ["export", session, "--format", "html"]],
     ["log", () => ["log", session]],
-    ["tree", () => ["tree", session]],
     ["list", () => ["list", many]]
   ]
   it.concurrent.for(cases)("%s prints the first line and exits 0, quietly", async ([, args], { expect }) => {
