@@ -7,11 +7,11 @@
  * answers in the Messages API's format, reached through its `apiUrl`.
  */
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { expect, it } from "vitest"
+import { prepareChild, runNode } from "@session-tree/testing/Children"
 import { fakeProvider, KEY, sse } from "./support/provider.js"
 import * as W from "./support/wire.js"
 
@@ -29,22 +29,22 @@ for (const marker of ["example", "example: agent"]) {
     try {
       const file = Path.join(dir, "example.mjs")
       NFS.writeFileSync(file, block!)
-      const tsx = Path.join(here, "../../node_modules/.bin/tsx")
-      const stdout = await new Promise<string>((resolve, reject) =>
-        execFile(tsx, ["--conditions=@session-tree/source", file], { cwd: dir, encoding: "utf8" }, (error, out, err) =>
-          error === null ? resolve(out) : reject(new Error(`${error.message}\n${err}`)))
-      )
-      expect(stdout.trimEnd().split("\n")).toEqual(expected)
+      // Bundled from the sources once (as every child of the suites), run by Node itself.
+      const ran = await runNode([...(await prepareChild(file))], { cwd: dir })
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(ran.stdout.trimEnd().split("\n")).toEqual(expected)
     } finally {
       NFS.rmSync(dir, { recursive: true, force: true })
     }
   }, 120_000)
 }
 
-const runNode = (args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv) =>
-  new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, args, { cwd, encoding: "utf8", env: { ...process.env, ...env } }, (error, out, err) =>
-      error === null ? resolve(out) : reject(new Error(`${error.message}\n${err}`))))
+/** Runs the bundled example with Node itself (tracked, as every child of the suites); its stdout, or a failure with its stderr. */
+const runExample = async (args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv) => {
+  const ran = await runNode(args, { cwd, env: { ...process.env, ...env } })
+  if (ran.code !== 0) throw new Error(`exit ${ran.code ?? ran.signal}\n${ran.stderr}`)
+  return ran.stdout
+}
 
 it("runs the README's real-provider example twice, as two processes, against a provider on this machine", () =>
   Effect.runPromise(Effect.scoped(Effect.gen(function*() {
@@ -65,15 +65,15 @@ it("runs the README's real-provider example twice, as two processes, against a p
     const file = Path.join(dir, "example.mjs")
     NFS.writeFileSync(file, block!)
     const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: provider.url }
-    const args = ["--conditions=@session-tree/source", "--import", "tsx", file]
-    const first = yield* Effect.promise(() => runNode(args, dir, env))
+    const args = yield* Effect.promise(() => prepareChild(file))
+    const first = yield* Effect.promise(() => runExample(args, dir, env))
     expect(first.trimEnd().split("\n")).toEqual([
       "committed: system user",
       "committed: assistant tool",
       "committed: assistant",
       "README.md and src/."
     ])
-    const second = yield* Effect.promise(() => runNode([...args, "Sure?"], dir, env))
+    const second = yield* Effect.promise(() => runExample([...args, "Sure?"], dir, env))
     expect(second.trimEnd().split("\n")).toEqual(["committed: user", "committed: assistant", "Yes, those two."])
     // The second process loaded the session and sent the first turn's thinking back with its signature.
     const [, , third] = provider.bodies()

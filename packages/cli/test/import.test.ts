@@ -15,6 +15,7 @@ import { freshDatabase } from "../../pg/test/support/database.js"
 import * as Schema from "effect/Schema"
 import * as RecordV2 from "@session-tree/core/RecordV2"
 import { image, loadPi, piAssistant, piBash, piCustom, piParts, piToolResult, piUser, text, thinking, toolCall, writePi } from "../../core/test/support/pi.js"
+import { withoutPi } from "../../core/test/support/piSkip.js"
 import { asWritten, brokenRule, toPi } from "../../core/test/support/piInverse.js"
 import { firstWord, records, removeTempDirs, runCli, STACK_FRAME, tempDir } from "./support.js"
 import * as Transcripts from "@session-tree/testing/Transcripts"
@@ -41,7 +42,7 @@ const expectFailure = (expect: import("vitest").ExpectStatic, run: { code: numbe
 const strict = { onExcessProperty: "error", exact: true } as const
 
 describe.concurrent("session-tree import into version 2", { timeout: 180_000 }, () => {
-  it("--from pi keeps everything: import, then export, maps back to what Pi's SessionManager reads, field by field", async ({ expect }) => {
+  it.skipIf(withoutPi("--from pi keeps everything: import, then export, maps back to what Pi's SessionManager reads, field by field"))("--from pi keeps everything: import, then export, maps back to what Pi's SessionManager reads, field by field", async ({ expect }) => {
     const dir = tempDir()
     const pi = await loadPi()
     const source = Path.join(dir, "pi.jsonl")
@@ -83,7 +84,7 @@ describe.concurrent("session-tree import into version 2", { timeout: 180_000 }, 
     expect(back.header).toStrictEqual(asWritten(original.getHeader()))
     expect(back.entries).toStrictEqual(asWritten(original.getEntries()))
   })
-  it("--from pi --format-version 1 is the course format as before: refuses what it cannot hold; --lossy drops it", async ({ expect }) => {
+  it.skipIf(withoutPi("--from pi --format-version 1 is the course format as before: refuses what it cannot hold; --lossy drops it"))("--from pi --format-version 1 is the course format as before: refuses what it cannot hold; --lossy drops it", async ({ expect }) => {
     const dir = tempDir()
     const pi = await loadPi()
     const source = Path.join(dir, "pi.jsonl")

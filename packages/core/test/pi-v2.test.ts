@@ -12,24 +12,10 @@ import * as Path from "node:path"
 import { type ConvertedV2, fromPiV2, SESSION_ENTRY } from "../src/PiSession.js"
 import * as RecordV2 from "../src/RecordV2.js"
 import { isSessionError, type SessionError, type SessionErrorCode } from "../src/SessionError.js"
-import {
-  image,
-  loadPi,
-  piAssistant,
-  piBash,
-  piCustom,
-  piParts,
-  type PiModule,
-  piToolResult,
-  piUser,
-  PNG,
-  tempDir,
-  text,
-  thinking,
-  toolCall,
-  writePi
-} from "./support/pi.js"
+import { loadPi, piAssistant, type PiModule, piInstalled, piUser, PNG, tempDir, text, thinking, writePi } from "./support/pi.js"
+import { describePi } from "./support/piSkip.js"
 import { asWritten, brokenRule, toPi } from "./support/piInverse.js"
+import { everything } from "./support/piScenarios.js"
 import * as Transcripts from "@session-tree/testing/Transcripts"
 
 let pi: PiModule
@@ -38,7 +24,7 @@ let files = 0
 const fresh = (name: string): string => Path.join(dir, `${++files}-${name}.jsonl`)
 
 beforeAll(async () => {
-  pi = await loadPi()
+  if (piInstalled()) pi = await loadPi()
   dir = tempDir()
 })
 afterAll(() => {
@@ -85,49 +71,10 @@ const HEADER = { type: "session", version: 3, id: "s-1", timestamp: "2025-01-15T
 const at = (id: string, parentId: string | null, second: number) =>
   ({ id, parentId, timestamp: `2025-01-15T10:00:${String(second).padStart(2, "0")}.000Z` })
 
-describe("a Pi session holding every entry kind and content block, written by Pi's SessionManager", () => {
+describePi("a Pi session holding every entry kind and content block, written by Pi's SessionManager", () => {
   const build = () => {
-    const ids: Record<string, string> = {}
     const file = fresh("everything")
-    const { bytes, sm } = writePi(pi, file, (sm) => {
-      sm.appendSessionInfo("Everything Pi writes")
-      sm.appendModelChange("anthropic", "claude-sonnet-4-5")
-      sm.appendThinkingLevelChange("high")
-      ids.u1 = sm.appendMessage(piUser("A string prompt"))
-      ids.a1 = sm.appendMessage(piAssistant([
-        thinking("Let me think about this.", { thinkingSignature: "EqQBCkgIARABGAIiQL+signature==" }),
-        thinking("[Reasoning redacted]", { thinkingSignature: "EmwKAhgBEgy3va+encrypted", redacted: true }),
-        { type: "text", text: "I will look.", textSignature: "{\"v\":1,\"id\":\"msg_1\"}" } as never,
-        { ...toolCall("toolu_01", "read", { path: "a.png", opts: { n: 1.5, list: [1, null, "x"] } }), thoughtSignature: "sig-tc" } as never,
-        toolCall("toolu_02", "bash", { command: "ls" })
-      ], { responseId: "msg_01", responseModel: "claude-sonnet-4-5-20250929" }))
-      ids.t1 = sm.appendMessage(piToolResult("toolu_01", "read", [text("the image:"), image()], false, { bytes: 70, lines: [1, 2] }))
-      ids.t2 = sm.appendMessage(piToolResult("toolu_02", "bash", [text("permission denied")], true))
-      ids.u2 = sm.appendMessage(piUser([text("Look at this:"), image(), text("and this")]))
-      ids.a2 = sm.appendMessage(piAssistant([text("Partial")], { stopReason: "aborted", errorMessage: "Request was aborted" }))
-      ids.label = sm.appendLabelChange(ids.a1!, "checkpoint")
-      sm.appendLabelChange(ids.a1!, undefined)
-      ids.bash = sm.appendMessage(piBash("ls -la", "total 0"))
-      ids.custom = sm.appendMessage(piCustom("my-ext", "an extension's message"))
-      sm.appendCustomMessageEntry("my-ext", piParts([text("injected"), image()]), false, { source: "hook" })
-      sm.appendCustomMessageEntry("my-ext", "injected as a string", true)
-      sm.appendCustomEntry("my-ext-state", { count: 42, nested: { list: [true, false] } })
-      sm.appendCustomEntry("my-ext-empty")
-      ids.compaction = sm.appendCompaction("Summary of the work so far.", ids.u2!, 12345, { readFiles: ["a.png"], modifiedFiles: [] }, false)
-      ids.u3 = sm.appendMessage(piUser([text("after the compaction")]))
-      sm.appendModelChange("openai", "gpt-5")
-      sm.appendThinkingLevelChange("low")
-      ids.a3 = sm.appendMessage(piAssistant([text("Answer from another model.")], { provider: "openai", model: "gpt-5", api: "openai-responses" }))
-      sm.appendSessionInfo("")
-      sm.appendCompaction("A second summary, no details.", ids.u3!, 99)
-      ids.summary = sm.branchWithSummary(ids.a1!, "What the abandoned branch did.", { files: 2 }, true)
-      ids.u4 = sm.appendMessage(piUser("on the new branch"))
-      ids.a4 = sm.appendMessage(piAssistant([]))
-      sm.resetLeaf()
-      sm.appendThinkingLevelChange("minimal")
-      sm.appendMessage(piUser("a second root"))
-    })
-    return { ids, file, bytes, sm }
+    return { ...everything(pi, file), file }
   }
 
   it("maps back to exactly what Pi's SessionManager reads from the original, field by field", () => {
@@ -233,7 +180,7 @@ describe("a Pi session holding every entry kind and content block, written by Pi
   })
 })
 
-describe("reasoning as the provider's client sends it back", () => {
+describePi("reasoning as the provider's client sends it back", () => {
   it("an OpenAI Responses message's reasoning item (Pi's thinkingSignature) gives its item ID and encrypted content; other APIs give nothing", () => {
     const item = { type: "reasoning", id: "rs_0123", summary: [{ type: "summary_text", text: "Checked." }], encrypted_content: "gAAAAB-encrypted==" }
     const file = fresh("openai")

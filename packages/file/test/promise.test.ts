@@ -155,10 +155,12 @@ describe("Sessions", () => {
     await b.append(null, user("m1", "later"))
     await b.close()
     NFS.writeFileSync(Path.join(dir, "broken.jsonl"), "not json\n")
-    // Newest change first, by the files' modification times.
-    NFS.utimesSync(Path.join(dir, "a.jsonl"), 1_000, 1_000)
-    NFS.utimesSync(Path.join(dir, "b.jsonl"), 2_000, 2_000)
-    NFS.utimesSync(Path.join(dir, "broken.jsonl"), 3_000, 3_000)
+    // Newest change first, by the files' modification times (after the sessions' own times: a
+    // listing never shows a session updated before what its records tell).
+    const now = Math.floor(Date.now() / 1000)
+    NFS.utimesSync(Path.join(dir, "a.jsonl"), now + 1_000, now + 1_000)
+    NFS.utimesSync(Path.join(dir, "b.jsonl"), now + 2_000, now + 2_000)
+    NFS.utimesSync(Path.join(dir, "broken.jsonl"), now + 3_000, now + 3_000)
     const sessions = new Sessions()
     const listing = await sessions.list({ directory: dir })
     expect(listing.total).toBe(3)

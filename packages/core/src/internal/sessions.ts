@@ -1,3 +1,4 @@
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { decodeLines, encodeLine, encodeRecord } from "../Codec.js"
 import type { Ids } from "../Ids.js"
@@ -23,6 +24,24 @@ const unreadable = (location: string, error: SessionError): Listed => ({
   location,
   error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
 })
+
+/**
+ * A listing whose `updated` is the time of the session's last commit, as the backend keeps it (a
+ * file's modification time, the database's commit time), but never before what the records tell
+ * (the creation, the newest entry's time: `summarize`'s `updated`): a clock that disagrees
+ * (another machine's, a file system's coarser one, a file's time set back) cannot make a session
+ * look updated before it was made or written.
+ */
+const lastCommit = (listed: Listed, changed: number): Listed =>
+  "error" in listed ? listed : { ...listed, updated: notBefore(listed.updated, changed) }
+
+/** The summary of a session this process has just committed: updated now (as its clock reads it), not at its newest entry's time. */
+const committedNow = (summary: Summary): Effect.Effect<Summary> =>
+  Effect.map(Clock.currentTimeMillis, (now) => ({ ...summary, updated: notBefore(summary.updated, now) }))
+
+/** `at` (epoch milliseconds) as an ISO timestamp, or `earliest` when that is later. */
+const notBefore = (earliest: string, at: number): string =>
+  Number.isFinite(at) && !(at < Date.parse(earliest)) ? new Date(at).toISOString() : earliest
 
 export const pathToOrFail = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, InputError> => {
   const path = pathTo(entries, leaf)
@@ -220,7 +239,14 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
         })
         if (made.length > 0 && listings !== undefined) yield* listings.remember(made)
       }
-      return { sessions: wanted.map((entry) => passing.get(entry.location) ?? cache.get(entry.location)!.listed), total: ordered.length }
+      const sessions = wanted.map((entry, i) => {
+        const listed = lastCommit(passing.get(entry.location) ?? cache.get(entry.location)!.listed, entry.changed)
+        return { listed, key: "error" in listed ? entry.changed : Date.parse(listed.updated), i }
+      })
+      // The page is cut by the catalog's times; within it, the order is the one `updated` shows
+      // (which is later only where `created` is later than the catalog's time).
+      sessions.sort((a, b) => b.key - a.key || a.i - b.i)
+      return { sessions: sessions.map(({ listed }) => listed), total: ordered.length }
     })
 
   const read = (location: string) => provide(SessionStore.read(location))
@@ -246,7 +272,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           forkedFrom: version === 2 ? { session: loaded.header.id, entry: leaf } : undefined
         })
         const created = yield* createWhole(journal, target, header, converted(path, version), blobsFrom(path, loaded.location))
-        return summarize(created.location, created)
+        return yield* committedNow(summarize(created.location, created))
       }),
     delete: (location) =>
       Effect.tap(catalog.delete(location), (deleted) =>
@@ -268,7 +294,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to import to")
         }
         const created = yield* createWhole(journal, location, records.header, extracted.entries, uniqueBlobs([...given, ...extracted.blobs]))
-        return summarize(created.location, created)
+        return yield* committedNow(summarize(created.location, created))
       }),
     mirror: (records, to) =>
       Effect.gen(function*() {

@@ -15,7 +15,11 @@ export const Summary = Schema.Struct({
   leaf: Schema.NullOr(Schema.String),
   /** The header's timestamp. */
   created: Schema.String,
-  /** The newest entry's timestamp; the header's when there is none. */
+  /**
+   * The time of the session's last commit, never before `created`. A listing takes it from the
+   * backend (a file's modification time, the database's commit time); a summary made from the
+   * records alone, from the newest entry (the header's time when it is later, or there is none).
+   */
   updated: Schema.String,
   /** The first at most 80 characters of the first user message's content; "" when there is none. */
   title: Schema.String,
@@ -102,7 +106,7 @@ export const summarize = (location: string, records: Records, scan: Scan = empty
     entries: entries.length,
     leaf: newest?.id ?? null,
     created: header.timestamp,
-    updated: newest?.timestamp ?? header.timestamp,
+    updated: newest !== undefined && Date.parse(newest.timestamp) > Date.parse(header.timestamp) ? newest.timestamp : header.timestamp,
     title
   }
   if (found.parent === undefined && found.subagents.length === 0) return summary
