@@ -11,8 +11,8 @@
  */
 import { ClaudeSession, CodexSession, PiSession } from "@session-tree/core"
 import * as NFS from "node:fs"
-import * as Path from "node:path"
-import { loadPi, piAssistant, piToolResult, piUser, tempDir, text, thinking, toolCall, writePi } from "../../core/test/support/pi.js"
+import { loadPi, piInstalled } from "../../core/test/support/pi.js"
+import { RECORDED, writeReasoningSession } from "./support/piReasoning.js"
 import { claudePayloads, codexPayloads, type Format, piPayloads, realSources, sendsEveryPayloadBack } from "./support/imports.js"
 
 const claude: Format = { kind: "Claude Code", convert: ClaudeSession.fromClaude, payloads: claudePayloads }
@@ -63,39 +63,12 @@ const claudeTranscript = (): Uint8Array =>
 
 sendsEveryPayloadBack(claude, [{ name: "thinking, redacted thinking, an empty signature", bytes: claudeTranscript }], "written here", { nonEmpty: true })
 
-/** A Pi session written by Pi's SessionManager: Anthropic's thinking, then OpenAI's Responses API on the same branch. */
-const piSession = async (): Promise<Uint8Array> => {
-  const module = await loadPi()
-  const dir = tempDir()
-  try {
-    return writePi(module, Path.join(dir, "session.jsonl"), (sm) => {
-      sm.appendMessage(piUser("What is in /project?"))
-      sm.appendMessage(piAssistant([
-        thinking("I should list it.", { thinkingSignature: "EqQBCkgIARABGAIiQLpiFixtureSignature==" }),
-        thinking("[Reasoning redacted]", { thinkingSignature: "EmwKAhgBEgy3vapiFixtureRedacted", redacted: true }),
-        toolCall("toolu_1", "bash", { command: "ls /project" })
-      ]))
-      sm.appendMessage(piToolResult("toolu_1", "bash", [text("README.md")]))
-      sm.appendMessage(piAssistant([text("README.md.")]))
-      sm.appendModelChange("openai", "gpt-5")
-      sm.appendMessage(piUser("And why?"))
-      sm.appendMessage(piAssistant([
-        thinking("Because it is there.", {
-          thinkingSignature: JSON.stringify({
-            type: "reasoning",
-            id: "rs_piFixture01",
-            summary: [{ type: "summary_text", text: "Because it is there." }],
-            encrypted_content: "gAAAAABpiFixtureEncryptedReasoning"
-          })
-        }),
-        text("It was put there.")
-      ], { api: "openai-responses", provider: "openai", model: "gpt-5" }))
-      sm.appendMessage(piUser("Thanks."))
-    }).bytes
-  } finally {
-    NFS.rmSync(dir, { recursive: true, force: true })
-  }
-}
+/**
+ * A Pi session written by Pi's SessionManager: Anthropic's thinking, then OpenAI's Responses API on
+ * the same branch. Written anew where Pi is installed (`npm run pi:install`); else the file Pi wrote
+ * when it was recorded (support/piReasoning.ts says how).
+ */
+const piSession = async (): Promise<Uint8Array> => (piInstalled() ? writeReasoningSession(await loadPi()) : new Uint8Array(NFS.readFileSync(RECORDED)))
 
 sendsEveryPayloadBack(pi, [{ name: "Anthropic thinking and redacted thinking, then an OpenAI reasoning item", bytes: piSession }], "written by Pi's SessionManager", {
   nonEmpty: true

@@ -39,7 +39,7 @@ for (const marker of ["example", "example: agent"]) {
   }, 120_000)
 }
 
-/** Runs the bundled example with Node itself (tracked, as every child of the suites); its stdout, or a failure with its stderr. */
+/** Runs an example with Node itself (tracked, as every child of the suites); its stdout, or a failure with its stderr. */
 const runExample = async (args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv) => {
   const ran = await runNode(args, { cwd, env: { ...process.env, ...env } })
   if (ran.code !== 0) throw new Error(`exit ${ran.code ?? ran.signal}\n${ran.stderr}`)
@@ -65,7 +65,8 @@ it("runs the README's real-provider example twice, as two processes, against a p
     const file = Path.join(dir, "example.mjs")
     NFS.writeFileSync(file, block!)
     const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: provider.url }
-    const args = yield* Effect.promise(() => prepareChild(file))
+    // Run by Node itself under tsx's loader, not bundled: the provider client needs its files beside it (a tokenizer's).
+    const args = ["--conditions=@session-tree/source", "--import", "tsx", file]
     const first = yield* Effect.promise(() => runExample(args, dir, env))
     expect(first.trimEnd().split("\n")).toEqual([
       "committed: system user",

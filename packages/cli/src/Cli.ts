@@ -833,14 +833,17 @@ export const errorText = (error: SessionError, verbose: boolean): string => {
     const detail = detailOf(error)
     return detail === undefined ? whole : `${whole}\n  detail: ${visible(detail)}`
   }
-  // The paths it names do not count: a long directory must not push the cause out of the line.
-  const paths = [...new Set(whole.match(PATHS) ?? [])].reduce((n, path) => n + path.length, 0)
-  if (whole.length - paths <= FIRST_LINE) return whole
-  const reason = visible(error.reason)
-  const room = FIRST_LINE - (whole.length - reason.length) - " … (--verbose shows all)".length
+  // The paths it names do not count: a long directory must not push the cause out of the line,
+  // and a path is never cut (each stands in the shortening as one character of its own).
+  const paths = [...new Set(whole.match(PATHS) ?? [])]
+  if (whole.length - paths.reduce((n, path) => n + path.length, 0) <= FIRST_LINE) return whole
+  const reason = paths.reduce((text, path, i) => text.replaceAll(path, String.fromCharCode(0xe000 + i)), visible(error.reason))
+  const others = formatError(sessionError(error.code, "", { line: error.line })).length
+  const room = FIRST_LINE - others - " … (--verbose shows all)".length
   const head = reason.slice(0, Math.floor(room * 0.6)).replace(/\s+\S*$/, "")
   const tail = reason.slice(reason.length - Math.floor(room * 0.4)).replace(/^\S*\s+/, "")
-  return formatError(sessionError(error.code, `${head} … ${tail} (--verbose shows all)`, { line: error.line }))
+  const shortened = `${head} … ${tail}`.replace(/[\ue000-\uf8ff]/g, (c) => paths[c.charCodeAt(0) - 0xe000] ?? "")
+  return `${formatError(sessionError(error.code, shortened, { line: error.line }))} (--verbose shows all)`
 }
 
 /**

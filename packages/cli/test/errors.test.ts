@@ -27,6 +27,18 @@ const failed = (expect: import("vitest").ExpectStatic, run: { code: number; stdo
 const NOBODY = 65534
 
 describe.concurrent("session-tree words its errors for a user (third round)", { timeout: 180_000 }, () => {
+  it("a long cause is shortened in its middle, never through a path it names, however deep", async ({ expect }) => {
+    const deep = Path.join(tempDir(), ...Array.from({ length: 6 }, (_, i) => `a-directory-with-a-long-name-${i}`))
+    NFS.mkdirSync(deep, { recursive: true })
+    const file = Path.join(deep, "transcript.jsonl")
+    // A Claude Code line read as Codex: the refusal says what the line is and what a rollout starts with.
+    NFS.writeFileSync(file, `${JSON.stringify({ parentUuid: null, isSidechain: false, type: "user", message: { role: "user", content: "hi" }, uuid: "u1", sessionId: "s", timestamp: "2026-01-02T03:04:05.000Z" })}\n`)
+    const run = await runCli("import", file, "--from", "codex", "--to", Path.join(deep, "out.jsonl"))
+    failed(expect, run, "SESSION_INVALID_HEADER", file)
+    expect(run.stderr.split("\n")[0]).toContain(`${file} (line 1)`)
+    expect(run.stderr.split("\n")[0]).toMatch(/ … .* \(--verbose shows all\)$/)
+  })
+
   it("--message with one wrong field: the field first, the Schema's union only with --verbose", async ({ expect }) => {
     const path = Path.join(tempDir(), "s.jsonl")
     expect((await runCli("create", path)).code).toBe(0)

@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { type ConvertedV2, fromPiV2, SESSION_ENTRY } from "../src/PiSession.js"
 import * as RecordV2 from "../src/RecordV2.js"
 import { isSessionError, type SessionError, type SessionErrorCode } from "../src/SessionError.js"
-import { loadPi, piAssistant, type PiModule, piInstalled, piUser, PNG, tempDir, text, thinking, writePi } from "./support/pi.js"
+import { loadPi, piAssistant, type PiModule, piInstalled, piUser, PNG, tempDir, text, thinking } from "./support/pi.js"
 import { describePi } from "./support/piSkip.js"
 import { asWritten, brokenRule, toPi } from "./support/piInverse.js"
 import { everything } from "./support/piScenarios.js"
@@ -180,23 +180,25 @@ describePi("a Pi session holding every entry kind and content block, written by 
   })
 })
 
-describePi("reasoning as the provider's client sends it back", () => {
+describe("reasoning as the provider's client sends it back", () => {
   it("an OpenAI Responses message's reasoning item (Pi's thinkingSignature) gives its item ID and encrypted content; other APIs give nothing", () => {
     const item = { type: "reasoning", id: "rs_0123", summary: [{ type: "summary_text", text: "Checked." }], encrypted_content: "gAAAAB-encrypted==" }
-    const file = fresh("openai")
-    const { bytes } = writePi(pi, file, (sm) => {
-      sm.appendMessage(piUser([text("Why?")]))
-      sm.appendMessage(piAssistant([thinking("Checked.", { thinkingSignature: JSON.stringify(item) }), text("Because.")], {
+    // Lines as Pi's SessionManager writes them (its message shapes), so that the test needs no Pi installed.
+    const message = (id: string, parentId: string | null, second: number, body: unknown) => ({ type: "message", ...at(id, parentId, second), message: body })
+    const bytes = lines(
+      HEADER,
+      message("u", null, 1, piUser([text("Why?")])),
+      message("a1", "u", 2, piAssistant([thinking("Checked.", { thinkingSignature: JSON.stringify(item) }), text("Because.")], {
         api: "openai-responses",
         provider: "openai",
         model: "gpt-5"
-      }))
-      sm.appendMessage(piAssistant([thinking("Hmm.", { thinkingSignature: "reasoning_content" }), text("So.")], {
+      })),
+      message("a2", "a1", 3, piAssistant([thinking("Hmm.", { thinkingSignature: "reasoning_content" }), text("So.")], {
         api: "openai-completions",
         provider: "deepseek",
         model: "deepseek-reasoner"
       }))
-    })
+    )
     const converted = ok(fromPiV2(bytes))
     const reasoning = converted.entries.flatMap((e) => e.kind === "message" && e.message.role === "assistant" ? e.message.content.filter((p) => p.type === "reasoning") : [])
     expect(reasoning.map((p) => p.options)).toEqual([

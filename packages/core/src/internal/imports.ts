@@ -20,8 +20,8 @@ export type Format = "session-tree" | "pi" | "claude" | "codex"
 export const FORMATS: ReadonlyArray<Format> = ["session-tree", "pi", "claude", "codex"]
 
 /** The formats in words, as an error about an unknown one lists them. */
-export const FORMAT_NAMES =
-  "session-tree (this project's sessions, versions 1 and 2), pi (Pi coding-agent sessions, format 3), claude (Claude Code transcripts), codex (Codex rollouts)"
+// Short enough that a command's first line of at most ~200 characters names all four.
+export const FORMAT_NAMES = "session-tree (ours, versions 1 and 2), pi (Pi, format 3), claude (Claude Code), codex (Codex rollouts)"
 
 const PI_TYPES = new Set(["message", "model_change", "thinking_level_change", "compaction", "branch_summary", "custom", "custom_message", "label", "session_info"])
 const CODEX_TYPES = new Set(["session_meta", "response_item", "event_msg", "turn_context", "compacted"])
