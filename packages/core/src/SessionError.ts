@@ -13,6 +13,8 @@
  * corrupt data when a session is read, and a refused input when a caller appends:
  * the store raises those as `InputError` (`asInput`).
  */
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
@@ -200,3 +202,34 @@ export const inputError = (code: SessionErrorCode, reason: string, extra?: Extra
 /** The same error as the caller's fault: what judges stored data on a read judges an append's input. */
 export const asInput = (error: SessionError): InputError =>
   error._tag === "InputError" ? error : new InputError(fieldsOf(error.code, error.reason, error), true)
+
+/** The codes an error channel `E` can carry. */
+export type CodesIn<E> = Extract<E, SessionError>["code"]
+
+/** The errors of channel `E` whose code is one of `C`: of whichever class each code has there. */
+export type WithCode<E, C extends SessionErrorCode> = Extract<E, SessionError> & { readonly code: C }
+
+/**
+ * Recovers from the errors whose `code` is one of `codes` (one code, or several), whatever class
+ * they have: `catchTag` tells the classes apart, this the codes within a class (SESSION_BUSY, a
+ * commit in flight, from SESSION_REPLACED, a session changed since it was read: both
+ * `ConflictError`). Every other failure passes through unchanged, so the error channel keeps `E`.
+ */
+export const catchCode: {
+  <E, const C extends CodesIn<E>, A2, E2, R2>(
+    codes: C | ReadonlyArray<C>,
+    f: (error: WithCode<E, C>) => Effect.Effect<A2, E2, R2>
+  ): <A, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A | A2, E | E2, R | R2>
+  <A, E, R, const C extends CodesIn<E>, A2, E2, R2>(
+    self: Effect.Effect<A, E, R>,
+    codes: C | ReadonlyArray<C>,
+    f: (error: WithCode<E, C>) => Effect.Effect<A2, E2, R2>
+  ): Effect.Effect<A | A2, E | E2, R | R2>
+} = dual(3, <A, E, R, C extends SessionErrorCode, A2, E2, R2>(
+  self: Effect.Effect<A, E, R>,
+  codes: C | ReadonlyArray<C>,
+  f: (error: WithCode<E, C>) => Effect.Effect<A2, E2, R2>
+): Effect.Effect<A | A2, E | E2, R | R2> => {
+  const wanted: ReadonlyArray<SessionErrorCode> = typeof codes === "string" ? [codes] : codes
+  return Effect.catchIf(self, (error): error is E & WithCode<E, C> => isSessionError(error) && wanted.includes(error.code), f)
+})

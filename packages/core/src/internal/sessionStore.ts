@@ -8,7 +8,7 @@ import { Ids } from "../Ids.js"
 import { currentClock } from "../Options.js"
 import type { Entry, Header } from "../Record.js"
 import * as Either from "effect/Either"
-import { asInput, type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
+import { asInput, catchCode, type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
 import {
   type AppendError,
   type BlobError,
@@ -416,7 +416,6 @@ export const open = (
 ): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> => {
   const only: LoadOptions | undefined = options?.version === undefined ? undefined : { version: options.version }
   return load(location, only).pipe(
-    Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND", () =>
-      create(location, options).pipe(Effect.catchIf((e) => e.code === "SESSION_EXISTS", () => load(location, only))))
+    catchCode("SESSION_NOT_FOUND", () => create(location, options).pipe(catchCode("SESSION_EXISTS", () => load(location, only))))
   )
 }

@@ -14,7 +14,15 @@
  * ever read as a blob, and deleting the session removes them with the directory.
  */
 import { MAX_BLOB_BYTES } from "@session-tree/core/Codec"
-import { type ConflictError, type CorruptError, type InputError, type IoError, type SessionError, sessionError } from "@session-tree/core/SessionError"
+import {
+  catchCode,
+  type ConflictError,
+  type CorruptError,
+  type InputError,
+  type IoError,
+  type SessionError,
+  sessionError
+} from "@session-tree/core/SessionError"
 import type { BlobBytes, NewBlob, Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Crypto from "node:crypto"
@@ -154,10 +162,9 @@ export const read = (fs: FsService, paths: Paths.SessionPaths, hash: string): Ef
     if (!HASH.test(hash)) return yield* missing(path, hash)
     const before = yield* lstatNamed(fs, "lstat blob directory", dir)
     if (before === undefined || before.kind !== "directory") return yield* missing(path, hash)
-    const bytes = yield* Effect.catchIf(
-      readBytes(fs, path, MAX_BLOB_BYTES, "blob"),
-      (e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE" || e.code === "SESSION_FILE_TOO_LARGE",
-      (e) => Effect.fail(e.code === "SESSION_FILE_TOO_LARGE" ? corrupt(path, hash) : missing(path, hash))
+    const bytes = yield* readBytes(fs, path, MAX_BLOB_BYTES, "blob").pipe(
+      catchCode(["SESSION_NOT_FOUND", "SESSION_NOT_REGULAR_FILE"], () => Effect.fail(missing(path, hash))),
+      catchCode("SESSION_FILE_TOO_LARGE", () => Effect.fail(corrupt(path, hash)))
     )
     yield* expectIdentity(fs, "blob directory", dir, "directory", before)
     if (sha256(bytes) !== hash) return yield* corrupt(path, hash)
