@@ -13,7 +13,7 @@ import type * as Scope from "effect/Scope"
 import { utf8Length } from "./Codec.js"
 import { SessionCatalog, type SessionCatalogService } from "./SessionCatalog.js"
 import { type CorruptError, type InputError, sessionError } from "./SessionError.js"
-import { sha256Hex } from "./internal/sha256.js"
+import { sha256 } from "./internal/sha256.js"
 import { type AppendError, type BlobBytes, type Created, type CreateError, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
 
 /**
@@ -125,7 +125,7 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
         if (bytes === undefined) {
           return Effect.fail(sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path: location }))
         }
-        if (sha256Hex(bytes) !== hash) {
+        if (sha256(bytes) !== hash) {
           return Effect.fail(sessionError("SESSION_BLOB_CORRUPT", `the bytes of blob "sha256:${hash}" do not match its hash`, { path: location }))
         }
         return Effect.succeed(bytes.slice())

@@ -14,6 +14,7 @@ import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { RecordLines } from "./Codec.js"
 import type { ConflictError, CorruptError, InputError, IoError, LockedError, SessionError } from "./SessionError.js"
+import * as Hash from "./internal/sha256.js"
 
 /**
  * What reading a session can fail with: nothing readable at the location (SESSION_NOT_FOUND,
@@ -177,10 +178,17 @@ export interface SessionJournalService {
    */
   readonly blob: (location: string, hash: string) => Effect.Effect<Uint8Array, BlobError>
   /**
-   * A SHA-256 faster than the core's own (a platform's), as 64 lowercase hexadecimal digits;
-   * the store names new blobs with it.
+   * A SHA-256 of the backend's own, as 64 lowercase hexadecimal digits, for the store to name new
+   * blobs with; by default `sha256` (the platform's where there is one).
    */
   readonly sha256?: ((bytes: Uint8Array) => string) | undefined
 }
+
+/**
+ * The SHA-256 that names blobs (`docs/format.md`, "Blobs"), as 64 lowercase hexadecimal digits: the
+ * platform's where the runtime has one (Node, Deno, Bun), else the core's own. Backends name and
+ * check blobs with it.
+ */
+export const sha256: (bytes: Uint8Array) => string = Hash.sha256
 
 export class SessionJournal extends Context.Tag("@session-tree/SessionJournal")<SessionJournal, SessionJournalService>() {}

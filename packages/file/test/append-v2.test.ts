@@ -14,6 +14,7 @@ import type { Entry, Header } from "@session-tree/core/Record"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "../src/FileJournal.js"
 import * as Fs from "../src/Fs.js"
+import { sha256 } from "@session-tree/core/SessionJournal"
 import * as Append from "../src/internal/append.js"
 import * as Recovery from "../src/Recovery.js"
 import { hashDir, layerReal, listing, tempDir, user } from "./fixtures/helpers.js"
@@ -131,7 +132,7 @@ describe("the version-2 append on files", () => {
       const batch = batchBytesOf(path, from)
       const ids = (yield* SessionStore.read(path)).entries.map((e) => e.id)
       expect(ids).toEqual([root.id, full.id])
-      const intent = Append.encodeIntent({ from, to: from + batch.length, sha256: Append.sha256(batch) })
+      const intent = Append.encodeIntent({ from, to: from + batch.length, sha256: sha256(batch) })
       // A crashed writer's intent: its owner is this process, which `recover` counts as gone.
       const cases: Array<{ readonly name: string; readonly bytes: number; readonly zeros?: boolean; readonly shows: ReadonlyArray<string>; readonly batch: string }> = [
         { name: "nothing of the batch", bytes: 0, shows: [root.id], batch: "removed" },

@@ -28,7 +28,7 @@ import { type Append, BatchBuilder, catchDefects, encodeAll, prepare, prepareEnt
 import * as GroupCommit from "./groupCommit.js"
 import { listingOf, SessionLister } from "./listing.js"
 import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
-import { sha256Hex } from "./sha256.js"
+import { sha256 as defaultSha256 } from "./sha256.js"
 
 /** Checks and copies the bodies of a chain at call time, each as `appendEntry` would; the first goes under `parentId`. */
 const prepareChain = (parentId: unknown, bodies: unknown, version: 1 | 2, sha256: Sha256): Either.Either<Chain, InputError> => {
@@ -48,7 +48,7 @@ const prepareChain = (parentId: unknown, bodies: unknown, version: 1 | 2, sha256
 const hashers = new WeakMap<SessionStore, Sha256>()
 
 /** The SHA-256 `store` names new blobs with (the core's own for a store this module did not make). */
-export const hasherOf = (store: SessionStore): Sha256 => hashers.get(store) ?? sha256Hex
+export const hasherOf = (store: SessionStore): Sha256 => hashers.get(store) ?? defaultSha256
 
 /** The ID a session at `location` must carry: the location itself where the backend locates sessions by ID. */
 const requiredId = (journal: SessionJournalService, location: string): string | undefined =>
@@ -230,7 +230,7 @@ const assemble = (
     // An append is answered with its entry.
     const submit = (append: Either.Either<Append, InputError>): Effect.Effect<Entry, AppendError> =>
       Either.isLeft(append) ? refuse(append.left) : submitted(append.right) as Effect.Effect<Entry, AppendError>
-    const sha256 = journal.sha256 ?? sha256Hex
+    const sha256 = journal.sha256 ?? defaultSha256
     const store: SessionStore = {
       location,
       header,

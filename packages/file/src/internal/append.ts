@@ -15,8 +15,8 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { createHash } from "node:crypto"
 import { type ConflictError, type LockedError, sessionError } from "@session-tree/core/SessionError"
+import { sha256 } from "@session-tree/core/SessionJournal"
 import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import type { OpenGeneration } from "./generation.js"
 import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, writeAll, type WriteFailure } from "./io.js"
@@ -48,8 +48,6 @@ export const parseIntent = (text: string): Intent | undefined => {
   const to = Number(m[2])
   return Number.isSafeInteger(to) && from < to ? { from, to, sha256: m[3]!, owner } : undefined
 }
-
-export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
 /**
  * How many bytes of a file of `size` bytes a reader shows under `intent`, given the file's bytes

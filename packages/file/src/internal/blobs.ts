@@ -23,9 +23,8 @@ import {
   type SessionError,
   sessionError
 } from "@session-tree/core/SessionError"
-import type { BlobBytes, NewBlob, Stored } from "@session-tree/core/SessionJournal"
+import { type BlobBytes, type NewBlob, sha256, type Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
-import * as Crypto from "node:crypto"
 import * as Path from "node:path"
 import { Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import { closeQuietly, expectIdentity, lstatNamed, readBytes, removeOwn, step, writeAll } from "./io.js"
@@ -37,8 +36,6 @@ const HASH = /^[0-9a-f]{64}$/
 
 /** The blob directory of the session file at `paths`. */
 export const dirOf = (paths: Paths.SessionPaths): string => `${paths.path}.blobs`
-
-export const sha256 = (bytes: Uint8Array): string => Crypto.createHash("sha256").update(bytes).digest("hex")
 
 const missing = (path: string, hash: string): CorruptError =>
   sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path })

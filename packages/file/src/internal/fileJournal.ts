@@ -294,7 +294,6 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
   const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
   return {
     locations: "chosen",
-    sha256: Blobs.sha256,
     blob: (location, hash) => Effect.flatMap(Paths.resolve(fs, location), (paths) => Blobs.read(fs, paths, hash)),
     read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
     hold: (location) =>
