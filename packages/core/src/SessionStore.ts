@@ -14,12 +14,13 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessionStore.js"
 import type { Entry, Header } from "./Record.js"
-import type { SessionError } from "./SessionError.js"
+import type { InputError, SessionError } from "./SessionError.js"
 import type { AppendError, BlobError, ReadError, SessionJournal } from "./SessionJournal.js"
 
 export interface SessionStore {
@@ -60,6 +61,22 @@ export interface SessionStore {
    * then the results of its tool calls). Bodies as `appendEntry` takes them (version 2).
    */
   readonly appendChain: (parentId: string | null, bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, AppendError>
+  /**
+   * Checks and copies a message now, exactly as `append` does when it is called, for
+   * `appendPrepared` to commit later under the parent chosen then: how a caller that picks the
+   * parent only when its turn comes (the tree: its leaf) appends with one check and one copy.
+   */
+  readonly prepareMessage: (message: unknown) => Either.Either<Prepared<Entry>, InputError>
+  /** Checks and copies an entry body now, as `appendEntry` does (see `prepareMessage`). */
+  readonly prepareEntry: (body: unknown) => Either.Either<Prepared<Entry>, InputError>
+  /** Checks and copies the bodies of a chain now, as `appendChain` does (see `prepareMessage`). */
+  readonly prepareChain: (bodies: ReadonlyArray<unknown>) => Either.Either<Prepared<ReadonlyArray<Entry>>, InputError>
+  /**
+   * Appends what this store prepared under `parentId`, as `append`, `appendEntry` or
+   * `appendChain` would have; an append prepared by another store is SESSION_INVALID_OPTIONS.
+   * The same prepared append may be committed more than once, each time as a new entry.
+   */
+  readonly appendPrepared: <A>(parentId: string | null, prepared: Prepared<A>) => Effect.Effect<A, AppendError>
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
   readonly flush: Effect.Effect<void, AppendError>
   /**
@@ -68,6 +85,18 @@ export interface SessionStore {
    * holds no such blob, SESSION_BLOB_CORRUPT when the stored bytes do not match it.
    */
   readonly blob: (ref: string) => Effect.Effect<Uint8Array, BlobError>
+}
+
+/** Marks an append prepared by a store (`SessionStore.prepareMessage` and the like). */
+export const PreparedTypeId: unique symbol = Symbol.for("@session-tree/core/SessionStore/Prepared")
+export type PreparedTypeId = typeof PreparedTypeId
+
+/**
+ * An append a store has checked and copied, waiting for its parent (`SessionStore.appendPrepared`);
+ * `A` is what committing it gives: an entry, or a chain's entries. Opaque: only its store reads it.
+ */
+export interface Prepared<out A> {
+  readonly [PreparedTypeId]: { readonly _A: (_: never) => A }
 }
 
 export const SessionStore: Context.Tag<SessionStore, SessionStore> = Context.GenericTag<SessionStore>(

@@ -2,13 +2,10 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { type AnyMessage, type Entry, messageOf } from "../Record.js"
-import { asInput, type InputError, inputError } from "../SessionError.js"
+import { type InputError, inputError } from "../SessionError.js"
 import type { AppendError } from "../SessionJournal.js"
 import type { Linked, SessionTree } from "../SessionTree.js"
-import type { SessionStore } from "../SessionStore.js"
-import { carry, extractBody, extractMessage } from "./blobs.js"
-import { hasherOf } from "./sessionStore.js"
-import { snapshotBody, snapshotMessageFor } from "./snapshot.js"
+import type { Prepared, SessionStore } from "../SessionStore.js"
 
 const EMPTY: ReadonlyArray<never> = Object.freeze([])
 
@@ -74,40 +71,24 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       return cache
     }
 
-    /** Runs an append as a child of the leaf in the tree's order, moving the leaf to its entry. */
-    const atLeaf = (append: (parent: string | null) => Effect.Effect<Entry, AppendError>) =>
-      serialized(Effect.tap(Effect.suspend(() => append(leaf)), (entry) => {
-        leaf = entry.id
-      }))
-    // Large file data becomes blobs before the copy, which carries them to the store.
-    const sha256 = hasherOf(store)
-    const copyBody = (body: unknown): Either.Either<unknown, InputError> =>
-      Either.mapLeft(
-        Either.flatMap(extractBody(body, sha256), (extracted) =>
-          Either.map(snapshotBody(extracted.value), (snapshot) => carry(snapshot, extracted.blobs))),
-        asInput
-      )
-    const appendEntry = (body: unknown): Effect.Effect<Entry, AppendError> =>
-      Effect.suspend(() => {
-        if (store.header.version === 1) return store.appendEntry(leaf, body)
-        const snapshot = copyBody(body)
-        return Either.isLeft(snapshot)
-          ? Effect.fail(snapshot.left)
-          : atLeaf((parent) => store.appendEntry(parent, snapshot.right))
-      })
-    const appendChain = (bodies: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Entry>, AppendError> =>
-      Effect.suspend(() => {
-        if (store.header.version === 1 || !Array.isArray(bodies)) return store.appendChain(leaf, bodies)
-        const snapshots: Array<unknown> = []
-        for (const body of bodies) {
-          const snapshot = copyBody(body)
-          if (Either.isLeft(snapshot)) return Effect.fail(snapshot.left)
-          snapshots.push(snapshot.right)
-        }
-        return serialized(Effect.tap(Effect.suspend(() => store.appendChain(leaf, snapshots)), (entries) => {
-          leaf = entries[entries.length - 1]!.id
+    /**
+     * Commits an append the store prepared when it was called, as a child of the leaf once the
+     * operations before it are done, and moves the leaf to its last entry.
+     */
+    const atLeaf = <A extends Entry | ReadonlyArray<Entry>>(
+      prepared: Either.Either<Prepared<A>, InputError>,
+      last: (added: A) => Entry
+    ): Effect.Effect<A, AppendError> =>
+      Either.isLeft(prepared)
+        ? Effect.fail(prepared.left)
+        : serialized(Effect.tap(Effect.suspend(() => store.appendPrepared(leaf, prepared.right)), (added) => {
+          leaf = last(added).id
         }))
-      })
+    const one = (entry: Entry) => entry
+    const lastOf = (entries: ReadonlyArray<Entry>) => entries[entries.length - 1]!
+    // Checked and copied at call time (by the store, once), not when its turn in the tree comes.
+    const appendEntry = (body: unknown): Effect.Effect<Entry, AppendError> =>
+      Effect.suspend(() => atLeaf(store.prepareEntry(body), one))
     const tree: SessionTree = {
       store,
       get activeLeafId() {
@@ -134,18 +115,9 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
           leaf = id
           return Effect.void
         })),
-      append: (message) =>
-        Effect.suspend(() => {
-          // Copied at call time, not when its turn in the tree comes.
-          const extracted = store.header.version === 2 ? extractMessage(message, sha256) : Either.right({ value: message, blobs: [] })
-          if (Either.isLeft(extracted)) return Effect.fail(asInput(extracted.left))
-          const snapshot = snapshotMessageFor(extracted.right.value, store.header.version)
-          return Either.isLeft(snapshot)
-            ? Effect.fail(asInput(snapshot.left))
-            : atLeaf((parent) => store.append(parent, carry(snapshot.right, extracted.right.blobs)))
-        }),
+      append: (message) => Effect.suspend(() => atLeaf(store.prepareMessage(message), one)),
       appendEntry,
-      appendChain,
+      appendChain: (bodies) => Effect.suspend(() => atLeaf(store.prepareChain(bodies), lastOf)),
       label: (targetId, label) => appendEntry({ kind: "label", targetId, label }),
       setTitle: (title) => appendEntry({ kind: "title", title }),
       setModel: ({ model, provider, thinking }) =>

@@ -4,7 +4,10 @@
  * and lines, whether a skipped tail is still there), and locks the store when a
  * failed commit could not be undone.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type { Header } from "../Record.js"
 import type { LockedError } from "../SessionError.js"
 import type { AppendError, Batch, BlobBytes, Lines, Writer } from "../SessionJournal.js"
@@ -96,20 +99,19 @@ export class SessionWriter {
       ...(canonical !== undefined ? { canonical } : {}),
       ...(blobs.length > 0 ? { blobs } : {})
     }
-    return Effect.matchEffect(this.writer.append(batch), {
-      onFailure: (error) => {
-        if (error._tag === "LockedError") this.lockedBy = error
-        return Effect.fail(error)
-      },
-      onSuccess: () =>
-        Effect.sync(() => {
-          // Unknown stays unknown (a flush after a load): it is computed when a cap needs it.
-          if (this.bytes !== undefined) this.bytes += added
-          for (const blob of blobs) this.blobs.set(blob.hash, blob.size)
-          this.canonical = undefined
-          this.held = "canonical"
-          this.tailNow = "none"
-        })
+    return Effect.onExit(this.writer.append(batch), (exit) => {
+      if (Exit.isFailure(exit)) {
+        const error = Cause.failureOption(exit.cause)
+        if (Option.isSome(error) && error.value._tag === "LockedError") this.lockedBy = error.value
+        return Effect.void
+      }
+      // Unknown stays unknown (a flush after a load): it is computed when a cap needs it.
+      if (this.bytes !== undefined) this.bytes += added
+      for (const blob of blobs) this.blobs.set(blob.hash, blob.size)
+      this.canonical = undefined
+      this.held = "canonical"
+      this.tailNow = "none"
+      return Effect.void
     })
   }
 }
