@@ -37,7 +37,7 @@ const INTENT = /^session-tree-append-1:(\d+):(\d+):([0-9a-f]{64}):([0-9a-f]{8}-\
 
 /** The text of a new intent; the sequence number makes each one unique, which readers rely on. */
 export const encodeIntent = (intent: Omit<Intent, "owner">): string =>
-  `session-tree-append-1:${intent.from}:${intent.to}:${intent.sha256}:${Owner.format(Owner.self)}:${Paths.nextSeq()}`
+  `session-tree-append-1:${intent.from}:${intent.to}:${intent.sha256}:${Owner.selfName()}:${Paths.nextSeq()}`
 
 /** The intent a symbolic link's text holds, or undefined when it is not one. */
 export const parseIntent = (text: string): Intent | undefined => {

@@ -43,7 +43,7 @@ const missing = (path: string, hash: string): CorruptError =>
 const notADirectory = (path: string, kind: Stat["kind"]): InputError =>
   sessionError("SESSION_NOT_REGULAR_FILE", `the blob directory is a ${kind}, not a directory`, { path })
 
-const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.format(Owner.self)}-${Paths.nextSeq()}`)
+const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.selfName()}-${Paths.nextSeq()}`)
 
 /**
  * The sizes of those of `names` that are regular files in the blob directory of `paths` (each

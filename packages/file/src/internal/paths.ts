@@ -86,11 +86,12 @@ export const at = (dir: string, base: string): SessionPaths => {
 
 export type Kind = "tmp" | "next" | "rollback" | "deleted"
 
-let seq = 0
+/** The name of kind `kind` of this process beside the session file, numbered `n` (see `Owner.nextSeq`). */
 export const ownName = (paths: SessionPaths, kind: Kind, n: number): string =>
-  Path.join(paths.dir, `${paths.base}.${kind}-${Owner.format(Owner.self)}-${n}`)
+  Path.join(paths.dir, `${paths.base}.${kind}-${Owner.selfName()}-${n}`)
 
-export const nextSeq = (): number => ++seq
+/** A number no earlier name of this process holds. */
+export const nextSeq: () => number = Owner.nextSeq
 
 export interface Leftover {
   readonly name: string
