@@ -70,6 +70,8 @@ export const Flags = {
   directory: NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW,
   /** An existing regular file, for writing in place; never through a link, never blocking. */
   writeNoFollow: NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK,
+  /** An own name (a copy this process made), for writing; never through a link. */
+  writeOwn: NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW,
   /** An existing regular file, for reading and writing in place (recovery); never through a link, never blocking. */
   readWriteNoFollow: NFS.constants.O_RDWR | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK
 } as const

@@ -5,7 +5,10 @@
  * on a line and on a whole session.
  */
 import type * as Clock from "effect/Clock"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import { type Caps, encodeRecord, utf8Length } from "../Codec.js"
 import type { History } from "../History.js"
 import type { IdsService } from "../Ids.js"
@@ -237,6 +240,31 @@ export class BatchBuilder {
   }
 }
 
-/** An entry ID from `ids`, checked: what the factory fails with, throws or returns that is no ID is the caller's. */
-export const entryIdFrom = (ids: IdsService): Effect.Effect<string, InputError> =>
-  Effect.mapError(catchDefects("the ID factory", Effect.flatMap(ids.entryId, (id) => validId("entry", id))), asInput)
+/**
+ * An entry ID from `ids`, checked, or why there is none: what the factory fails with, throws or
+ * returns that is no ID is the caller's. Read from its exit, in one step of the fiber.
+ */
+export const entryIdFrom = (ids: IdsService): Effect.Effect<Either.Either<string, InputError>> =>
+  Effect.map(Effect.exit(ids.entryId), (exit) => {
+    if (Exit.isSuccess(exit)) {
+      const id: unknown = exit.value
+      return typeof id === "string" && id.length > 0
+        ? Either.right(id)
+        : Either.left(inputError("SESSION_INVALID_OPTIONS", `the ID factory returned ${JSON.stringify(id) ?? String(id)} for a entry`))
+    }
+    const failure = Cause.failureOption(exit.cause)
+    return Either.left(
+      Option.isSome(failure) ? asInput(failure.value) : inputError("SESSION_INVALID_OPTIONS", "the ID factory threw", { cause: Cause.squash(exit.cause) })
+    )
+  })
+
+/** The time now as a record's timestamp (see `timestampNow`), or why there is none, in one step of the fiber. */
+export const timestampFrom = (clock: Clock.Clock): Effect.Effect<Either.Either<string, InputError>> =>
+  Effect.map(Effect.exit(clock.currentTimeMillis), (exit) => {
+    if (Exit.isFailure(exit)) return Either.left(inputError("SESSION_INVALID_OPTIONS", "the clock failed", { cause: Cause.squash(exit.cause) }))
+    const ms = exit.value
+    const text = Number.isSafeInteger(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : ""
+    return isCanonicalTimestamp(text)
+      ? Either.right(text)
+      : Either.left(inputError("SESSION_INVALID_OPTIONS", `the clock returned ${String(ms)}, not a time in years 0000-9999`))
+  })

@@ -153,10 +153,12 @@ export const make = <I, A, E>(options: Options<I, A, E>): Effect.Effect<GroupCom
           // One yield first, so that what is submitted in the same turn joins this batch; an
           // interruption then withdraws this input and passes the turn on.
           return Effect.uninterruptibleMask((restore) =>
-            Effect.flatten(Effect.zipRight(
-              Effect.onInterrupt(restore(Effect.yieldNow()), () => Effect.sync(passTurn)),
-              commitTurn(input)
-            ))
+            Effect.flatMap(Effect.exit(restore(Effect.yieldNow())), (yielded): Effect.Effect<A, E> => {
+              if (Exit.isSuccess(yielded)) return Effect.flatten(commitTurn(input))
+              // Interrupted before its batch was taken: withdrawn, the turn passed on.
+              passTurn()
+              return Effect.failCause(yielded.cause)
+            })
           )
         }
         const waiting = new Waiting<I, A, E>(input)

@@ -1,7 +1,9 @@
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { type Caps, capsOf, decodeLines, encodeRecord, utf8Length } from "../Codec.js"
 import { History } from "../History.js"
@@ -31,7 +33,7 @@ import {
 } from "../SessionJournal.js"
 import type { CreateOptions, Loaded, LoadOptions, Prepared, SessionStore } from "../SessionStore.js"
 import { PreparedTypeId } from "../SessionStore.js"
-import { BLOB_REF, type Sha256 } from "./blobs.js"
+import { BLOB_REF, type BlobBytes, type Sha256 } from "./blobs.js"
 import { CommittedHistory } from "./committed.js"
 import {
   BatchBuilder,
@@ -43,12 +45,13 @@ import {
   prepareBody,
   prepareChain,
   prepareMessage,
+  timestampFrom,
   timestampNow,
   validId
 } from "./entries.js"
 import * as GroupCommit from "./groupCommit.js"
 import { listingOf, SessionLister } from "./listing.js"
-import { NOTHING, SessionWriter } from "./sessionWriter.js"
+import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
 import { sha256 as defaultSha256 } from "./sha256.js"
 
 /** The ID a session at `location` must carry: the location itself where the backend locates sessions by ID. */
@@ -219,21 +222,34 @@ const commitBatch = (committer: Committer) =>
       else accepted.push({ at: i, answer: built.right })
     }
     if (accepted.length > 0) {
-      const committed = yield* Effect.exit(writer.write(lines, builder.added, builder.blobs))
+      const committed = yield* written(writer, lines, builder.added, builder.blobs)
       if (Exit.isSuccess(committed)) history.commit()
       else history.rollback()
       for (const { answer, at } of accepted) outcomes[at] = Exit.isSuccess(committed) ? Exit.succeed(answer) : committed
     }
     if (flushes.length > 0) {
       const refusedNow = writer.locked
-      const flushed: Outcome = refusedNow !== undefined ? Exit.fail(refusedNow) : yield* Effect.exit(writer.write(NOTHING, 0))
+      const flushed: Outcome = refusedNow !== undefined ? Exit.fail(refusedNow) : yield* written(writer, NOTHING, 0, [])
       for (const at of flushes) outcomes[at] = flushed
     }
     return outcomes
   }).pipe(
     // A defect must not leave entries of the batch behind; the group commit fails the batch with it.
-    Effect.onExit((exit) => Exit.isFailure(exit) ? Effect.sync(() => committer.history.rollback()) : Effect.void)
+    Effect.catchAllCause((cause) => Effect.zipRight(Effect.sync(() => committer.history.rollback()), Effect.failCause(cause)))
   )
+
+/** The outcome of handing `lines` to the backend, told to the writer. */
+const written = (
+  writer: SessionWriter,
+  lines: NewLines,
+  added: number,
+  blobs: ReadonlyArray<BlobBytes>
+): Effect.Effect<Exit.Exit<void, AppendError>> =>
+  Effect.map(Effect.exit(writer.write(lines, blobs)), (exit) => {
+    if (Exit.isSuccess(exit)) writer.committed(added, blobs)
+    else Option.map(Cause.failureOption(exit.cause), (error) => writer.failed(error))
+    return exit
+  })
 
 /** A store over a session that `journalWriter` holds, whose accepted records are `header` and `loaded`. */
 const assemble = (
@@ -261,8 +277,8 @@ const assemble = (
       history,
       writer,
       caps: capsOf(header.version),
-      entryId: Effect.either(entryIdFrom(ids)),
-      now: Effect.either(Effect.mapError(timestampNow(clock), asInput))
+      entryId: entryIdFrom(ids),
+      now: timestampFrom(clock)
     }
     // Made after the backend's writer, so its scope closes first: nothing commits once the store's scope closes.
     const group = yield* GroupCommit.make({ commit: commitBatch(committer), closed: closedError })

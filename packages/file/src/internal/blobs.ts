@@ -34,8 +34,6 @@ import * as Paths from "./paths.js"
 /** A blob's file name: the 64 lowercase hexadecimal digits of its SHA-256. */
 const HASH = /^[0-9a-f]{64}$/
 
-/** The blob directory of the session file at `paths`. */
-export const dirOf = (paths: Paths.SessionPaths): string => `${paths.path}.blobs`
 
 const missing = (path: string, hash: string): CorruptError =>
   sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path })
@@ -57,7 +55,7 @@ const sizesIn = (
   names: ReadonlyArray<string> | undefined
 ): Effect.Effect<ReadonlyMap<string, number>, ConflictError | IoError> =>
   Effect.gen(function*() {
-    const dir = dirOf(paths)
+    const dir = paths.blobs
     const found = new Map<string, number>()
     const before = yield* lstatNamed(fs, "lstat blob directory", dir)
     if (before === undefined || before.kind !== "directory") return found
@@ -154,7 +152,7 @@ export const attachReferenced = (
  */
 export const read = (fs: FsService, paths: Paths.SessionPaths, hash: string): Effect.Effect<Uint8Array, InputError | CorruptError | ConflictError | IoError> =>
   Effect.gen(function*() {
-    const dir = dirOf(paths)
+    const dir = paths.blobs
     const path = Path.join(dir, hash)
     if (!HASH.test(hash)) return yield* missing(path, hash)
     const before = yield* lstatNamed(fs, "lstat blob directory", dir)
@@ -218,9 +216,9 @@ const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array):
  * across filesystems, a copy made durable. SESSION_BLOB_MISSING unless that file is a regular
  * file of `size` bytes.
  */
-const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: string): Effect.Effect<string, SessionError> =>
+const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: Paths.SessionPaths): Effect.Effect<string, SessionError> =>
   Effect.gen(function*() {
-    const source = Path.join(`${from}.blobs`, hash)
+    const source = Path.join(from.blobs, hash)
     const stat = yield* lstatNamed(fs, "lstat source blob", source)
     if (stat === undefined || stat.kind !== "file" || stat.size !== size) {
       return yield* sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session it is taken from`, { path: source })
@@ -253,7 +251,7 @@ const putWith = <B extends { readonly hash: string; readonly size: number }, E>(
 ): Effect.Effect<void, E | InputError | ConflictError | IoError> =>
   Effect.gen(function*() {
     if (blobs === undefined || blobs.length === 0) return
-    const dir = dirOf(paths)
+    const dir = paths.blobs
     const { made, stat } = yield* ensureDirectory(fs, dir)
     const handle = yield* openDir(fs, dir, stat)
     yield* Effect.gen(function*() {
@@ -282,7 +280,7 @@ export const put = (fs: FsService, paths: Paths.SessionPaths, blobs: ReadonlyArr
   putWith(fs, paths, blobs, (dir, blob) =>
     "bytes" in blob
       ? writeTemp(fs, dir, blob.hash, blob.bytes)
-      : Effect.flatMap(Paths.resolve(fs, blob.from), (from) => linkTemp(fs, dir, blob.hash, blob.size, from.path)))
+      : Effect.flatMap(Paths.resolve(fs, blob.from), (from) => linkTemp(fs, dir, blob.hash, blob.size, from)))
 
 const syncParent = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, ConflictError | IoError> =>
   Effect.flatMap(step("lstat directory", fs.lstat(paths.dir)), (stat) =>
