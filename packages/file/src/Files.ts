@@ -9,7 +9,9 @@
  */
 import { type ConflictError, type InputError, type IoError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Path from "node:path"
+import * as FsModule from "./Fs.js"
 import { Flags, Fs, type Handle } from "./Fs.js"
 import * as Io from "./internal/io.js"
 import * as Paths from "./internal/paths.js"
@@ -37,25 +39,22 @@ export const writeFile = (path: string, text: string): Effect.Effect<void, Input
       return yield* sessionError("SESSION_NOT_REGULAR_FILE", `the path is a ${existing.kind}, not a regular file`, { path: absolute })
     }
     // ELOOP: the resolved directory was replaced by a link since it was resolved.
-    const dirHandle = yield* Io.step("open directory", fs.open(target.dir, Flags.directory), {
+    const dirHandle = yield* Io.step("open directory", FsModule.open(fs, target.dir, Flags.directory), {
       ENOENT: "SESSION_NOT_FOUND",
       ENOTDIR: "SESSION_NOT_REGULAR_FILE",
       ELOOP: "SESSION_REPLACED"
     })
-    yield* Effect.gen(function*() {
-      const tmp = Paths.ownName(target, "tmp", Paths.nextSeq())
-      const handle: Handle = yield* Io.step("create temp", fs.open(tmp, Flags.createExclusive, existing?.mode ?? 0o644))
-      yield* Effect.gen(function*() {
-        const bytes = new TextEncoder().encode(text)
-        yield* Io.writeAll(fs, handle, bytes, 0, 0)
-        yield* Io.step("fsync temp", fs.fsync(handle))
-        const stat = yield* Io.step("fstat temp", fs.fstat(handle))
-        yield* Io.expectIdentity(fs, "temp file", tmp, "file", stat)
-        yield* Io.step("rename", fs.rename(tmp, absolute))
-        yield* Io.step("fsync directory", fs.fsync(dirHandle))
-      }).pipe(
-        Effect.ensuring(Io.closeQuietly(fs, handle)),
-        Effect.onError(() => Io.removeOwn(fs, tmp))
-      )
-    }).pipe(Effect.ensuring(Io.closeQuietly(fs, dirHandle)))
-  }).pipe(Effect.uninterruptible)
+    // The temp name goes again if anything fails before its rename takes it.
+    const tmp = Paths.ownName(target, "tmp", Paths.nextSeq())
+    const handle: Handle = yield* Effect.acquireRelease(
+      Io.step("create temp", FsModule.open(fs, tmp, Flags.createExclusive, existing?.mode ?? 0o644)),
+      (_, exit) => Exit.isFailure(exit) ? Effect.asVoid(Io.removeOwn(fs, tmp)) : Effect.void
+    )
+    const bytes = new TextEncoder().encode(text)
+    yield* Io.writeAll(fs, handle, bytes, 0, 0)
+    yield* Io.step("fsync temp", fs.fsync(handle))
+    const stat = yield* Io.step("fstat temp", fs.fstat(handle))
+    yield* Io.expectIdentity(fs, "temp file", tmp, "file", stat)
+    yield* Io.step("rename", fs.rename(tmp, absolute))
+    yield* Io.step("fsync directory", fs.fsync(dirHandle))
+  }).pipe(Effect.scoped, Effect.uninterruptible)

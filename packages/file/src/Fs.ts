@@ -17,6 +17,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 
@@ -270,6 +271,14 @@ export const threadPool: FsService = {
   copyFile: (from, to) => call<void>("copyFile", to, (cb) => NFS.copyFile(from, to, COPY_FLAGS, cb)),
   mkdir: (path, mode) => call<void>("mkdir", path, (cb) => NFS.mkdir(path, { mode }, (err) => cb(err)))
 }
+
+/**
+ * `fs.open` as a resource of the scope, as `@effect/platform`'s `FileSystem.open` gives a file: the
+ * descriptor is closed when the scope closes (a failed close is ignored: the kernel releases the
+ * descriptor even then).
+ */
+export const open = (fs: FsService, path: string, flags: number, mode?: number): Effect.Effect<Handle, FsError, Scope.Scope> =>
+  Effect.acquireRelease(fs.open(path, flags, mode), (handle) => Effect.ignore(fs.close(handle)))
 
 export const layer: Layer.Layer<Fs> = Layer.succeed(Fs, node)
 export const layerThreadPool: Layer.Layer<Fs> = Layer.succeed(Fs, threadPool)

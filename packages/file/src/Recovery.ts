@@ -36,10 +36,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Path from "node:path"
+import * as FsModule from "./Fs.js"
 import { type FileId, Flags, Fs, type FsService, sameFile, type Stat } from "./Fs.js"
 import { removeDeleted } from "./internal/delete.js"
 import * as Generation from "./internal/generation.js"
-import { descriptor } from "./internal/held.js"
 import { expectIdentity, lstatNamed, readBytes, readExactly, step } from "./internal/io.js"
 import * as Marker from "./internal/marker.js"
 import * as Owner from "./internal/owner.js"
@@ -140,11 +140,10 @@ const settleIntent = (
     }
     // No file: an intent whose removal a crash undid, beside a session since deleted. Nothing to settle.
     if ((yield* lstatNamed(fs, "lstat", paths.path)) === undefined) return yield* removeMarker(fs, paths, markerStat, syncDir, "none" as const)
-    const handle = yield* descriptor(
-      fs,
-      step("open for recovery", fs.open(paths.path, Flags.readWriteNoFollow), { ENOENT: "SESSION_REPLACED", ELOOP: "SESSION_NOT_REGULAR_FILE" }),
-      "end"
-    )
+    const handle = yield* step("open for recovery", FsModule.open(fs, paths.path, Flags.readWriteNoFollow), {
+      ENOENT: "SESSION_REPLACED",
+      ELOOP: "SESSION_NOT_REGULAR_FILE"
+    })
     const stat = yield* step("fstat", fs.fstat(handle))
     if (stat.kind !== "file") return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
     // Only the batch's bytes are needed: the rule looks at nothing before `from`.

@@ -25,9 +25,12 @@ import {
 } from "@session-tree/core/SessionError"
 import { type BlobBytes, type NewBlob, sha256, type Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Scope from "effect/Scope"
 import * as Path from "node:path"
+import * as Fs from "../Fs.js"
 import { Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
-import { closeQuietly, expectIdentity, lstatNamed, readBytes, removeOwn, step, writeAll } from "./io.js"
+import { expectIdentity, lstatNamed, readBytes, removeOwn, step, writeAll } from "./io.js"
 import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
 
@@ -188,26 +191,28 @@ const ensureDirectory = (fs: FsService, dir: string): Effect.Effect<{ readonly s
     return { stat, made }
   })
 
-/** Opens directory `dir` for fsync, checked to be the one `id` names. */
-const openDir = (fs: FsService, dir: string, id: Stat): Effect.Effect<Handle, ConflictError | IoError> =>
-  Effect.uninterruptible(Effect.flatMap(step("open blob directory", fs.open(dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }), (handle) =>
+/** Directory `dir` opened for fsync, checked to be the one `id` names; closed when the scope closes. */
+const openDir = (fs: FsService, dir: string, id: Stat): Effect.Effect<Handle, ConflictError | IoError, Scope.Scope> =>
+  Effect.tap(step("open blob directory", Fs.open(fs, dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }), (handle) =>
     Effect.flatMap(step("fstat blob directory", fs.fstat(handle)), (stat) =>
       stat.kind !== "directory" || !sameFile(stat, id)
         ? Effect.fail(sessionError("SESSION_REPLACED", "the blob directory changed while it was opened", { path: dir }))
-        : Effect.succeed(handle)).pipe(Effect.onError(() => closeQuietly(fs, handle)))))
+        : Effect.void))
 
-/** Writes `bytes` to a new temp file in `dir` and fsyncs it; its name. */
-const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array): Effect.Effect<string, IoError> =>
+/**
+ * A temp name in `dir` made by `make` as a resource of the scope: removed when the scope closes
+ * with a failure (on success the blob's rename has taken it).
+ */
+const tempResource = <A, E, R>(fs: FsService, name: string, make: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Scope.Scope> =>
+  Effect.acquireRelease(make, (_, exit) => (Exit.isFailure(exit) ? Effect.asVoid(removeOwn(fs, name)) : Effect.void))
+
+/** Writes `bytes` to a new temp file in `dir` and fsyncs it: its name, a resource of the scope (see `tempResource`). */
+const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array): Effect.Effect<string, IoError, Scope.Scope> =>
   Effect.gen(function*() {
     const temp = tempName(dir, hash)
-    const handle = yield* step("create blob temp", fs.open(temp, Flags.createExclusive, 0o600))
-    yield* Effect.gen(function*() {
-      yield* writeAll(fs, handle, bytes, 0, 0)
-      yield* step("fsync blob temp", fs.fsync(handle))
-    }).pipe(
-      Effect.ensuring(closeQuietly(fs, handle)),
-      Effect.onError(() => removeOwn(fs, temp))
-    )
+    const handle = yield* tempResource(fs, temp, step("create blob temp", Fs.open(fs, temp, Flags.createExclusive, 0o600)))
+    yield* writeAll(fs, handle, bytes, 0, 0)
+    yield* step("fsync blob temp", fs.fsync(handle))
     return temp
   })
 
@@ -216,7 +221,7 @@ const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array):
  * across filesystems, a copy made durable. SESSION_BLOB_MISSING unless that file is a regular
  * file of `size` bytes.
  */
-const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: Paths.SessionPaths): Effect.Effect<string, SessionError> =>
+const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: Paths.SessionPaths): Effect.Effect<string, SessionError, Scope.Scope> =>
   Effect.gen(function*() {
     const source = Path.join(from.blobs, hash)
     const stat = yield* lstatNamed(fs, "lstat source blob", source)
@@ -224,10 +229,10 @@ const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: 
       return yield* sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session it is taken from`, { path: source })
     }
     const temp = tempName(dir, hash)
-    const linked = yield* Effect.either(fs.link(source, temp))
+    const linked = yield* Effect.either(tempResource(fs, temp, fs.link(source, temp)))
     if (linked._tag === "Right") {
       // The link must be the file lstat saw, not one put in its place meanwhile.
-      yield* Effect.onError(expectIdentity(fs, "source blob", temp, "file", stat), () => removeOwn(fs, temp))
+      yield* expectIdentity(fs, "source blob", temp, "file", stat)
       return temp
     }
     if (linked.left.errno !== "EXDEV") return yield* step("link source blob", Effect.fail(linked.left))
@@ -240,36 +245,34 @@ const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: 
 
 /**
  * Puts `blobs` into the blob directory of `paths`, durably, before the commit that first refers
- * to them, each through a temp name `temp` makes. A blob already there as a regular file of its
- * size is kept (its name is its content); anything else at its name is replaced.
+ * to them, each through a temp name `temp` makes (a resource of a scope per blob, which its rename
+ * into place takes). A blob already there as a regular file of its size is kept (its name is its
+ * content); anything else at its name is replaced.
  */
 const putWith = <B extends { readonly hash: string; readonly size: number }, E>(
   fs: FsService,
   paths: Paths.SessionPaths,
   blobs: ReadonlyArray<B> | undefined,
-  temp: (dir: string, blob: B) => Effect.Effect<string, E>
+  temp: (dir: string, blob: B) => Effect.Effect<string, E, Scope.Scope>
 ): Effect.Effect<void, E | InputError | ConflictError | IoError> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     if (blobs === undefined || blobs.length === 0) return
     const dir = paths.blobs
     const { made, stat } = yield* ensureDirectory(fs, dir)
     const handle = yield* openDir(fs, dir, stat)
-    yield* Effect.gen(function*() {
-      for (const blob of blobs) {
-        // The store names blobs by their hash: any other name breaks the port's contract.
-        if (!HASH.test(blob.hash)) return yield* Effect.dieMessage(`a blob named "${blob.hash}", not by 64 hexadecimal digits`)
-        const target = Path.join(dir, blob.hash)
-        const present = yield* lstatNamed(fs, "lstat blob", target)
-        if (present !== undefined && present.kind === "file" && present.size === blob.size) continue
-        const name = yield* temp(dir, blob)
-        yield* Effect.onError(step("rename blob into place", fs.rename(name, target)), () => removeOwn(fs, name))
-      }
-      yield* expectIdentity(fs, "blob directory", dir, "directory", stat)
-      yield* step("fsync blob directory", fs.fsync(handle))
-      // A new directory's own name is durable only once the session's directory is synced.
-      if (made) yield* syncParent(fs, paths)
-    }).pipe(Effect.ensuring(closeQuietly(fs, handle)))
-  })
+    for (const blob of blobs) {
+      // The store names blobs by their hash: any other name breaks the port's contract.
+      if (!HASH.test(blob.hash)) return yield* Effect.dieMessage(`a blob named "${blob.hash}", not by 64 hexadecimal digits`)
+      const target = Path.join(dir, blob.hash)
+      const present = yield* lstatNamed(fs, "lstat blob", target)
+      if (present !== undefined && present.kind === "file" && present.size === blob.size) continue
+      yield* Effect.scoped(Effect.flatMap(temp(dir, blob), (name) => step("rename blob into place", fs.rename(name, target))))
+    }
+    yield* expectIdentity(fs, "blob directory", dir, "directory", stat)
+    yield* step("fsync blob directory", fs.fsync(handle))
+    // A new directory's own name is durable only once the session's directory is synced.
+    if (made) yield* syncParent(fs, paths)
+  }))
 
 /** An append's blobs: their bytes. */
 export const putBytes = (fs: FsService, paths: Paths.SessionPaths, blobs: ReadonlyArray<BlobBytes> | undefined): Effect.Effect<void, InputError | ConflictError | IoError> =>
@@ -284,8 +287,4 @@ export const put = (fs: FsService, paths: Paths.SessionPaths, blobs: ReadonlyArr
 
 const syncParent = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, ConflictError | IoError> =>
   Effect.flatMap(step("lstat directory", fs.lstat(paths.dir)), (stat) =>
-    Effect.acquireUseRelease(
-      openDir(fs, paths.dir, stat),
-      (handle) => step("fsync directory", fs.fsync(handle)),
-      (handle) => closeQuietly(fs, handle)
-    ))
+    Effect.scoped(Effect.flatMap(openDir(fs, paths.dir, stat), (handle) => step("fsync directory", fs.fsync(handle)))))

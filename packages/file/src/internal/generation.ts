@@ -10,13 +10,13 @@
  */
 import { type ConflictError, type InputError, type IoError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
+import * as Fs from "../Fs.js"
 import { type FileId, Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
-import { descriptor, type Directory, type Held, lock, type OpenGeneration, ownName, provenOr, rollbackFailed, type Strays } from "./held.js"
+import { descriptor, type Directory, drop, type Held, lock, type OpenGeneration, ownName, provenOr, rollbackFailed, type Strays } from "./held.js"
 import {
   expectIdentity,
   lstatNamed,
@@ -141,7 +141,7 @@ const readSettled = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Wh
 /** The session's directory opened so commits can fsync it, checked to be the one `id` names; closed when the scope closes. */
 export const directory = (fs: FsService, paths: Paths.SessionPaths, id: FileId): Effect.Effect<Directory, ConflictError | IoError, Scope.Scope> =>
   Effect.flatMap(
-    descriptor(fs, step("open directory", fs.open(paths.dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }), "end"),
+    step("open directory", Fs.open(fs, paths.dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }),
     (handle) =>
       Effect.flatMap(step("fstat directory", fs.fstat(handle)), (stat) =>
         stat.kind !== "directory" || !sameFile(stat, id)
@@ -202,6 +202,8 @@ const linkedInPlace = (fs: FsService, paths: Paths.SessionPaths, tmp: string, ha
 export interface CommitInput {
   readonly paths: Paths.SessionPaths
   readonly dir: Directory
+  /** The generation replaced: the one the writer holds. */
+  readonly base: OpenGeneration
   /** The whole next generation. */
   readonly bytes: Uint8Array
   /** When > 0, the first `copyPrefix` bytes equal the current file: copy them in the kernel. */
@@ -209,44 +211,110 @@ export interface CommitInput {
 }
 
 
+/** The names of one commit beside the session file, numbered alike. */
+interface Names {
+  readonly tmp: string
+  readonly next: string
+  readonly rollback: string
+}
+
 /**
  * The atomic commit (see `docs/format.md`): installs the next generation, or leaves the old one
  * intact and fails, or fails with SESSION_ROLLBACK_FAILED when neither can be proven (the marker
  * is then kept). `state` holds the generation replaced, then the one installed; own names that
  * could not be removed go there too, for the next commit to retry.
  *
- * The temp file is created before the marker and removed after it, so while the marker is ours
- * a temp name of a running process sits beside it and `recover` refuses to touch it. The next
- * generation is written whole to the temp file, linked at the next name, or, with `copyPrefix`,
- * copied in the kernel from the marker (proven to be the held generation) to the next name and
- * completed there; the temp file then only names the writer. Its rename onto the path is the install.
+ * Three brackets, each released by its undo: the temp file (`withTemp`), created before the marker
+ * and removed after it, so that while the marker is ours a temp name of a running process sits
+ * beside it and `recover` refuses to touch it; the marker (`withMarker`); the next generation and
+ * its install (`withNext`). The next generation is written whole to the temp file and linked at
+ * the next name, or, with `copyPrefix`, copied in the kernel from the marker (proven to be the held
+ * generation) to the next name and completed there; the temp file then only names the writer.
  *
  * The caller runs it uninterruptibly: once the marker is linked, the outcome must reach the state
  * the next commit starts from.
  */
 export const commit = <S extends Held>(fs: FsService, input: CommitInput, state: Ref.Ref<S>): Effect.Effect<OpenGeneration, WriteFailure> =>
-  Effect.flatMap(Ref.get(state), ({ base }) =>
-    Effect.scoped(Effect.gen(function*() {
-      const { dir, paths } = input
-      yield* expectIdentity(fs, "directory", paths.dir, "directory", dir.id)
-      yield* expectIdentity(fs, "file", paths.path, "file", base.id)
-      const n = Paths.nextSeq()
-      const tmp = Paths.ownName(paths, "tmp", n)
-      // Written whole, the temp file is the next generation, whose descriptor the writer keeps; else it only names the writer.
-      const whole = input.copyPrefix === 0
-      const create = step("create temp", fs.open(tmp, Flags.createExclusive, base.mode))
-      const temp = yield* descriptor(fs, ownName(fs, state, tmp, create, "end"), whole ? "failure" : "end")
-      const tempStat = yield* step("fstat temp", fs.fstat(temp))
-      const linked = yield* Marker.take(fs, state, paths)
-      if (linked._tag === "Unseen") return yield* step("lstat marker", Effect.fail(linked.error))
-      yield* isHeld(paths, linked.stat, base)
-      yield* expectIdentity(fs, "directory", paths.dir, "directory", dir.id)
-      // The next name lives until the rename takes it away: a scope of its own, which the install closes.
-      const next = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-      const name = Paths.ownName(paths, "next", n)
-      const data = whole ? yield* wholeInTemp(fs, state, input, temp, tmp, tempStat, name, next) : yield* kernelCopy(fs, state, input, name, next)
-      return yield* install(fs, state, input, base, data, Paths.ownName(paths, "rollback", n), next)
-    })).pipe(Effect.catchAll(provenOr(state))))
+  Effect.suspend(() => {
+    const { base, dir, paths } = input
+    const n = Paths.nextSeq()
+    const names: Names = { tmp: Paths.ownName(paths, "tmp", n), next: Paths.ownName(paths, "next", n), rollback: Paths.ownName(paths, "rollback", n) }
+    return Effect.zipRight(
+      Effect.zipRight(
+        expectIdentity(fs, "directory", paths.dir, "directory", dir.id),
+        expectIdentity(fs, "file", paths.path, "file", base.id)
+      ),
+      withTemp(fs, state, input, base, names, (temp) =>
+        Marker.withLock(fs, state, paths, (marker) =>
+          Effect.zipRight(
+            Effect.zipRight(isHeld(paths, marker, base), expectIdentity(fs, "directory", paths.dir, "directory", dir.id)),
+            withNext(fs, state, input, base, names, temp)
+          )))
+    ).pipe(Effect.catchAll(provenOr(state)))
+  })
+
+/** The temp file, as created: its descriptor and identity. */
+interface Temp {
+  readonly handle: Handle
+  readonly stat: Stat
+}
+
+/**
+ * The temp file, created exclusively while `use` runs, and its name removed after it (one that
+ * cannot be removed goes to the writer's strays). Written whole, it is the next generation, whose
+ * descriptor the writer keeps once installed; else it only names the writer and is closed.
+ */
+const withTemp = <A, S extends Held>(
+  fs: FsService,
+  state: Ref.Ref<S>,
+  input: CommitInput,
+  base: OpenGeneration,
+  names: Names,
+  use: (temp: Temp) => Effect.Effect<A, WriteFailure>
+): Effect.Effect<A, WriteFailure> =>
+  Effect.acquireUseRelease(
+    Effect.flatMap(step("create temp", fs.open(names.tmp, Flags.createExclusive, base.mode)), (handle) =>
+      Effect.map(
+        Effect.onError(step("fstat temp", fs.fstat(handle)), () => Effect.zipRight(closeHandle(fs, handle), drop(fs, state, names.tmp))),
+        (stat): Temp => ({ handle, stat })
+      )),
+    use,
+    (temp, exit) =>
+      Effect.zipRight(
+        input.copyPrefix === 0 && Exit.isSuccess(exit) ? Effect.void : closeHandle(fs, temp.handle),
+        drop(fs, state, names.tmp)
+      )
+  )
+
+/** The next generation at the next name, ready to install: its descriptor and identity. */
+interface Next {
+  readonly handle: Handle
+  readonly stat: Stat
+}
+
+/**
+ * The next generation at the next name, then installed (`install`). Made in the bracket's
+ * acquisition, which removes what it made when it fails; released by its undo: after a failure the
+ * path is proven before anything is touched (`rollBack`), the held generation put back if the new
+ * one is there, else the next name removed, and the next generation's descriptor closed.
+ */
+const withNext = <S extends Held>(
+  fs: FsService,
+  state: Ref.Ref<S>,
+  input: CommitInput,
+  base: OpenGeneration,
+  names: Names,
+  temp: Temp
+): Effect.Effect<OpenGeneration, WriteFailure> =>
+  Effect.acquireUseRelease(
+    input.copyPrefix === 0 ? wholeInTemp(fs, state, input, names, temp) : kernelCopy(fs, state, input, names),
+    (next) => install(fs, state, input, base, next, names),
+    (next, exit) =>
+      Exit.isSuccess(exit) ? Effect.void : Effect.zipRight(
+        rollBack(fs, state, input, base, next.stat, names, exit),
+        input.copyPrefix === 0 ? Effect.void : closeHandle(fs, next.handle)
+      )
+  )
 
 /**
  * The marker must be the generation this store holds open, else another writer got there first;
@@ -258,81 +326,63 @@ const isHeld = (paths: Paths.SessionPaths, marker: Stat, base: OpenGeneration): 
     ? Effect.fail(sessionError("SESSION_REPLACED", "the file is no longer the generation this store holds", { path: paths.path }))
     : Effect.void
 
-/** The next generation to install: its descriptor (the writer's once installed) and its identity. */
-interface Next {
-  readonly name: string
-  readonly handle: Handle
-  readonly stat: Stat
-}
-
 /**
- * The whole generation in the temp file, linked at the next name (a resource of `next`) so that
- * the temp name survives the install; the temp file's descriptor is the installed generation's.
+ * The whole generation in the temp file, linked at the next name so that the temp name survives
+ * the install; the temp file's descriptor is the next generation's.
  */
 const wholeInTemp = <S extends Held>(
   fs: FsService,
   state: Ref.Ref<S>,
   input: CommitInput,
-  temp: Handle,
-  tmp: string,
-  stat: Stat,
-  name: string,
-  next: Scope.Scope
+  names: Names,
+  temp: Temp
 ): Effect.Effect<Next, WriteFailure> =>
   Effect.gen(function*() {
-    yield* writeAll(fs, temp, input.bytes, 0, 0)
-    yield* step("fsync temp", fs.fsync(temp))
-    yield* expectIdentity(fs, "temp file", tmp, "file", stat)
-    yield* Scope.extend(ownName(fs, state, name, step("link next", fs.link(tmp, name)), "failure"), next)
-    return { name, handle: temp, stat }
+    yield* writeAll(fs, temp.handle, input.bytes, 0, 0)
+    yield* step("fsync temp", fs.fsync(temp.handle))
+    yield* expectIdentity(fs, "temp file", names.tmp, "file", temp.stat)
+    yield* Effect.onError(step("link next", fs.link(names.tmp, names.next)), () => drop(fs, state, names.next))
+    return { handle: temp.handle, stat: temp.stat }
   })
 
 /**
- * The kernel copy of the held generation (the marker) at the next name (a resource of `next`),
- * completed with the new bytes; the copy's descriptor is the installed generation's, and closed on a failure.
+ * The kernel copy of the held generation (the marker) at the next name, completed with the new
+ * bytes; the copy's descriptor is the next generation's. On a failure the name and the descriptor go.
  */
-const kernelCopy = <S extends Held>(
-  fs: FsService,
-  state: Ref.Ref<S>,
-  input: CommitInput,
-  name: string,
-  next: Scope.Scope
-): Effect.Effect<Next, WriteFailure, Scope.Scope> =>
+const kernelCopy = <S extends Held>(fs: FsService, state: Ref.Ref<S>, input: CommitInput, names: Names): Effect.Effect<Next, WriteFailure> =>
   Effect.gen(function*() {
     const { bytes, copyPrefix, paths } = input
-    yield* Scope.extend(ownName(fs, state, name, step("copy current generation", fs.copyFile(paths.marker, name)), "failure"), next)
-    const copy = yield* descriptor(fs, step("open copy", fs.open(name, Flags.writeOwn)), "failure")
-    const stat = yield* step("fstat copy", fs.fstat(copy))
-    yield* expectIdentity(fs, "copy", name, "file", stat)
-    if (stat.size !== copyPrefix) {
-      return yield* sessionError("SESSION_REPLACED", "the current generation is not the one this store wrote", { path: paths.path })
-    }
-    yield* writeAll(fs, copy, bytes, copyPrefix, copyPrefix)
-    yield* step("fsync copy", fs.fsync(copy))
-    yield* expectIdentity(fs, "copy", name, "file", stat)
-    return { name, handle: copy, stat }
-  })
+    yield* step("copy current generation", fs.copyFile(paths.marker, names.next))
+    const copy = yield* step("open copy", fs.open(names.next, Flags.writeOwn))
+    return yield* Effect.gen(function*() {
+      const stat = yield* step("fstat copy", fs.fstat(copy))
+      yield* expectIdentity(fs, "copy", names.next, "file", stat)
+      if (stat.size !== copyPrefix) {
+        return yield* sessionError("SESSION_REPLACED", "the current generation is not the one this store wrote", { path: paths.path })
+      }
+      yield* writeAll(fs, copy, bytes, copyPrefix, copyPrefix)
+      yield* step("fsync copy", fs.fsync(copy))
+      yield* expectIdentity(fs, "copy", names.next, "file", stat)
+      return { handle: copy, stat }
+    }).pipe(Effect.onError(() => closeHandle(fs, copy)))
+  }).pipe(Effect.onError(() => drop(fs, state, names.next)))
 
 /**
- * Renames the next name onto the path (which ends its scope: the name is gone) and proves it there,
- * durably; removing the marker is its last step. From the rename on, a failure rolls back (`rollBack`).
+ * Renames the next name onto the path and proves it there, durably; removing the marker is its
+ * last step. `state` then holds the generation installed.
  */
 const install = <S extends Held>(
   fs: FsService,
   state: Ref.Ref<S>,
   input: CommitInput,
   base: OpenGeneration,
-  data: Next,
-  rollbackName: string,
-  next: Scope.CloseableScope
-): Effect.Effect<OpenGeneration, WriteFailure, Scope.Scope> =>
+  next: Next,
+  names: Names
+): Effect.Effect<OpenGeneration, WriteFailure> =>
   Effect.gen(function*() {
     const { bytes, dir, paths } = input
-    yield* Effect.acquireRelease(Effect.void, (_, exit) =>
-      Exit.isSuccess(exit) ? Effect.void : rollBack(fs, state, input, base, data.stat, rollbackName, exit))
-    yield* step("rename", fs.rename(data.name, paths.path))
-    yield* Scope.close(next, Exit.void)
-    const installed = yield* expectIdentity(fs, "installed generation", paths.path, "file", data.stat)
+    yield* step("rename", fs.rename(names.next, paths.path))
+    const installed = yield* expectIdentity(fs, "installed generation", paths.path, "file", next.stat)
     if (installed.size !== bytes.length) {
       return yield* sessionError("SESSION_IO", `installed generation holds ${installed.size} of ${bytes.length} bytes`, { path: paths.path })
     }
@@ -341,15 +391,16 @@ const install = <S extends Held>(
     yield* step("fsync directory", fs.fsync(dir.handle))
     // Inside the install: a commit whose marker cannot be removed is rolled back.
     yield* step("unlock (unlink marker)", fs.unlink(paths.marker))
-    const generation: OpenGeneration = { handle: data.handle, id: data.stat, size: bytes.length, mode: base.mode, mtimeNs: installed.mtimeNs }
+    const generation: OpenGeneration = { handle: next.handle, id: next.stat, size: bytes.length, mode: base.mode, mtimeNs: installed.mtimeNs }
     yield* Ref.update(state, (h) => ({ ...h, base: generation }))
     return generation
   })
 
 /**
  * After a failed install (the rename included, which may have happened): proves where the path
- * points before touching anything, and puts the held generation back if the new one is there.
- * What cannot be proven keeps the marker and locks the writer.
+ * points before touching anything, and puts the held generation back if the new one is there;
+ * else the next name, which the rename did not take, is removed. What cannot be proven keeps the
+ * marker and locks the writer.
  */
 const rollBack = <S extends Held>(
   fs: FsService,
@@ -357,7 +408,7 @@ const rollBack = <S extends Held>(
   input: CommitInput,
   base: OpenGeneration,
   data: Stat,
-  name: string,
+  names: Names,
   failure: Exit.Exit<unknown, unknown>
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
@@ -366,16 +417,19 @@ const rollBack = <S extends Held>(
     const stat = at._tag === "Right" ? at.right : undefined
     if (stat !== undefined && sameFile(stat, data)) {
       const restored = yield* Effect.either(Effect.gen(function*() {
-        yield* step("rollback: link marker", fs.link(paths.marker, name))
-        yield* step("rollback: rename", fs.rename(name, paths.path))
+        yield* step("rollback: link marker", fs.link(paths.marker, names.rollback))
+        yield* step("rollback: rename", fs.rename(names.rollback, paths.path))
         yield* expectIdentity(fs, "restored generation", paths.path, "file", base.id)
         yield* step("rollback: fsync directory", fs.fsync(dir.handle))
       }))
       if (restored._tag === "Left") {
-        yield* removeOwn(fs, name)
+        yield* removeOwn(fs, names.rollback)
         yield* lock(state, rollbackFailed(paths, "the marker", "rollback could not be proven", failure, restored.left))
       }
-    } else if (stat === undefined || !sameFile(stat, base.id)) {
+      return
+    }
+    if (stat === undefined || !sameFile(stat, base.id)) {
       yield* lock(state, rollbackFailed(paths, "the marker", "the path holds neither generation after a failed install", failure, at._tag === "Left" ? at.left : stat))
     }
+    yield* drop(fs, state, names.next)
   })

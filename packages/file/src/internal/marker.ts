@@ -10,7 +10,6 @@ import { sha256 } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Ref from "effect/Ref"
-import type * as Scope from "effect/Scope"
 import { type FsError, type FsService, sameFile, type Stat } from "../Fs.js"
 import { isLocked, lock, rollbackFailed, type Strays } from "./held.js"
 import { lstatNamed, lstatOrMissing, removeOwn, stepError, type WriteFailure } from "./io.js"
@@ -121,18 +120,20 @@ export const link = (
   )
 
 /**
- * The marker of a commit (`link`), held until the scope closes. When the scope closes with a
- * failure the marker goes, but only while it is still the link this commit made (whatever it
+ * The marker of a commit (`link`), held while `use` runs with the file it links. When `use`
+ * fails the marker goes, but only while it is still the link this commit made (whatever it
  * links: a symlink swapped in before the link included); when that cannot be proven it is kept,
  * and the writer locked. On success the commit has removed it itself, as its last step.
  */
-export const take = <S extends Strays>(
+export const withLock = <A, S extends Strays>(
   fs: FsService,
   state: Ref.Ref<S>,
-  paths: Paths.SessionPaths
-): Effect.Effect<Linked, WriteFailure, Scope.Scope> =>
-  Effect.acquireRelease(
+  paths: Paths.SessionPaths,
+  use: (marker: Stat) => Effect.Effect<A, WriteFailure>
+): Effect.Effect<A, WriteFailure> =>
+  Effect.acquireUseRelease(
     link(fs, paths, COMMIT, "SESSION_REPLACED"),
+    (linked) => linked._tag === "Unseen" ? Effect.fail(stepError("lstat marker", linked.error)) : use(linked.stat),
     (linked, exit) => Exit.isSuccess(exit) ? Effect.void : release(fs, state, paths, linked, exit)
   )
 

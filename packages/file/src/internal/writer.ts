@@ -137,7 +137,7 @@ const commit = (own: Own, now: State, batch: Batch): Effect.Effect<void, AppendE
   switch (mode._tag) {
     case "Read":
     case "Whole":
-      return commitV1(own, mode, batch)
+      return commitV1(own, now, mode, batch)
     case "InPlace":
     case "Rewrite": {
       // Only a version-2 batch holds blobs: durable before the commit of the lines that refer to them.
@@ -178,23 +178,23 @@ const replacedCloser = (fs: FsService): Effect.Effect<{ readonly close: (handle:
   })
 
 /**
- * Commits `bytes` (the current generation plus `added` new bytes) and makes it the base on
- * success; `current` says whether the file holds exactly the bytes before the added ones.
+ * Commits `bytes` (the current generation plus `added` new bytes), which the state then holds,
+ * names left by earlier commits removed first; `current` says whether the file holds exactly the
+ * bytes before the added ones. The generation replaced is closed in the background.
  */
-const commitBytes = (own: Own, bytes: Buffer, added: number, current: boolean): Effect.Effect<void, AppendError> =>
-  Effect.gen(function*() {
-    const { fs, state } = own
-    yield* dropStrays(fs, state)
-    const replaced = (yield* Ref.get(state)).base
-    const copyPrefix = current && bytes.length >= own.kernelCopyFrom ? bytes.length - added : 0
-    yield* Generation.commit(fs, { paths: own.paths, dir: own.dir, bytes, copyPrefix }, state)
-    yield* own.closeReplaced(replaced.handle)
-  })
+const commitBytes = (own: Own, now: State, bytes: Buffer, added: number, current: boolean): Effect.Effect<void, AppendError> => {
+  const copyPrefix = current && bytes.length >= own.kernelCopyFrom ? bytes.length - added : 0
+  const commit = Effect.zipRight(
+    Generation.commit(own.fs, { paths: own.paths, dir: own.dir, base: now.base, bytes, copyPrefix }, own.state),
+    own.closeReplaced(now.base.handle)
+  )
+  return now.strays.length === 0 ? commit : Effect.zipRight(dropStrays(own.fs, own.state), commit)
+}
 
 const setMode = (own: Own, mode: Mode): Effect.Effect<void> => Ref.update(own.state, (s) => ({ ...s, mode }))
 
 /** A version-1 commit: the whole generation, which the first commit after a load builds. */
-const commitV1 = (own: Own, mode: Extract<Mode, { readonly _tag: "Read" | "Whole" }>, batch: Batch): Effect.Effect<void, AppendError> => {
+const commitV1 = (own: Own, now: State, mode: Extract<Mode, { readonly _tag: "Read" | "Whole" }>, batch: Batch): Effect.Effect<void, AppendError> => {
   const whole = mode._tag === "Whole" ? mode : {
     _tag: "Whole" as const,
     generation: new GenerationBuffer(batch.canonical ?? mode.lines),
@@ -204,11 +204,11 @@ const commitV1 = (own: Own, mode: Extract<Mode, { readonly _tag: "Read" | "Whole
   const committed = current ? Effect.void : setMode(own, { _tag: "Whole", generation, current: true })
   // The buffer built from a load is the writer's from now on, whatever the commit's outcome.
   const built = whole === mode ? Effect.void : setMode(own, whole)
-  if (batch.lines.length === 0) return current ? built : Effect.zipRight(built, Effect.zipRight(commitBytes(own, generation.bytes(), 0, current), committed))
+  if (batch.lines.length === 0) return current ? built : Effect.zipRight(built, Effect.zipRight(commitBytes(own, now, generation.bytes(), 0, current), committed))
   const added = sizeOf(batch)
   return Effect.zipRight(
     built,
-    Effect.zipRight(commitBytes(own, generation.stage(batch, added), added, current), Effect.suspend(() => {
+    Effect.zipRight(commitBytes(own, now, generation.stage(batch, added), added, current), Effect.suspend(() => {
       generation.length += added
       return committed
     }))
@@ -220,8 +220,8 @@ const commitV1 = (own: Own, mode: Extract<Mode, { readonly _tag: "Read" | "Whole
  * tail, CRLF endings, lines written otherwise) the whole canonical generation once, like version 1.
  */
 const commitV2 = (own: Own, now: State, mode: Extract<Mode, { readonly _tag: "InPlace" | "Rewrite" }>, batch: Batch): Effect.Effect<void, AppendError> => {
-  if (mode._tag === "Rewrite") return rewrite(own, batch.canonical ?? mode.lines, batch)
-  if (batch.canonical !== undefined) return rewrite(own, batch.canonical, batch)
+  if (mode._tag === "Rewrite") return rewrite(own, now, batch.canonical ?? mode.lines, batch)
+  if (batch.canonical !== undefined) return rewrite(own, now, batch.canonical, batch)
   return batch.lines.length === 0 ? Effect.void : appendBatch(own, now, mode, batch)
 }
 
@@ -245,14 +245,14 @@ const appendBatch = (own: Own, now: State, mode: Extract<Mode, { readonly _tag: 
 }
 
 /** The whole canonical generation of version 2: `canonical` and then the batch. */
-const rewrite = (own: Own, canonical: Lines, batch: Batch): Effect.Effect<void, AppendError> => {
+const rewrite = (own: Own, now: State, canonical: Lines, batch: Batch): Effect.Effect<void, AppendError> => {
   // The generation is built for this commit only: in-place appends never need it again.
   const generation = new GenerationBuffer(canonical)
   const added = sizeOf(batch)
   // An append intent removed without a directory sync since (by any writer) could come back in a
   // crash beside the new generation, which it does not describe: the sync makes its removal durable first.
   return step("fsync directory", own.fs.fsync(own.dir.handle)).pipe(
-    Effect.zipRight(commitBytes(own, generation.stage(batch, added), added, false)),
+    Effect.zipRight(commitBytes(own, now, generation.stage(batch, added), added, false)),
     Effect.zipRight(Effect.flatMap(Ref.get(own.state), ({ mode }) => {
       if (mode._tag === "Rewrite") return setMode(own, IN_PLACE)
       // The descriptor opened for appending held the generation just replaced.
