@@ -340,8 +340,9 @@ const withChildScope = <A, E, R>(
   use: (scope: Scope.Scope) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R | Scope.Scope> =>
   Effect.flatMap(Scope.Scope, (parent) =>
-    Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
-      Effect.onExit(use(child), (exit) => Exit.isFailure(exit) ? Scope.close(child, exit) : Effect.void)))
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
+        Effect.onExit(restore(use(child)), (exit) => Exit.isFailure(exit) ? Scope.close(child, exit) : Effect.void))))
 
 /**
  * The ID of a new session at `location`: the caller's, else the one the backend requires there,
@@ -457,11 +458,16 @@ export const createWhole = (
     ))
   })
 
+/**
+ * Loads the session at `location` and holds it until the scope closes. Interruptible: the backend
+ * takes each resource it holds uninterruptibly, in a scope of the load's own that an interruption
+ * or failure closes, so a load stopped anywhere leaves nothing held.
+ */
 export const load = (
   location: string,
   options?: LoadOptions
 ): Effect.Effect<SessionStore, ReadError, SessionJournal | Ids | Scope.Scope> =>
-  Effect.uninterruptible(Effect.flatMap(SessionJournal, (journal) =>
+  Effect.flatMap(SessionJournal, (journal) =>
     withChildScope((scope) =>
       Effect.flatMap(Scope.extend(journal.hold(location), scope), (held) => {
         const checked = decode(journal, held)
@@ -486,7 +492,7 @@ export const load = (
           scope
         )
       })
-    )))
+    ))
 
 export const open = (
   location: string,

@@ -11,7 +11,6 @@ import { toLines } from "../Jsonl.js"
 import * as Blobs from "./blobs.js"
 import * as Generation from "./generation.js"
 import { held, type Strays } from "./held.js"
-import { closeQuietly } from "./io.js"
 import { versionOfHead } from "./lines.js"
 import { processLocks } from "./locks.js"
 import * as Paths from "./paths.js"
@@ -53,10 +52,7 @@ const hold = (fs: FsService, kernelCopyFrom: number, location: string) =>
     // The descriptor read through is the writer's once the writer is made: until then it is a
     // resource of a scope of its own, which the hand-over closes.
     const handing = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const opened = yield* Scope.extend(
-      Effect.acquireRelease(Generation.open(fs, paths), (o, exit) => Exit.isFailure(exit) ? closeQuietly(fs, o.generation.handle) : Effect.void),
-      handing
-    )
+    const opened = yield* Scope.extend(Generation.open(fs, paths, "failure"), handing)
     const version = versionOfHead(opened.bytes)
     // Only version 2 refers to blobs: a version-1 session has none to know of.
     const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) => version === 2 ? Blobs.attach(fs, paths, read) : Effect.succeed(read))

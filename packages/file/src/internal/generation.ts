@@ -21,6 +21,7 @@ import {
   expectIdentity,
   lstatNamed,
   lstatOrMissing,
+  opened,
   readSessionFile,
   removeOwn,
   step,
@@ -61,27 +62,23 @@ export const statDirectory = (fs: FsService, paths: Paths.SessionPaths): Effect.
 
 /**
  * Opens the generation at `paths.path` for reading (see `readSettled`): never through a link,
- * never blocking, the same file from lstat to the last byte. The descriptor is the caller's once
- * this succeeds, and closed when it fails or is interrupted.
+ * never blocking, the same file from lstat to the last byte. Its descriptor is a resource of the
+ * scope, closed when the scope closes (with `until: "failure"`, only when it closes with a
+ * failure: the caller keeps it otherwise). The read is interruptible; the hand-over is not.
  */
-export const open = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Opened, ReadFailure> =>
+export const open = (fs: FsService, paths: Paths.SessionPaths, until: "end" | "failure"): Effect.Effect<Opened, ReadFailure, Scope.Scope> =>
   Effect.flatMap(statDirectory(fs, paths), (dir) =>
-    Effect.map(readSettled(fs, paths), ({ bytes, handle, stat }) => ({
-      bytes,
-      generation: held(handle, stat, bytes.length),
-      dir
-    })))
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(restore(readSettled(fs, paths)), ({ bytes, handle, stat }) =>
+        Effect.as(
+          Effect.addFinalizer((exit) => (until === "end" || Exit.isFailure(exit) ? closeHandle(fs, handle) : Effect.void)),
+          { bytes, generation: held(handle, stat, bytes.length), dir }
+        ))
+    ))
 
 /** The bytes of the generation at `paths.path`, read as `open` reads them, holding nothing afterwards. */
 export const read = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Uint8Array, ReadFailure> =>
-  Effect.zipRight(
-    statDirectory(fs, paths),
-    Effect.scoped(Effect.map(descriptorOf(fs, readSettled(fs, paths), "end"), ({ bytes }) => bytes))
-  )
-
-/** A read's descriptor as a resource of the scope (see `held.descriptor`). */
-const descriptorOf = <A extends { readonly handle: Handle }, E>(fs: FsService, acquire: Effect.Effect<A, E>, until: "end" | "failure") =>
-  Effect.acquireRelease(acquire, (opened, exit) => (until === "end" || Exit.isFailure(exit) ? closeHandle(fs, opened.handle) : Effect.void))
+  Effect.scoped(Effect.map(open(fs, paths, "end"), ({ bytes }) => bytes))
 
 const closeHandle = (fs: FsService, handle: Handle): Effect.Effect<void> => Effect.ignore(fs.close(handle))
 
@@ -110,7 +107,8 @@ export const readRetries: Schedule.Schedule<unknown> = Schedule.exponential("1 m
 const readSettled = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Whole, ReadFailure> =>
   Effect.scoped(Effect.gen(function*() {
     const before = yield* Marker.now(fs, paths)
-    const whole = yield* descriptorOf(fs, readSessionFile(fs, paths.path, SESSION_CAPS), "failure")
+    const checked = yield* opened(fs, paths.path, SESSION_CAPS.most, "session file", "failure")
+    const whole = yield* readSessionFile(fs, checked, SESSION_CAPS)
     if (versionOfHead(whole.bytes) === 1) {
       return whole.sizeAfter === whole.stat.size
         ? whole
