@@ -99,9 +99,14 @@ export interface Prepared<out A> {
   readonly [PreparedTypeId]: { readonly _A: (_: never) => A }
 }
 
-export const SessionStore: Context.Tag<SessionStore, SessionStore> = Context.GenericTag<SessionStore>(
-  "@session-tree/SessionStore"
-)
+/**
+ * The tag of a store in the context, a class as every tag of the library is. Its identifier is the
+ * service's own interface (`SessionStore`), the name every caller already types a store with.
+ */
+export class SessionStoreTag extends Context.Tag("@session-tree/SessionStore")<SessionStore, SessionStore>() {}
+
+/** The store in the context (see `SessionStoreTag`). */
+export const SessionStore: typeof SessionStoreTag = SessionStoreTag
 
 /** How a new session starts. */
 export interface CreateOptions {

@@ -71,9 +71,14 @@ export interface SessionTree {
   readonly pathTo: (id: string) => ReadonlyArray<Entry>
 }
 
-export const SessionTree: Context.Tag<SessionTree, SessionTree> = Context.GenericTag<SessionTree>(
-  "@session-tree/SessionTree"
-)
+/**
+ * The tag of a tree in the context, a class as every tag of the library is. Its identifier is the
+ * service's own interface (`SessionTree`), the name every caller already types a tree with.
+ */
+export class SessionTreeTag extends Context.Tag("@session-tree/SessionTree")<SessionTree, SessionTree>() {}
+
+/** The tree in the context (see `SessionTreeTag`). */
+export const SessionTree: typeof SessionTreeTag = SessionTreeTag
 
 /**
  * The tree over `store`: its operations run one at a time (a one-permit semaphore), each seeing
