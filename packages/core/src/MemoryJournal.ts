@@ -14,6 +14,7 @@ import { utf8Length } from "./Codec.js"
 import { SessionCatalog, type SessionCatalogService } from "./SessionCatalog.js"
 import { type CorruptError, type InputError, sessionError } from "./SessionError.js"
 import { sha256 } from "./internal/sha256.js"
+import * as Tracing from "./Tracing.js"
 import { type AppendError, type BlobBytes, type Created, type CreateError, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
 
 /**
@@ -93,7 +94,7 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
           })
       })
     )
-  return {
+  const journal: SessionJournalService = {
     locations: "chosen",
     create: (location, session) =>
       Effect.suspend((): Effect.Effect<Created, CreateError, Scope.Scope> => {
@@ -130,6 +131,14 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
         }
         return Effect.succeed(bytes.slice())
       })
+  }
+  return {
+    locations: journal.locations,
+    create: (location, session) =>
+      Tracing.span("MemoryJournal.create", { session: location, batch: session.ids.length })(journal.create(location, session)),
+    hold: (location) => Tracing.span("MemoryJournal.hold", { session: location })(journal.hold(location)),
+    read: (location) => Tracing.span("MemoryJournal.read", { session: location })(journal.read(location)),
+    blob: (location, hash) => Tracing.span("MemoryJournal.blob", { session: location })(journal.blob(location, hash))
   }
 }
 

@@ -8,6 +8,7 @@
  * fsync).
  */
 import { type ConflictError, type InputError, type IoError, sessionError } from "@session-tree/core/SessionError"
+import * as Tracing from "@session-tree/core/Tracing"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Path from "node:path"
@@ -18,7 +19,7 @@ import * as Paths from "./internal/paths.js"
 
 /** Reads a whole regular file of at most `maxBytes` bytes: `InputError` when there is none, `CorruptError` over the cap. */
 export const readBytes = (path: string, maxBytes: number): Effect.Effect<Uint8Array, Io.ReadFailure, Fs> =>
-  Effect.flatMap(Fs, (fs) => Io.readBytes(fs, Path.resolve(path), maxBytes, "file"))
+  Effect.flatMap(Fs, (fs) => Io.readBytes(fs, Path.resolve(path), maxBytes, "file")).pipe(Tracing.span("Files.readBytes", { session: path }))
 
 /**
  * Writes `text` (UTF-8) to `path`, replacing a regular file that is there: the path then holds
@@ -57,4 +58,4 @@ export const writeFile = (path: string, text: string): Effect.Effect<void, Input
     yield* Io.expectIdentity(fs, "temp file", tmp, "file", stat)
     yield* Io.step("rename", fs.rename(tmp, absolute))
     yield* Io.step("fsync directory", fs.fsync(dirHandle))
-  }).pipe(Effect.scoped, Effect.uninterruptible)
+  }).pipe(Effect.scoped, Effect.uninterruptible, Tracing.span("Files.writeFile", { session: path }))

@@ -32,6 +32,7 @@
  */
 import { CAPS_V2, encodeLine } from "@session-tree/core/Codec"
 import { type ConflictError, type InputError, type IoError, type LockedError, restated, sessionError } from "@session-tree/core/SessionError"
+import * as Tracing from "@session-tree/core/Tracing"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -275,4 +276,4 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, RecoverErro
       const marker = markerStat === undefined ? "none" as const : yield* settleMarker(fs, paths, markerStat, syncDir)
       return { path: paths.path, marker, batch: "none" as const, removed: yield* removeLeftovers(fs, paths, leftovers, syncDir) }
     }))
-  }))
+  })).pipe(Tracing.span("Recovery.recover", { session: path }))

@@ -95,25 +95,26 @@ export const make = <I, A, E>(options: Options<I, A, E>): Effect.Effect<GroupCom
      * Commits `own` and everything queued, as the holder of the turn, and passes the turn on; the
      * outcome of `own`. Run uninterruptibly: once the batch is taken, it is committed.
      */
-    const commitTurn = (own: I): Effect.Effect<Exit.Exit<A, E>> =>
+    const commitTurn = (own: I): Effect.Effect<A, E> =>
       Effect.suspend(() => {
         const taken = takeQueued()
         if (closed) {
           const refused = Exit.fail(options.closed())
           for (const waiting of taken) Deferred.unsafeDone(waiting.woken, refused)
           passTurn()
-          return Effect.succeed(refused)
+          return refused
         }
         const inputs = [own]
         for (const waiting of taken) inputs.push(waiting.input)
-        return Effect.map(Effect.exit(options.commit(inputs)), (exit) => {
-          const outcome = (i: number): Exit.Exit<A, E> =>
-            Exit.isFailure(exit)
-              ? Exit.failCause(exit.cause)
-              : exit.value[i] ?? Exit.die(new Error(`the commit gave ${exit.value.length} outcomes for ${inputs.length} inputs`))
+        const settle = (outcome: (i: number) => Exit.Exit<A, E>): Exit.Exit<A, E> => {
           taken.forEach((waiting, i) => Deferred.unsafeDone(waiting.woken, outcome(i + 1)))
           passTurn()
           return outcome(0)
+        }
+        return Effect.matchCauseEffect(options.commit(inputs), {
+          onFailure: (cause) => settle(() => Exit.failCause(cause)),
+          onSuccess: (outcomes) =>
+            settle((i) => outcomes[i] ?? Exit.die(new Error(`the commit gave ${outcomes.length} outcomes for ${inputs.length} inputs`)))
         })
       })
 
@@ -154,7 +155,7 @@ export const make = <I, A, E>(options: Options<I, A, E>): Effect.Effect<GroupCom
           // interruption then withdraws this input and passes the turn on.
           return Effect.uninterruptibleMask((restore) =>
             Effect.flatMap(Effect.exit(restore(Effect.yieldNow())), (yielded): Effect.Effect<A, E> => {
-              if (Exit.isSuccess(yielded)) return Effect.flatten(commitTurn(input))
+              if (Exit.isSuccess(yielded)) return commitTurn(input)
               // Interrupted before its batch was taken: withdrawn, the turn passed on.
               passTurn()
               return Effect.failCause(yielded.cause)
@@ -166,7 +167,7 @@ export const make = <I, A, E>(options: Options<I, A, E>): Effect.Effect<GroupCom
         return Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(
             Effect.onInterrupt(restore(Deferred.await(waiting.woken)), () => leave(waiting)),
-            (woken): Effect.Effect<A, E> => (woken === TURN ? Effect.flatten(commitTurn(input)) : Effect.succeed(woken))
+            (woken): Effect.Effect<A, E> => (woken === TURN ? commitTurn(input) : Effect.succeed(woken))
           )
         )
       })

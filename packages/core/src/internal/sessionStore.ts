@@ -33,6 +33,7 @@ import {
 } from "../SessionJournal.js"
 import type { CreateOptions, Loaded, LoadOptions, Prepared, SessionStore } from "../SessionStore.js"
 import { PreparedTypeId } from "../SessionStore.js"
+import * as Tracing from "../Tracing.js"
 import { BLOB_REF, type BlobBytes, type Sha256 } from "./blobs.js"
 import { CommittedHistory } from "./committed.js"
 import {
@@ -75,17 +76,19 @@ export const decode = (
 
 /** The bytes of the blob `ref` (`sha256:` and its hash) of the session at `location`, checked by the backend. */
 export const readBlob = (journal: SessionJournalService, location: string, ref: unknown): Effect.Effect<Uint8Array, BlobError> =>
-  typeof ref === "string" && BLOB_REF.test(ref)
+  (typeof ref === "string" && BLOB_REF.test(ref)
     ? journal.blob(location, V2.hashOf(ref))
     : Effect.fail(sessionError(
       "SESSION_INVALID_OPTIONS",
       `${JSON.stringify(ref) ?? String(ref)} is not a blob reference ("sha256:" and 64 lowercase hexadecimal digits)`
-    ))
+    ))).pipe(Tracing.span("SessionStore.blob", { session: location }))
 
 export const read = (location: string): Effect.Effect<Loaded, ReadError, SessionJournal> =>
   Effect.flatMap(SessionJournal, (journal) =>
     Effect.flatMap(journal.read(location), (stored) =>
-      Either.map(decode(journal, stored), (decoded) => loadedOf(journal, stored.location, decoded, stored.tail, stored.size))))
+      Either.map(decode(journal, stored), (decoded) => loadedOf(journal, stored.location, decoded, stored.tail, stored.size)))).pipe(
+      Tracing.span("SessionStore.read", { session: location })
+    )
 
 /**
  * What a read gives. Made apart from the read so that the blob reader closes over the location
@@ -245,7 +248,7 @@ const written = (
   added: number,
   blobs: ReadonlyArray<BlobBytes>
 ): Effect.Effect<Exit.Exit<void, AppendError>> =>
-  Effect.map(Effect.exit(writer.write(lines, blobs)), (exit) => {
+  Effect.map(Effect.exit(Tracing.leaf("SessionJournal.append", { session: writer.location, batch: lines.lines.length })(writer.write(lines, blobs))), (exit) => {
     if (Exit.isSuccess(exit)) writer.committed(added, blobs)
     else Option.map(Cause.failureOption(exit.cause), (error) => writer.failed(error))
     return exit
@@ -272,7 +275,7 @@ const assemble = (
     const lister = yield* SessionLister
     const history = new CommittedHistory(loaded)
     const closedError = () => sessionError("SESSION_IO", "the store's scope is closed", { path: location })
-    const writer = new SessionWriter(journalWriter, header, history, lister, start)
+    const writer = new SessionWriter(location, journalWriter, header, history, lister, start)
     const committer: Committer = {
       history,
       writer,
@@ -284,12 +287,14 @@ const assemble = (
     const group = yield* GroupCommit.make({ commit: commitBatch(committer), closed: closedError })
     const flush = group.submit(FLUSH) as Effect.Effect<void, AppendError>
     const refuse = (error: InputError): Effect.Effect<never, AppendError> =>
-      Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : error)))
+      Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : error))).pipe(
+        Tracing.leaf("SessionStore.append", { session: location })
+      )
     const submit = <A>(parentId: string | null, prepared: PreparedAppend): Effect.Effect<A, AppendError> =>
       Effect.suspend(() => {
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : group.submit({ parentId, prepared }) as Effect.Effect<A, AppendError>
-      })
+      }).pipe(Tracing.leaf("SessionStore.append", { session: location, batch: prepared.contents.length }))
     const sha256: Sha256 = journal.sha256 ?? defaultSha256
     const version = header.version
     // Checked and copied when called; a parent given now is checked first, as it always was.
@@ -329,7 +334,7 @@ const assemble = (
       flush: Effect.suspend(() => {
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : flush
-      }),
+      }).pipe(Tracing.span("SessionStore.flush", { session: location, batch: 0 })),
       blob: (ref) => readBlob(journal, location, ref)
     }
     return store
@@ -425,7 +430,7 @@ export const create = (
           )
       )
     ))
-  })
+  }).pipe(Tracing.span("SessionStore.create", { session: location }))
 
 /**
  * Stores a whole session at once (a fork, an import): its canonical lines, validated exactly as a
@@ -456,7 +461,7 @@ export const createWhole = (
       }),
       (created) => ({ location: created.location, header: decoded.header, entries: decoded.history.entries })
     ))
-  })
+  }).pipe(Tracing.span("SessionStore.createWhole", { session: location, batch: entries.length }))
 
 /**
  * Loads the session at `location` and holds it until the scope closes. Interruptible: the backend
@@ -492,7 +497,7 @@ export const load = (
           scope
         )
       })
-    ))
+    )).pipe(Tracing.span("SessionStore.load", { session: location }))
 
 export const open = (
   location: string,
@@ -500,6 +505,7 @@ export const open = (
 ): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> => {
   const only: LoadOptions | undefined = options?.version === undefined ? undefined : { version: options.version }
   return load(location, only).pipe(
-    catchCode("SESSION_NOT_FOUND", () => create(location, options).pipe(catchCode("SESSION_EXISTS", () => load(location, only))))
+    catchCode("SESSION_NOT_FOUND", () => create(location, options).pipe(catchCode("SESSION_EXISTS", () => load(location, only)))),
+    Tracing.span("SessionStore.open", { session: location })
   )
 }

@@ -6,6 +6,7 @@ import { type InputError, inputError } from "../SessionError.js"
 import type { AppendError } from "../SessionJournal.js"
 import type { Linked, SessionTree } from "../SessionTree.js"
 import type { Prepared, SessionStore } from "../SessionStore.js"
+import * as Tracing from "../Tracing.js"
 
 const EMPTY: ReadonlyArray<never> = Object.freeze([])
 
@@ -79,11 +80,11 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       prepared: Either.Either<Prepared<A>, InputError>,
       last: (added: A) => Entry
     ): Effect.Effect<A, AppendError> =>
-      Either.isLeft(prepared)
+      (Either.isLeft(prepared)
         ? Effect.fail(prepared.left)
         : serialized(Effect.tap(Effect.suspend(() => store.appendPrepared(leaf, prepared.right)), (added) => {
           leaf = last(added).id
-        }))
+        }))).pipe(Tracing.leaf("SessionTree.append", { session: store.location }))
     const one = (entry: Entry) => entry
     const lastOf = (entries: ReadonlyArray<Entry>) => entries[entries.length - 1]!
     // Checked and copied at call time (by the store, once), not when its turn in the tree comes.
@@ -114,7 +115,7 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
           }
           leaf = id
           return Effect.void
-        })),
+        })).pipe(Tracing.leaf("SessionTree.moveTo", { session: store.location })),
       append: (message) => Effect.suspend(() => atLeaf(store.prepareMessage(message), one)),
       appendEntry,
       appendChain: (bodies) => Effect.suspend(() => atLeaf(store.prepareChain(bodies), lastOf)),

@@ -37,6 +37,8 @@ export class SessionWriter {
   readonly blobs: Map<string, number>
 
   constructor(
+    /** Where the session is, as the backend resolved it: what the spans of its commits name. */
+    readonly location: string,
     private readonly writer: Writer,
     private readonly header: Header,
     private readonly history: CommittedHistory,

@@ -24,7 +24,7 @@ import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
 import { Flags, type FsService, type Handle, sameFile } from "../Fs.js"
 import { type Directory, type Held, isLocked, lock, type OpenGeneration, provenOr, rollbackFailed } from "./held.js"
-import { closeQuietly, expectIdentity, lstatOrMissing, removeOwn, step, stepError, writeAll, type WriteFailure } from "./io.js"
+import { closeQuietly, expectIdentity, lstatNamed, removeOwn, step, stepError, writeAll, type WriteFailure } from "./io.js"
 import * as Marker from "./marker.js"
 import type * as Paths from "./paths.js"
 
@@ -40,6 +40,8 @@ export interface AppendInput {
 }
 
 export interface Appended {
+  /** The generation appended: the one appended to, grown by the batch. */
+  readonly generation: OpenGeneration
   /** The descriptor open for writing, for the next append. */
   readonly handle: Handle
   /** The intent, when its removal failed: the batch is durable, and the store removes it before its next commit. */
@@ -49,8 +51,8 @@ export interface Appended {
 /**
  * The append: lock (create the intent), prove the file is still the one this writer holds, make
  * the intent durable (a directory sync), write the batch after the committed end and make it
- * durable, prove the file is still the one at the path, then remove the intent. `state` holds the
- * generation appended to, and then the one appended. Each step that changes something is acquired
+ * durable, prove the file is still the one at the path, then remove the intent; the caller then
+ * holds the generation appended (a rollback leaves what it did in `state`). Each step that changes something is acquired
  * with its undo as its release (`withIntent`, `withDescriptor`, `withBatch`), so a failure undoes
  * them in reverse order; one whose undo cannot be proven fails with SESSION_ROLLBACK_FAILED.
  *
@@ -64,21 +66,12 @@ export const append = <S extends Held>(fs: FsService, input: AppendInput, state:
     yield* expectIdentity(fs, "directory", paths.dir, "directory", dir.id)
     yield* unchanged(fs, paths, base)
     yield* step("fsync directory", fs.fsync(dir.handle))
-    return yield* withDescriptor(fs, input, (handle) => withBatch(fs, state, paths, handle, base, writeBatch(fs, input, state, handle, text)))
+    return yield* withDescriptor(fs, input, (handle) => withBatch(fs, state, paths, handle, base, writeBatch(fs, input, handle, text)))
   })).pipe(Effect.catchAll(provenOr(state)))
 }
 
-/**
- * The batch after the committed end, made durable and proven to be where the path leads; then the
- * intent goes, and `state` holds the generation appended.
- */
-const writeBatch = <S extends Held>(
-  fs: FsService,
-  input: AppendInput,
-  state: Ref.Ref<S>,
-  handle: Handle,
-  text: string
-): Effect.Effect<Appended, WriteFailure> =>
+/** The batch after the committed end, made durable and proven to be where the path leads; then the intent goes. */
+const writeBatch = (fs: FsService, input: AppendInput, handle: Handle, text: string): Effect.Effect<Appended, WriteFailure> =>
   Effect.gen(function*() {
     const { base, bytes, dir, paths } = input
     const to = base.size + bytes.length
@@ -95,8 +88,7 @@ const writeBatch = <S extends Held>(
     // Durable from here on. An intent that stays (its removal failed, or a crash brings it back)
     // finds the batch whole, so every reader shows it.
     const gone = yield* removeOwn(fs, paths.marker)
-    yield* Ref.update(state, (h) => ({ ...h, base: { ...base, size: to, mtimeNs: after.mtimeNs } }))
-    return { handle, staleIntent: gone ? undefined : text }
+    return { generation: { ...base, size: to, mtimeNs: after.mtimeNs }, handle, staleIntent: gone ? undefined : text }
   })
 
 /**
@@ -161,7 +153,7 @@ const withBatch = <A, S extends Held>(
 
 /** The file at the path is still the one this writer holds, unchanged since it last wrote or read it. */
 const unchanged = (fs: FsService, paths: Paths.SessionPaths, base: OpenGeneration): Effect.Effect<void, WriteFailure> =>
-  Effect.flatMap(step("check file", lstatOrMissing(fs, paths.path)), (stat) =>
+  Effect.flatMap(lstatNamed(fs, "check file", paths.path), (stat) =>
     stat !== undefined && stat.kind === "file" && sameFile(stat, base.id) && stat.size === base.size && stat.mtimeNs === base.mtimeNs
       ? Effect.void
       : Effect.fail(sessionError(

@@ -7,6 +7,7 @@
  */
 import type { DeleteError } from "@session-tree/core/SessionCatalog"
 import { isSessionError, sessionError } from "@session-tree/core/SessionError"
+import * as Tracing from "@session-tree/core/Tracing"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -228,7 +229,7 @@ export const deleteSession = (fs: FsService, location: string): Effect.Effect<st
       yield* Effect.uninterruptible(remove(fs, paths, dir))
       return paths.path
     }))
-  }))
+  })).pipe(Tracing.span("FileJournal.delete", { session: location }))
 
 /**
  * What `recover` removes of a delete that was interrupted after its commit point: the blob

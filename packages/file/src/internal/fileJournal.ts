@@ -1,5 +1,6 @@
 import { type RecordLines, versionOf } from "@session-tree/core/Codec"
 import type { CorruptError } from "@session-tree/core/SessionError"
+import * as Tracing from "@session-tree/core/Tracing"
 import type { Created, Held as Opened, Lines, ReadError, SessionJournalService, Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -91,9 +92,12 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
   const kernelCopyFrom = options?.kernelCopyFrom ?? KERNEL_COPY_MIN_BYTES
   return {
     locations: "chosen",
-    blob: (location, hash) => Effect.flatMap(Paths.resolve(fs, location), (paths) => Blobs.read(fs, paths, hash)),
-    read: (location) => Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)),
-    hold: (location) => hold(fs, kernelCopyFrom, location),
-    create: (location, session) => create(fs, kernelCopyFrom, location, session)
+    blob: (location, hash) =>
+      Effect.flatMap(Paths.resolve(fs, location), (paths) => Blobs.read(fs, paths, hash)).pipe(Tracing.span("FileJournal.blob", { session: location })),
+    read: (location) =>
+      Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)).pipe(Tracing.span("FileJournal.read", { session: location })),
+    hold: (location) => hold(fs, kernelCopyFrom, location).pipe(Tracing.span("FileJournal.hold", { session: location })),
+    create: (location, session) =>
+      create(fs, kernelCopyFrom, location, session).pipe(Tracing.span("FileJournal.create", { session: location, batch: session.ids.length }))
   }
 }

@@ -232,7 +232,12 @@ const appendBatch = (own: Own, now: State, mode: Extract<Mode, { readonly _tag: 
   writeLines(bytes, 0, batch)
   const append = Effect.flatMap(
     Append.append(fs, { paths, dir: own.dir, base: now.base, bytes, handle: mode.handle }, state),
-    (appended) => setMode(own, { _tag: "InPlace", handle: appended.handle, staleIntent: appended.staleIntent })
+    (appended) =>
+      Ref.update(state, (s) => ({
+        ...s,
+        base: appended.generation,
+        mode: { _tag: "InPlace" as const, handle: appended.handle, staleIntent: appended.staleIntent }
+      }))
   )
   if (now.strays.length === 0 && mode.staleIntent === undefined) return append
   return Effect.gen(function*() {
