@@ -100,6 +100,23 @@ export interface Linked {
   readonly parentId: string | null
 }
 
+/** The navigation of one entry list, built once, for a caller that asks it many questions (a view walking the tree). */
+export interface Index<E extends Linked> {
+  /** The list, as given. */
+  readonly entries: ReadonlyArray<E>
+  /** The first entry with this ID. */
+  readonly get: (id: string) => E | undefined
+  /** The children of `id` in commit order; null gives the roots. */
+  readonly children: (id: string | null) => ReadonlyArray<E>
+  /** The entries nobody names as parent, in commit order. */
+  readonly leaves: ReadonlyArray<E>
+  /** The root-to-`id` path; [] when `id` is not in the list or its chain does not reach a root. */
+  readonly pathTo: (id: string) => ReadonlyArray<E>
+}
+
+/** The navigation of `entries`, built in one pass: what the functions below answer, as a value to keep. */
+export const index: <E extends Linked>(entries: ReadonlyArray<E>) => Index<E> = internal.index
+
 /** The root-to-`id` path; [] when `id` is not in `entries` or its chain does not reach a root. */
 export const pathTo: <E extends Linked>(entries: ReadonlyArray<E>, id: string) => ReadonlyArray<E> = internal.pathTo
 

@@ -258,7 +258,7 @@ export const recover = (path: string): Effect.Effect<RecoveryReport, RecoverErro
     const fs = yield* Fs
     const paths = yield* Paths.resolve(fs, path)
     const dirStat = yield* Generation.statDirectory(fs, paths)
-    const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+    const lock = yield* processLocks().lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
     return yield* lock.withPermits(1)(Effect.gen(function*() {
       // The marker is looked at before the listing: a writer creates its temp name before it links the
       // marker and removes it after, so a marker seen here whose writer is running shows up below.

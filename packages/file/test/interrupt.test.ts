@@ -49,14 +49,14 @@ describe("interruption", () => {
         const dir = yield* tempDir
         const path = Path.join(dir, "s.jsonl")
         yield* session(path)
-        const before = { fds: openFds(), locks: Locks.processLocks.held(), bytes: hashDir(dir) }
+        const before = { fds: openFds(), locks: Locks.processLocks().held(), bytes: hashDir(dir) }
         const reading = yield* Deferred.make<void>()
         const fiber = yield* Effect.fork(Effect.provide(operation(path), through(stopReadsOf(path, reading))))
         yield* Deferred.await(reading)
         // The read never returns: an uninterruptible load would wait for it for ever.
         const exit = yield* Fiber.interrupt(fiber).pipe(Effect.timeout(Duration.seconds(10)))
         expect(Exit.isInterrupted(exit)).toBe(true)
-        expect({ fds: openFds(), locks: Locks.processLocks.held(), bytes: hashDir(dir) }).toEqual(before)
+        expect({ fds: openFds(), locks: Locks.processLocks().held(), bytes: hashDir(dir) }).toEqual(before)
       }).pipe(Effect.scoped))
   }
 })

@@ -10,18 +10,10 @@
  * Every result is a fresh, deeply frozen value, and nothing outlives a call:
  * the decoder keeps no state between records.
  */
-import { History } from "../History.js"
 import { hasKeyTokens } from "../Json.js"
 import type * as Record from "../Record.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
 import { copyJson, tally } from "./values.js"
-
-/**
- * An empty History that nothing uses, held as long as this module (an exported binding is never
- * collected): while one History lives, a load that follows a garbage collection runs as fast as the
- * loads before it. It is never handed out, so it stays empty.
- */
-export const kept: History = new History()
 
 /** The Schemas the decoder is built from. */
 export interface Schemas {

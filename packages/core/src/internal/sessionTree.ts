@@ -4,7 +4,7 @@ import * as Either from "effect/Either"
 import { type AnyMessage, type Entry, messageOf } from "../Record.js"
 import { type InputError, inputError } from "../SessionError.js"
 import type { AppendError } from "../SessionJournal.js"
-import type { Linked, SessionTree } from "../SessionTree.js"
+import type { Index, Linked, SessionTree } from "../SessionTree.js"
 import type { Prepared, SessionStore } from "../SessionStore.js"
 import * as Tracing from "../Tracing.js"
 
@@ -62,6 +62,14 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
       readonly path: ReadonlyArray<Entry>
       messages: ReadonlyArray<AnyMessage> | undefined
     } | undefined
+
+    // The navigation of the store's entries, made again when a commit has replaced them.
+    let navigation: Index<Entry> | undefined
+    const navigate = (): Index<Entry> => {
+      const entries = store.entries
+      if (navigation === undefined || navigation.entries !== entries) navigation = index(entries)
+      return navigation
+    }
 
     const projection = () => {
       const entries = store.entries
@@ -130,27 +138,17 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
             ? { kind: "compaction", summary, firstKeptEntryId }
             : { kind: "compaction", summary, firstKeptEntryId, tokensBefore }
         ),
-      children: (id) => childrenOf(store.entries, id),
+      children: (id) => navigate().children(id),
       get leaves() {
-        return leavesOf(store.entries)
+        return navigate().leaves
       },
       pathTo: (id) => (typeof id === "string" ? walk(get, id, store.entries.length) : EMPTY)
     }
     return tree
   })
 
-interface Index<E extends Linked> {
-  readonly byId: Map<string, E>
-  readonly children: Map<string | null, ReadonlyArray<E>>
-  readonly leaves: ReadonlyArray<E>
-}
-
-/** Indexes of frozen lists (the store's views never change); other lists are indexed per call. */
-const indexes = new WeakMap<ReadonlyArray<Linked>, Index<Linked>>()
-
-const indexOf = <E extends Linked>(entries: ReadonlyArray<E>): Index<E> => {
-  const cached = indexes.get(entries) as Index<E> | undefined
-  if (cached !== undefined) return cached
+/** The navigation of `entries` (see `SessionTree.Index`), built in one pass. */
+export const index = <E extends Linked>(entries: ReadonlyArray<E>): Index<E> => {
   const byId = new Map<string, E>()
   const children = new Map<string | null, Array<E>>()
   const hasChild = new Set<string>()
@@ -162,24 +160,37 @@ const indexOf = <E extends Linked>(entries: ReadonlyArray<E>): Index<E> => {
     if (entry.parentId !== null) hasChild.add(entry.parentId)
   }
   for (const list of children.values()) Object.freeze(list)
-  const index: Index<E> = {
-    byId,
-    children,
-    leaves: Object.freeze(entries.filter((entry) => !hasChild.has(entry.id)))
+  const leaves = Object.freeze(entries.filter((entry) => !hasChild.has(entry.id)))
+  return {
+    entries,
+    get: (id) => byId.get(id),
+    children: (id) => children.get(id) ?? EMPTY,
+    leaves,
+    pathTo: (id) => walk((key) => byId.get(key), id, entries.length)
   }
-  if (Object.isFrozen(entries)) indexes.set(entries, index)
-  return index
+}
+
+/**
+ * The indexes the three functions below keep of the frozen lists they are asked about (a store's
+ * views never change), so that a caller walking a tree with them does not index the list again at
+ * each node. `index` is the same navigation as a value the caller holds; once every caller holds
+ * one, this cache goes.
+ */
+const indexes = new WeakMap<ReadonlyArray<Linked>, Index<Linked>>()
+
+const indexOf = <E extends Linked>(entries: ReadonlyArray<E>): Index<E> => {
+  const cached = indexes.get(entries) as Index<E> | undefined
+  if (cached !== undefined) return cached
+  const made = index(entries)
+  if (Object.isFrozen(entries)) indexes.set(entries, made as unknown as Index<Linked>)
+  return made
 }
 
 /** The root-to-`id` path; [] when `id` is not in `entries` or its chain does not reach a root. */
-export const pathTo = <E extends Linked>(entries: ReadonlyArray<E>, id: string): ReadonlyArray<E> => {
-  const { byId } = indexOf(entries)
-  return walk((key) => byId.get(key), id, entries.length)
-}
+export const pathTo = <E extends Linked>(entries: ReadonlyArray<E>, id: string): ReadonlyArray<E> => indexOf(entries).pathTo(id)
 
 /** The children of `id` in commit order; null gives the roots. */
-export const childrenOf = <E extends Linked>(entries: ReadonlyArray<E>, id: string | null): ReadonlyArray<E> =>
-  indexOf(entries).children.get(id) ?? EMPTY
+export const childrenOf = <E extends Linked>(entries: ReadonlyArray<E>, id: string | null): ReadonlyArray<E> => indexOf(entries).children(id)
 
 /** The entries nobody names as parent, in commit order. */
 export const leavesOf = <E extends Linked>(entries: ReadonlyArray<E>): ReadonlyArray<E> => indexOf(entries).leaves

@@ -218,7 +218,7 @@ export const deleteSession = (fs: FsService, location: string): Effect.Effect<st
   Effect.scoped(Effect.gen(function*() {
     const paths = yield* Paths.resolve(fs, location)
     const dirStat = yield* Generation.statDirectory(fs, paths)
-    const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+    const lock = yield* processLocks().lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
     return yield* lock.withPermits(1)(Effect.gen(function*() {
       const found = yield* lstatNamed(fs, "lstat", paths.path)
       if (found === undefined) return yield* sessionError("SESSION_NOT_FOUND", "no session file at this path", { path: paths.path })

@@ -57,7 +57,7 @@ const hold = (fs: FsService, kernelCopyFrom: number, location: string) =>
     const version = versionOfHead(opened.bytes)
     // Only version 2 refers to blobs: a version-1 session has none to know of.
     const stored = yield* Effect.flatMap(storedOf(paths, opened.bytes), (read) => version === 2 ? Blobs.attach(fs, paths, read) : Effect.succeed(read))
-    const lock = yield* processLocks.lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
+    const lock = yield* processLocks().lockFor(paths.lockKey(opened.dir.dev, opened.dir.ino))
     const dir = yield* Generation.directory(fs, paths, opened.dir)
     const read: Lines = { lines: stored.lines, sizes: stored.sizes }
     const plain = isPlain(opened.bytes, stored)
@@ -76,7 +76,7 @@ const create = (fs: FsService, kernelCopyFrom: number, location: string, session
     const generation = new GenerationBuffer(session)
     const dirStat = yield* Generation.statDirectory(fs, paths)
     const dir = yield* Generation.directory(fs, paths, dirStat)
-    const lock = yield* processLocks.lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
+    const lock = yield* processLocks().lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
     // A taken path is refused before the blobs go beside it, so that nothing there changes.
     if (session.blobs !== undefined && session.blobs.length > 0) yield* Generation.refuseExisting(fs, paths)
     yield* Blobs.put(fs, paths, session.blobs)
