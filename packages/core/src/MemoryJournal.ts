@@ -20,10 +20,18 @@ import { type AppendError, type BlobBytes, type Created, type CreateError, type 
 /**
  * Session location → its lines, the header's first, none with a terminator. A
  * commit replaces a session's array, so a writer knows the array it last wrote.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type Storage = Map<string, ReadonlyArray<string>>
 
-/** Session location → its blobs, by hash (64 lowercase hexadecimal digits). */
+/**
+ * Session location → its blobs, by hash (64 lowercase hexadecimal digits).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type BlobStorage = Map<string, Map<string, Uint8Array>>
 
 const missing = (location: string): InputError =>
@@ -73,7 +81,12 @@ const putBlobs = (blobs: BlobStorage, location: string, added: ReadonlyArray<Blo
   for (const blob of added) if (!held.has(blob.hash)) held.set(blob.hash, copy ? blob.bytes.slice() : blob.bytes)
 }
 
-/** A journal over `storage` and `blobs` (fresh maps by default). */
+/**
+ * A journal over `storage` and `blobs` (fresh maps by default).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map()): SessionJournalService => {
   const writerOf = (location: string, initial: ReadonlyArray<string>): Effect.Effect<Writer, never, Scope.Scope> =>
     Effect.map(
@@ -146,6 +159,9 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
  * The catalog of `storage`: every location in it. A session's version is the identity of its
  * array (a commit replaces it), numbered on first sight; its change time is when the catalog first
  * saw that array, so a session changed later lists before one changed earlier.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const makeCatalog = (storage: Storage, blobs: BlobStorage = new Map()): SessionCatalogService => {
   const seen = new WeakMap<ReadonlyArray<string>, { readonly version: number; readonly changed: number }>()
@@ -188,9 +204,19 @@ export const makeCatalog = (storage: Storage, blobs: BlobStorage = new Map()): S
   }
 }
 
-/** A fresh, empty memory journal and its catalog per build of the layer. */
+/**
+ * A fresh, empty memory journal and its catalog per build of the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionJournal | SessionCatalog> = Layer.suspend(() => layerStorage(new Map()))
 
-/** A memory journal and catalog over `storage` and `blobs`, which the caller can read and change. */
+/**
+ * A memory journal and catalog over `storage` and `blobs`, which the caller can read and change.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerStorage = (storage: Storage, blobs: BlobStorage = new Map()): Layer.Layer<SessionJournal | SessionCatalog> =>
   Layer.merge(Layer.succeed(SessionJournal, make(storage, blobs)), Layer.succeed(SessionCatalog, makeCatalog(storage, blobs)))

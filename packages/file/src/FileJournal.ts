@@ -20,9 +20,20 @@ import { type Around, Fs, type FsService, intercept, node } from "./Fs.js"
 import * as FileCatalog from "./FileCatalog.js"
 import * as internal from "./internal/fileJournal.js"
 
-/** Commits of a canonical file of at least this many bytes copy it in the kernel (the default of `kernelCopyFrom`). */
+/**
+ * Commits of a canonical file of at least this many bytes copy it in the kernel (the default of `kernelCopyFrom`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const KERNEL_COPY_MIN_BYTES: number = internal.KERNEL_COPY_MIN_BYTES
 
+/**
+ * How the file journal commits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /**
    * A commit on a file of at least this many bytes that holds the canonical generation copies
@@ -33,26 +44,47 @@ export interface Options {
   readonly kernelCopyFrom?: number | undefined
 }
 
-/** The journal of session files, every filesystem step through `fs`. */
+/**
+ * The journal of session files, every filesystem step through `fs`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: (fs: FsService, options?: Options) => SessionJournalService = internal.make
 
-/** The file journal over the `Fs` service in context. */
+/**
+ * The file journal over the `Fs` service in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionJournal, never, Fs> = Layer.effect(SessionJournal, Effect.map(Fs, (fs) => make(fs)))
 
 /**
  * The file journal, its catalog (`FileCatalog`) and the filesystem service they run on (the real
  * one, `Fs.node`, by default): everything a program that stores sessions in files provides.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<SessionJournal | SessionCatalog | Fs> =>
   Layer.mergeAll(Layer.succeed(SessionJournal, make(fs, options)), Layer.succeed(SessionCatalog, FileCatalog.make(fs)), Layer.succeed(Fs, fs))
 
-/** The file journal on the real filesystem seen through `around` (see `Fs.intercept`), and that `Fs`. */
+/**
+ * The file journal on the real filesystem seen through `around` (see `Fs.intercept`), and that `Fs`.
+ *
+ * @since 0.1.0
+ * @category testing
+ */
 export const layerIntercepted = (around: Around): Layer.Layer<SessionJournal | SessionCatalog | Fs> =>
   layerWithFs(intercept(node, around))
 
 /**
  * Loads the session file at `path` read-only through this journal, whatever journal the context
  * holds: the source of an import into another backend.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const readSession = (path: string): Effect.Effect<SessionStore.Loaded, ReadError, Fs> =>
   Effect.flatMap(Fs, (fs) => Effect.provideService(SessionStore.read(path), SessionJournal, make(fs)))

@@ -17,7 +17,12 @@ import { Flags, Fs, type Handle } from "./Fs.js"
 import * as Io from "./internal/io.js"
 import * as Paths from "./internal/paths.js"
 
-/** Reads a whole regular file of at most `maxBytes` bytes: `InputError` when there is none, `CorruptError` over the cap. */
+/**
+ * Reads a whole regular file of at most `maxBytes` bytes: `InputError` when there is none, `CorruptError` over the cap.
+ *
+ * @since 0.1.0
+ * @category files
+ */
 export const readBytes = (path: string, maxBytes: number): Effect.Effect<Uint8Array, Io.ReadFailure, Fs> =>
   Effect.flatMap(Fs, (fs) => Io.readBytes(fs, Path.resolve(path), maxBytes, "file")).pipe(Tracing.span("Files.readBytes", { session: path }))
 
@@ -28,6 +33,9 @@ export const readBytes = (path: string, maxBytes: number): Effect.Effect<Uint8Ar
  * session's, the directory is resolved once and every later step uses the resolved one.
  * `InputError` for a path that cannot hold the file, `ConflictError` when a name changed under
  * it, `IoError` for a failed step.
+ *
+ * @since 0.1.0
+ * @category files
  */
 export const writeFile = (path: string, text: string): Effect.Effect<void, InputError | ConflictError | IoError, Fs> =>
   Effect.gen(function*() {

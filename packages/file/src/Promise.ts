@@ -41,6 +41,9 @@ import type { Fs } from "./Fs.js"
  * code outside Effect can use `instanceof` and read `code`. `kind` says who must act (the class of
  * the Effect API's error: `InputError`, `CorruptError`, `ConflictError`, `IoError`, `LockedError`),
  * and `cause` is that error itself.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class SessionError extends Error {
   readonly code: Errors.SessionErrorCode
@@ -61,30 +64,70 @@ export class SessionError extends Error {
 const toFacade = (failure: unknown): unknown => Errors.isSessionError(failure) ? new SessionError(failure) : failure
 
 const sessionError = Errors.sessionError
+/**
+ * The record types the facade reads and writes.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader }
+/**
+ * What a lossy Pi import dropped.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { Dropped } from "@session-tree/core/PiSession"
+/**
+ * The shapes of a listing and of records to import.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { Listed, ListingPage, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
+/**
+ * What a read-only load finds.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { Loaded } from "@session-tree/core/SessionStore"
 
-/** Whether a listed session is one that does not load (it then holds `error` instead of a summary). */
+/**
+ * Whether a listed session is one that does not load (it then holds `error` instead of a summary).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isUnreadable: (listed: CoreSessions.Listed) => listed is CoreSessions.Unreadable = CoreSessions.isUnreadable
 
 /**
  * `now`: epoch milliseconds for timestamps; `createId`: entry IDs (the core's options, the one
  * definition). Session IDs are random UUIDs unless `create` is given one.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type SessionOptions = Options.SessionOptions
 
 /**
  * `SessionOptions`, `id`: the new session's ID (a random UUID by default), and `version`: the
  * format, 2 (the agent format) unless 1 (the course format) is asked for.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface CreateOptions extends Options.SessionOptions {
   readonly id?: string
   readonly version?: 1 | 2
 }
 
-/** `SessionOptions`, and `version`: the only format version to accept (any by default). */
+/**
+ * `SessionOptions`, and `version`: the only format version to accept (any by default).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface LoadOptions extends Options.SessionOptions {
   readonly version?: 1 | 2
 }
@@ -172,7 +215,12 @@ const acquire = async <S extends SessionStore>(
 /** The class a static constructor of `SessionStore` was called on (a subclass builds its own instances). */
 type StoreClass<S extends SessionStore> = new(core: Core.SessionStore, scope: Scope.CloseableScope) => S
 
-/** One session file, held open for appending. Get one with `create`, `load` or `open`; release it with `close`. */
+/**
+ * One session file, held open for appending. Get one with `create`, `load` or `open`; release it with `close`.
+ *
+ * @since 0.1.0
+ * @category facade
+ */
 export class SessionStore {
   /**
    * Creates a new session file holding only its header; SESSION_EXISTS if the path exists.
@@ -271,7 +319,12 @@ export class SessionStore {
 }
 
 
-/** The branches of a store: the active leaf, the root→leaf path, and appends that continue it. */
+/**
+ * The branches of a store: the active leaf, the root→leaf path, and appends that continue it.
+ *
+ * @since 0.1.0
+ * @category facade
+ */
 export class SessionTree {
   readonly #tree: Tree.SessionTree
   // The tree keeps its SessionStore reachable: the store's scope closes when the store is collected.
@@ -367,7 +420,12 @@ export class SessionTree {
   }
 }
 
-/** What `Sessions.import` reads. */
+/**
+ * What `Sessions.import` reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ImportOptions {
   /** The format of the file: this project's (the default) or a Pi coding-agent session (format 3). */
   from?: "session-tree" | "pi"
@@ -375,7 +433,12 @@ export interface ImportOptions {
   lossy?: boolean
 }
 
-/** What an import stored, and what a lossy Pi import dropped (all zero otherwise). */
+/**
+ * What an import stored, and what a lossy Pi import dropped (all zero otherwise).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Imported {
   readonly session: CoreSessions.Summary
   readonly dropped: PiSession.Dropped
@@ -399,6 +462,9 @@ const NOTHING_DROPPED: PiSession.Dropped = {
  * its listing cache, so a repeated listing reads again only the files that changed.
  * `options` (`now`, `createId`) set the clock and entry IDs of what it writes, as for a store;
  * an invalid one throws SESSION_INVALID_OPTIONS.
+ *
+ * @since 0.1.0
+ * @category facade
  */
 export class Sessions {
   readonly #service: CoreSessions.SessionsService

@@ -52,9 +52,18 @@ import { decode } from "./Jsonl.js"
  * What recovery can fail with: no session there (`InputError`), a writer still running or a
  * name that changed under it (`ConflictError`), a failed step (`IoError`), a state it must not
  * settle (`LockedError`). Never `CorruptError`: recovery judges names and bytes, not records.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export type RecoverError = InputError | ConflictError | IoError | LockedError
 
+/**
+ * What `recover` did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RecoveryReport {
   readonly path: string
   /** What happened to the marker. */
@@ -252,6 +261,9 @@ const settleMarker = (
 /**
  * Resolves what a crashed commit, append or delete left beside the session file at `path` (see
  * the module's comment), with the file's in-process lock held.
+ *
+ * @since 0.1.0
+ * @category recovery
  */
 export const recover = (path: string): Effect.Effect<RecoveryReport, RecoverError, Fs> =>
   Effect.scoped(Effect.gen(function*() {
