@@ -59,118 +59,139 @@ class Waiting<I, A, E> {
   constructor(readonly input: I) {}
 }
 
-export const make = <I, A, E>(options: Options<I, A, E>): Effect.Effect<GroupCommit<I, A, E>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    // Read and written only in synchronous steps of the fibers that submit: one of them holds the turn at a time.
-    const queue: Array<Waiting<I, A, E>> = []
-    let committing = false
-    let closed = false
-    let idle: Deferred.Deferred<void> | undefined
+/**
+ * The state of one group commit: what waits, whether a submission holds the turn to commit, and
+ * whether its scope has closed. Read and written only in synchronous steps of the fibers that
+ * submit, one of which holds the turn at a time.
+ */
+class Group<I, A, E> implements GroupCommit<I, A, E> {
+  private readonly queue: Array<Waiting<I, A, E>> = []
+  private committing = false
+  private closed = false
+  /** Told when the turn ends, once a close waits for it. */
+  private idle: Deferred.Deferred<void> | undefined = undefined
 
-    /** The submissions still queued, taken into the batch of the one that holds the turn. */
-    const takeQueued = (): Array<Waiting<I, A, E>> => {
-      const taken: Array<Waiting<I, A, E>> = []
-      for (const waiting of queue.splice(0)) {
-        if (waiting.stage !== "queued") continue
-        waiting.stage = "taken"
-        taken.push(waiting)
+  constructor(private readonly options: Options<I, A, E>) {}
+
+  readonly isClosed: Effect.Effect<boolean> = Effect.sync(() => this.closed)
+
+  readonly submit = (input: I): Effect.Effect<A, E> =>
+    Effect.suspend(() => {
+      if (this.closed) return Effect.fail(this.options.closed())
+      if (!this.committing) {
+        this.committing = true
+        return this.lead(input)
       }
-      return taken
-    }
+      const waiting = new Waiting<I, A, E>(input)
+      this.queue.push(waiting)
+      return this.wait(waiting)
+    })
 
-    /** Gives the turn to the first submission still queued, or ends it; a close waiting for the turn to end is told. */
-    const passTurn = (): void => {
-      while (queue.length > 0) {
-        const next = queue.shift()!
-        if (next.stage !== "queued") continue
-        next.stage = "turn"
-        Deferred.unsafeDone(next.woken, Exit.succeed(TURN))
-        return
-      }
-      committing = false
-      if (idle !== undefined) Deferred.unsafeDone(idle, Exit.void)
-    }
+  /** Refuses what is queued and waits for the commit in flight: nothing commits after it. */
+  readonly close: Effect.Effect<void> = Effect.suspend(() => {
+    this.closed = true
+    const refused = Exit.fail(this.options.closed())
+    for (const waiting of this.takeQueued()) Deferred.unsafeDone(waiting.woken, refused)
+    if (!this.committing) return Effect.void
+    this.idle ??= Deferred.unsafeMake<void>(FiberId.none)
+    return Deferred.await(this.idle)
+  })
 
-    /**
-     * Commits `own` and everything queued, as the holder of the turn, and passes the turn on; the
-     * outcome of `own`. Run uninterruptibly: once the batch is taken, it is committed.
-     */
-    const commitTurn = (own: I): Effect.Effect<A, E> =>
-      Effect.suspend(() => {
-        const taken = takeQueued()
-        if (closed) {
-          const refused = Exit.fail(options.closed())
-          for (const waiting of taken) Deferred.unsafeDone(waiting.woken, refused)
-          passTurn()
-          return refused
-        }
-        const inputs = [own]
-        for (const waiting of taken) inputs.push(waiting.input)
-        const settle = (outcome: (i: number) => Exit.Exit<A, E>): Exit.Exit<A, E> => {
-          taken.forEach((waiting, i) => Deferred.unsafeDone(waiting.woken, outcome(i + 1)))
-          passTurn()
-          return outcome(0)
-        }
-        return Effect.matchCauseEffect(options.commit(inputs), {
-          onFailure: (cause) => settle(() => Exit.failCause(cause)),
-          onSuccess: (outcomes) =>
-            settle((i) => outcomes[i] ?? Exit.die(new Error(`the commit gave ${outcomes.length} outcomes for ${inputs.length} inputs`)))
-        })
-      })
-
-    /** After an interruption while waiting: withdrawn when still queued, the turn passed on, or the outcome awaited once taken. */
-    const leave = (waiting: Waiting<I, A, E>): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        switch (waiting.stage) {
-          case "queued":
-            waiting.stage = "withdrawn"
-            return Effect.void
-          case "turn":
-            waiting.stage = "withdrawn"
-            passTurn()
-            return Effect.void
-          default:
-            return Effect.asVoid(Effect.exit(Deferred.await(waiting.woken)))
-        }
-      })
-
-    // The close refuses what is queued and waits for the commit in flight: nothing commits after it.
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        closed = true
-        const refused = Exit.fail(options.closed())
-        for (const waiting of takeQueued()) Deferred.unsafeDone(waiting.woken, refused)
-        if (!committing) return Effect.void
-        idle ??= Deferred.unsafeMake<void>(FiberId.none)
-        return Deferred.await(idle)
+  /**
+   * Commits `input` on its caller's fiber, which holds the turn. It yields once first, so that what
+   * is submitted in the same turn of the scheduler joins its batch; an interruption then withdraws
+   * the input and passes the turn on.
+   */
+  private lead(input: I): Effect.Effect<A, E> {
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Effect.exit(restore(Effect.yieldNow())), (yielded): Effect.Effect<A, E> => {
+        if (Exit.isSuccess(yielded)) return this.commitTurn(input)
+        this.passTurn()
+        return Effect.failCause(yielded.cause)
       })
     )
+  }
 
-    const submit = (input: I): Effect.Effect<A, E> =>
-      Effect.suspend(() => {
-        if (closed) return Effect.fail(options.closed())
-        if (!committing) {
-          committing = true
-          // One yield first, so that what is submitted in the same turn joins this batch; an
-          // interruption then withdraws this input and passes the turn on.
-          return Effect.uninterruptibleMask((restore) =>
-            Effect.flatMap(Effect.exit(restore(Effect.yieldNow())), (yielded): Effect.Effect<A, E> => {
-              if (Exit.isSuccess(yielded)) return commitTurn(input)
-              // Interrupted before its batch was taken: withdrawn, the turn passed on.
-              passTurn()
-              return Effect.failCause(yielded.cause)
-            })
-          )
-        }
-        const waiting = new Waiting<I, A, E>(input)
-        queue.push(waiting)
-        return Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(
-            Effect.onInterrupt(restore(Deferred.await(waiting.woken)), () => leave(waiting)),
-            (woken): Effect.Effect<A, E> => (woken === TURN ? commitTurn(input) : Effect.succeed(woken))
-          )
-        )
+  /** Waits for the outcome of the batch that takes `waiting`, or for its turn to commit; see `leave` for an interruption. */
+  private wait(waiting: Waiting<I, A, E>): Effect.Effect<A, E> {
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(
+        Effect.onInterrupt(restore(Deferred.await(waiting.woken)), () => this.leave(waiting)),
+        (woken): Effect.Effect<A, E> => (woken === TURN ? this.commitTurn(waiting.input) : Effect.succeed(woken))
+      )
+    )
+  }
+
+  /** The submissions still queued, taken into the batch of the one that holds the turn. */
+  private takeQueued(): Array<Waiting<I, A, E>> {
+    const taken: Array<Waiting<I, A, E>> = []
+    for (const waiting of this.queue.splice(0)) {
+      if (waiting.stage !== "queued") continue
+      waiting.stage = "taken"
+      taken.push(waiting)
+    }
+    return taken
+  }
+
+  /** Gives the turn to the first submission still queued, or ends it; a close waiting for the turn to end is told. */
+  private passTurn(): void {
+    while (this.queue.length > 0) {
+      const next = this.queue.shift()!
+      if (next.stage !== "queued") continue
+      next.stage = "turn"
+      Deferred.unsafeDone(next.woken, Exit.succeed(TURN))
+      return
+    }
+    this.committing = false
+    if (this.idle !== undefined) Deferred.unsafeDone(this.idle, Exit.void)
+  }
+
+  /**
+   * Commits `own` and everything queued, as the holder of the turn, and passes the turn on; the
+   * outcome of `own`. Run uninterruptibly: once the batch is taken, it is committed.
+   */
+  private commitTurn(own: I): Effect.Effect<A, E> {
+    return Effect.suspend(() => {
+      const taken = this.takeQueued()
+      if (this.closed) {
+        const refused = Exit.fail(this.options.closed())
+        for (const waiting of taken) Deferred.unsafeDone(waiting.woken, refused)
+        this.passTurn()
+        return refused
+      }
+      const inputs = [own]
+      for (const waiting of taken) inputs.push(waiting.input)
+      const settle = (outcome: (i: number) => Exit.Exit<A, E>): Exit.Exit<A, E> => {
+        taken.forEach((waiting, i) => Deferred.unsafeDone(waiting.woken, outcome(i + 1)))
+        this.passTurn()
+        return outcome(0)
+      }
+      return Effect.matchCauseEffect(this.options.commit(inputs), {
+        onFailure: (cause) => settle(() => Exit.failCause(cause)),
+        onSuccess: (outcomes) =>
+          settle((i) => outcomes[i] ?? Exit.die(new Error(`the commit gave ${outcomes.length} outcomes for ${inputs.length} inputs`)))
       })
+    })
+  }
 
-    return { submit, isClosed: Effect.sync(() => closed) }
-  })
+  /** After an interruption while waiting: withdrawn when still queued, the turn passed on, or the outcome awaited once taken. */
+  private leave(waiting: Waiting<I, A, E>): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      switch (waiting.stage) {
+        case "queued":
+          waiting.stage = "withdrawn"
+          return Effect.void
+        case "turn":
+          waiting.stage = "withdrawn"
+          this.passTurn()
+          return Effect.void
+        default:
+          return Effect.asVoid(Effect.exit(Deferred.await(waiting.woken)))
+      }
+    })
+  }
+}
+
+/** A group commit of `options.commit`, in the scope: its close refuses what is queued and waits for the commit in flight. */
+export const make = <I, A, E>(options: Options<I, A, E>): Effect.Effect<GroupCommit<I, A, E>, never, Scope.Scope> =>
+  Effect.flatMap(Effect.sync(() => new Group(options)), (group) => Effect.as(Effect.addFinalizer(() => group.close), group))

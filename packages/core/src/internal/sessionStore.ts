@@ -276,39 +276,12 @@ const assemble = (
     const history = new CommittedHistory(loaded)
     const closedError = () => sessionError("SESSION_IO", "the store's scope is closed", { path: location })
     const writer = new SessionWriter(location, journalWriter, header, history, lister, start)
-    const committer: Committer = {
-      history,
-      writer,
-      caps: capsOf(header.version),
-      entryId: entryIdFrom(ids),
-      now: timestampFrom(clock)
-    }
+    const committer: Committer = { history, writer, caps: capsOf(header.version), entryId: entryIdFrom(ids), now: timestampFrom(clock) }
     // Made after the backend's writer, so its scope closes first: nothing commits once the store's scope closes.
     const group = yield* GroupCommit.make({ commit: commitBatch(committer), closed: closedError })
     const flush = group.submit(FLUSH) as Effect.Effect<void, AppendError>
-    const refuse = (error: InputError): Effect.Effect<never, AppendError> =>
-      Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : error))).pipe(
-        Tracing.leaf("SessionStore.append", { session: location })
-      )
-    const submit = <A>(parentId: string | null, prepared: PreparedAppend): Effect.Effect<A, AppendError> =>
-      Effect.suspend(() => {
-        const locked = writer.locked
-        return locked !== undefined ? Effect.fail(locked) : group.submit({ parentId, prepared }) as Effect.Effect<A, AppendError>
-      }).pipe(Tracing.leaf("SessionStore.append", { session: location, batch: prepared.contents.length }))
-    const sha256: Sha256 = journal.sha256 ?? defaultSha256
-    const version = header.version
-    // Checked and copied when called; a parent given now is checked first, as it always was.
-    const appendNow = <A>(parentId: unknown, prepare: () => Either.Either<PreparedAppend, InputError>): Effect.Effect<A, AppendError> => {
-      const parent = checkParent(parentId)
-      if (Either.isLeft(parent)) return refuse(parent.left)
-      const prepared = prepare()
-      return Either.isLeft(prepared) ? refuse(prepared.left) : submit(parent.right, prepared.right)
-    }
-    const identity = {}
-    const message = (input: unknown) => Either.map(prepareMessage(input, version, sha256), (content) => preparedOf(identity, [content], false))
-    const entry = (input: unknown) => Either.map(prepareBody(input, version, sha256), (content) => preparedOf(identity, [content], false))
-    const chain = (input: unknown) => Either.map(prepareChain(input, version, sha256), (contents) => preparedOf(identity, contents, true))
-    const store: SessionStore = {
+    const appends = appendsOf(location, header.version, journal.sha256 ?? defaultSha256, writer, group, closedError)
+    return {
       location,
       header,
       get entries() {
@@ -318,27 +291,63 @@ const assemble = (
         return writer.tail
       },
       get: (id) => history.get(id),
-      append: (parentId, input) => appendNow(parentId, () => message(input)),
-      appendEntry: (parentId, input) => appendNow(parentId, () => entry(input)),
-      appendChain: (parentId, bodies) => appendNow(parentId, () => chain(bodies)),
-      prepareMessage: message as SessionStore["prepareMessage"],
-      prepareEntry: entry as SessionStore["prepareEntry"],
-      prepareChain: chain as SessionStore["prepareChain"],
-      appendPrepared: <A>(parentId: string | null, prepared: Prepared<A>): Effect.Effect<A, AppendError> => {
-        const own = prepared as unknown as PreparedAppend
-        if (typeof own !== "object" || own === null || own.store !== identity) {
-          return refuse(inputError("SESSION_INVALID_OPTIONS", "the append was prepared by another store"))
-        }
-        return appendNow(parentId, () => Either.right(own))
-      },
+      ...appends,
       flush: Effect.suspend(() => {
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : flush
       }).pipe(Tracing.span("SessionStore.flush", { session: location, batch: 0 })),
       blob: (ref) => readBlob(journal, location, ref)
-    }
-    return store
+    } satisfies SessionStore
   })
+
+/**
+ * The appends of a store: each input checked and copied when the append is called (a parent given
+ * then is checked first), then submitted to the group commit; or prepared now and appended later.
+ */
+const appendsOf = (
+  location: string,
+  version: 1 | 2,
+  sha256: Sha256,
+  writer: SessionWriter,
+  group: GroupCommit.GroupCommit<Input, Answer, AppendError>,
+  closedError: () => AppendError
+): Pick<SessionStore, "append" | "appendEntry" | "appendChain" | "prepareMessage" | "prepareEntry" | "prepareChain" | "appendPrepared"> => {
+  const refuse = (error: InputError): Effect.Effect<never, AppendError> =>
+    Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : error))).pipe(
+      Tracing.leaf("SessionStore.append", { session: location })
+    )
+  const submit = <A>(parentId: string | null, prepared: PreparedAppend): Effect.Effect<A, AppendError> =>
+    Effect.suspend(() => {
+      const locked = writer.locked
+      return locked !== undefined ? Effect.fail(locked) : group.submit({ parentId, prepared }) as Effect.Effect<A, AppendError>
+    }).pipe(Tracing.leaf("SessionStore.append", { session: location, batch: prepared.contents.length }))
+  const appendNow = <A>(parentId: unknown, prepare: () => Either.Either<PreparedAppend, InputError>): Effect.Effect<A, AppendError> => {
+    const parent = checkParent(parentId)
+    if (Either.isLeft(parent)) return refuse(parent.left)
+    const prepared = prepare()
+    return Either.isLeft(prepared) ? refuse(prepared.left) : submit(parent.right, prepared.right)
+  }
+  // What an append prepared by this store carries, so that no other store commits it.
+  const identity = {}
+  const message = (input: unknown) => Either.map(prepareMessage(input, version, sha256), (content) => preparedOf(identity, [content], false))
+  const entry = (input: unknown) => Either.map(prepareBody(input, version, sha256), (content) => preparedOf(identity, [content], false))
+  const chain = (input: unknown) => Either.map(prepareChain(input, version, sha256), (contents) => preparedOf(identity, contents, true))
+  return {
+    append: (parentId, input) => appendNow(parentId, () => message(input)),
+    appendEntry: (parentId, input) => appendNow(parentId, () => entry(input)),
+    appendChain: (parentId, bodies) => appendNow(parentId, () => chain(bodies)),
+    prepareMessage: message as SessionStore["prepareMessage"],
+    prepareEntry: entry as SessionStore["prepareEntry"],
+    prepareChain: chain as SessionStore["prepareChain"],
+    appendPrepared: <A>(parentId: string | null, prepared: Prepared<A>): Effect.Effect<A, AppendError> => {
+      const own = prepared as unknown as PreparedAppend
+      if (typeof own !== "object" || own === null || own.store !== identity) {
+        return refuse(inputError("SESSION_INVALID_OPTIONS", "the append was prepared by another store"))
+      }
+      return appendNow(parentId, () => Either.right(own))
+    }
+  }
+}
 
 /** Runs `use` with a scope of its own inside the caller's, closed at once if `use` fails. */
 const withChildScope = <A, E, R>(

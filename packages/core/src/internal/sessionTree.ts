@@ -37,52 +37,68 @@ const walk = <E extends Linked>(
   return Object.freeze(path.reverse())
 }
 
+/**
+ * What a tree knows of its store's committed entries: its own map of their IDs, extended as the
+ * store's view grows (a commit only adds at the end), so it never sees an entry whose commit is
+ * still in flight; one cached projection for the last (entries, leaf) pair seen; and the
+ * navigation of the entries, made again when a commit has replaced them.
+ */
+class Sight {
+  private readonly byId = new Map<string, Entry>()
+  private indexed = 0
+  private cache: {
+    readonly entries: ReadonlyArray<Entry>
+    readonly leaf: string | null
+    readonly path: ReadonlyArray<Entry>
+    messages: ReadonlyArray<AnyMessage> | undefined
+  } | undefined = undefined
+  private navigation: Index<Entry> | undefined = undefined
+
+  constructor(private readonly store: SessionStore) {}
+
+  get(id: string): Entry | undefined {
+    const entries = this.store.entries
+    for (; this.indexed < entries.length; this.indexed++) this.byId.set(entries[this.indexed]!.id, entries[this.indexed]!)
+    return this.byId.get(id)
+  }
+
+  pathTo(id: string): ReadonlyArray<Entry> {
+    return walk((key) => this.get(key), id, this.store.entries.length)
+  }
+
+  /** The root-to-`leaf` path, and its messages once asked for. */
+  projection(leaf: string | null) {
+    const entries = this.store.entries
+    if (this.cache === undefined || this.cache.entries !== entries || this.cache.leaf !== leaf) {
+      this.cache = { entries, leaf, path: leaf === null ? EMPTY : this.pathTo(leaf), messages: undefined }
+    }
+    return this.cache
+  }
+
+  navigate(): Index<Entry> {
+    const entries = this.store.entries
+    if (this.navigation === undefined || this.navigation.entries !== entries) this.navigation = index(entries)
+    return this.navigation
+  }
+}
+
+const one = (entry: Entry) => entry
+const lastOf = (entries: ReadonlyArray<Entry>) => entries[entries.length - 1]!
+
 export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
   Effect.sync(() => {
     // One operation at a time. The body runs uninterruptibly, so that an append's commit and its
     // leaf move happen together or not at all; an operation interrupted while it waits never runs.
     const permit = Effect.unsafeMakeSemaphore(1)
-    const serialized = <A, E>(body: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      permit.withPermits(1)(Effect.uninterruptible(body))
+    const serialized = <A, E>(body: Effect.Effect<A, E>): Effect.Effect<A, E> => permit.withPermits(1)(Effect.uninterruptible(body))
+    const sight = new Sight(store)
     const initial = store.entries
     let leaf: string | null = initial.length === 0 ? null : initial[initial.length - 1]!.id
-    // IDs of committed entries, extended as the store's view grows (a commit only adds at the end).
-    // The tree keeps its own map so it never sees an entry whose commit is still in flight.
-    const byId = new Map<string, Entry>()
-    let indexed = 0
-    const get = (id: string): Entry | undefined => {
-      const entries = store.entries
-      for (; indexed < entries.length; indexed++) byId.set(entries[indexed]!.id, entries[indexed]!)
-      return byId.get(id)
-    }
-    // One cached projection for the last (entries array, leaf) pair seen; commits replace the array.
-    let cache: {
-      readonly entries: ReadonlyArray<Entry>
-      readonly leaf: string | null
-      readonly path: ReadonlyArray<Entry>
-      messages: ReadonlyArray<AnyMessage> | undefined
-    } | undefined
-
-    // The navigation of the store's entries, made again when a commit has replaced them.
-    let navigation: Index<Entry> | undefined
-    const navigate = (): Index<Entry> => {
-      const entries = store.entries
-      if (navigation === undefined || navigation.entries !== entries) navigation = index(entries)
-      return navigation
-    }
-
-    const projection = () => {
-      const entries = store.entries
-      if (cache === undefined || cache.entries !== entries || cache.leaf !== leaf) {
-        const path = leaf === null ? EMPTY : walk(get, leaf, entries.length)
-        cache = { entries, leaf, path, messages: undefined }
-      }
-      return cache
-    }
 
     /**
-     * Commits an append the store prepared when it was called, as a child of the leaf once the
-     * operations before it are done, and moves the leaf to its last entry.
+     * Commits an append the store prepared when it was called (not when its turn in the tree
+     * comes), as a child of the leaf once the operations before it are done, and moves the leaf to
+     * its last entry.
      */
     const atLeaf = <A extends Entry | ReadonlyArray<Entry>>(
       prepared: Either.Either<Prepared<A>, InputError>,
@@ -93,12 +109,16 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
         : serialized(Effect.tap(Effect.suspend(() => store.appendPrepared(leaf, prepared.right)), (added) => {
           leaf = last(added).id
         }))).pipe(Tracing.leaf("SessionTree.append", { session: store.location }))
-    const one = (entry: Entry) => entry
-    const lastOf = (entries: ReadonlyArray<Entry>) => entries[entries.length - 1]!
-    // Checked and copied at call time (by the store, once), not when its turn in the tree comes.
-    const appendEntry = (body: unknown): Effect.Effect<Entry, AppendError> =>
-      Effect.suspend(() => atLeaf(store.prepareEntry(body), one))
-    const tree: SessionTree = {
+    const appendEntry = (body: unknown): Effect.Effect<Entry, AppendError> => Effect.suspend(() => atLeaf(store.prepareEntry(body), one))
+    const moveTo = (id: string | null): Effect.Effect<void, InputError> =>
+      serialized(Effect.suspend(() => {
+        if (id !== null && (typeof id !== "string" || sight.get(id) === undefined)) {
+          return Effect.fail(inputError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(id) ?? String(id)} is not an entry of this session`))
+        }
+        leaf = id
+        return Effect.void
+      })).pipe(Tracing.leaf("SessionTree.moveTo", { session: store.location }))
+    return {
       store,
       get activeLeafId() {
         return leaf
@@ -107,45 +127,40 @@ export const make = (store: SessionStore): Effect.Effect<SessionTree> =>
         return store.entries
       },
       get activeEntries() {
-        return projection().path
+        return sight.projection(leaf).path
       },
       get activeMessages() {
-        const p = projection()
+        const p = sight.projection(leaf)
         if (p.messages === undefined) p.messages = Object.freeze(messagesOf(p.path))
         return p.messages
       },
-      moveTo: (id) =>
-        serialized(Effect.suspend(() => {
-          if (id !== null && (typeof id !== "string" || get(id) === undefined)) {
-            return Effect.fail(
-              inputError("SESSION_UNKNOWN_ENTRY", `${JSON.stringify(id) ?? String(id)} is not an entry of this session`)
-            )
-          }
-          leaf = id
-          return Effect.void
-        })).pipe(Tracing.leaf("SessionTree.moveTo", { session: store.location })),
+      moveTo,
       append: (message) => Effect.suspend(() => atLeaf(store.prepareMessage(message), one)),
       appendEntry,
       appendChain: (bodies) => Effect.suspend(() => atLeaf(store.prepareChain(bodies), lastOf)),
-      label: (targetId, label) => appendEntry({ kind: "label", targetId, label }),
-      setTitle: (title) => appendEntry({ kind: "title", title }),
-      setModel: ({ model, provider, thinking }) =>
-        appendEntry(thinking === undefined ? { kind: "model", provider, model } : { kind: "model", provider, model, thinking }),
-      custom: (customType, data) => appendEntry({ kind: "custom", customType, data }),
-      compact: ({ firstKeptEntryId, summary, tokensBefore }) =>
-        appendEntry(
-          tokensBefore === undefined
-            ? { kind: "compaction", summary, firstKeptEntryId }
-            : { kind: "compaction", summary, firstKeptEntryId, tokensBefore }
-        ),
-      children: (id) => navigate().children(id),
+      ...kinds(appendEntry),
+      children: (id) => sight.navigate().children(id),
       get leaves() {
-        return navigate().leaves
+        return sight.navigate().leaves
       },
-      pathTo: (id) => (typeof id === "string" ? walk(get, id, store.entries.length) : EMPTY)
+      pathTo: (id) => (typeof id === "string" ? sight.pathTo(id) : EMPTY)
     }
-    return tree
   })
+
+/** The tree's appends of one kind each, in the words of their kind, through `appendEntry`. */
+const kinds = (appendEntry: (body: unknown) => Effect.Effect<Entry, AppendError>): Pick<SessionTree, "label" | "setTitle" | "setModel" | "custom" | "compact"> => ({
+  label: (targetId, label) => appendEntry({ kind: "label", targetId, label }),
+  setTitle: (title) => appendEntry({ kind: "title", title }),
+  setModel: ({ model, provider, thinking }) =>
+    appendEntry(thinking === undefined ? { kind: "model", provider, model } : { kind: "model", provider, model, thinking }),
+  custom: (customType, data) => appendEntry({ kind: "custom", customType, data }),
+  compact: ({ firstKeptEntryId, summary, tokensBefore }) =>
+    appendEntry(
+      tokensBefore === undefined
+        ? { kind: "compaction", summary, firstKeptEntryId }
+        : { kind: "compaction", summary, firstKeptEntryId, tokensBefore }
+    )
+})
 
 /** The navigation of `entries` (see `SessionTree.Index`), built in one pass. */
 export const index = <E extends Linked>(entries: ReadonlyArray<E>): Index<E> => {
