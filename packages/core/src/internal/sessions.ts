@@ -3,6 +3,7 @@ import { encodeLine } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import { type Remembered, type ScanError, SessionCatalog } from "../SessionCatalog.js"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
 import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
 import type { ImportOptions, Listed, ListingPage, ListOptions, Records, SessionsService } from "../Sessions.js"
@@ -13,6 +14,9 @@ import { type Linked, pathTo } from "../SessionTree.js"
 import { createWhole, decode, newHeader, newSessionId } from "./sessionStore.js"
 import { sha256Hex } from "./sha256.js"
 import { decodeSummary, encodeSummary, summarize, type Summary } from "./summary.js"
+import { SearchIndex } from "../Search.js"
+import * as Search from "./search.js"
+import { makeStats } from "./stats.js"
 
 export type { Summary }
 
@@ -161,6 +165,10 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
 
   const read = (location: string) => provide(SessionStore.read(location))
 
+  // Search and usage: each in a module of its own, over the same ports.
+  const index = yield* Effect.serviceOption(SearchIndex)
+  const candidates = Option.isSome(index) ? index.value.candidates : Search.catalogCandidates(catalog)
+
   return {
     create: (location, options) => provide(SessionStore.create(location, options)),
     load: (location, options) => provide(SessionStore.load(location, options)),
@@ -191,6 +199,8 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           cache.delete(location)
         })),
     exportJsonl: (location) => Effect.map(read(location), toJsonl),
+    search: (options) => Search.runOptions(options, candidates),
+    stats: makeStats(journal, catalog),
     import: (records, to, options?: ImportOptions) =>
       Effect.gen(function*() {
         const version = yield* targetVersion(records.header.version, options?.version)
