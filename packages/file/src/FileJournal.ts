@@ -11,6 +11,7 @@
  * Within a process, stores of one file share a lock, so their commits take
  * turns; the loser of a race gets SESSION_REPLACED or SESSION_BUSY.
  */
+import { SearchIndex } from "@session-tree/core/Search"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import { type ReadError, SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
@@ -18,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Around, Fs, type FsService, intercept, node } from "./Fs.js"
 import * as FileCatalog from "./FileCatalog.js"
+import * as FileSearch from "./FileSearch.js"
 import * as internal from "./internal/fileJournal.js"
 
 /** Commits of a canonical file of at least this many bytes copy it in the kernel (the default of `kernelCopyFrom`). */
@@ -40,14 +42,20 @@ export const make: (fs: FsService, options?: Options) => SessionJournalService =
 export const layer: Layer.Layer<SessionJournal, never, Fs> = Layer.effect(SessionJournal, Effect.map(Fs, (fs) => make(fs)))
 
 /**
- * The file journal, its catalog (`FileCatalog`) and the filesystem service they run on (the real
- * one, `Fs.node`, by default): everything a program that stores sessions in files provides.
+ * The file journal, its catalog (`FileCatalog`), its search (`FileSearch`) and the filesystem
+ * service they run on (the real one, `Fs.node`, by default): everything a program that stores
+ * sessions in files provides.
  */
-export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<SessionJournal | SessionCatalog | Fs> =>
-  Layer.mergeAll(Layer.succeed(SessionJournal, make(fs, options)), Layer.succeed(SessionCatalog, FileCatalog.make(fs)), Layer.succeed(Fs, fs))
+export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<SessionJournal | SessionCatalog | SearchIndex | Fs> =>
+  Layer.mergeAll(
+    Layer.succeed(SessionJournal, make(fs, options)),
+    Layer.succeed(SessionCatalog, FileCatalog.make(fs)),
+    Layer.succeed(SearchIndex, FileSearch.make(fs)),
+    Layer.succeed(Fs, fs)
+  )
 
 /** The file journal on the real filesystem seen through `around` (see `Fs.intercept`), and that `Fs`. */
-export const layerIntercepted = (around: Around): Layer.Layer<SessionJournal | SessionCatalog | Fs> =>
+export const layerIntercepted = (around: Around): Layer.Layer<SessionJournal | SessionCatalog | SearchIndex | Fs> =>
   layerWithFs(intercept(node, around))
 
 /**

@@ -7,7 +7,8 @@
  *   create when missing), read (without holding anything), append, flush, close.
  * - `SessionTree`: the branch navigation over a store.
  * - `Sessions`: list a directory, the latest session, fork, read, delete, export
- *   the canonical JSONL, import a session file or a Pi session file.
+ *   the canonical JSONL, import a session file or a Pi session file, search the
+ *   sessions of a directory, sum their usage.
  *
  * Each store owns a Scope that holds its file and directory open; `close()`
  * releases them, and a store that is dropped without `close()` is released when
@@ -24,6 +25,8 @@ import * as NodeUtil from "node:util"
 import type { Ids } from "@session-tree/core/Ids"
 import * as Options from "@session-tree/core/Options"
 import * as PiSession from "@session-tree/core/PiSession"
+import type * as Search from "@session-tree/core/Search"
+import type * as Stats from "@session-tree/core/Stats"
 import type * as RecordV2 from "@session-tree/core/RecordV2"
 import type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import * as Errors from "@session-tree/core/SessionError"
@@ -64,6 +67,8 @@ const sessionError = Errors.sessionError
 export type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader }
 export type { Dropped } from "@session-tree/core/PiSession"
 export type { Listed, ListingPage, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
+export type { Hit, SearchOptions, SearchResult, Snippet } from "@session-tree/core/Search"
+export type { StatsOptions, StatsResult, StatsRow, Totals } from "@session-tree/core/Stats"
 export type { Loaded } from "@session-tree/core/SessionStore"
 
 /** Whether a listed session is one that does not load (it then holds `error` instead of a summary). */
@@ -459,6 +464,24 @@ export class Sessions {
         return { session: yield* s.import(yield* FileJournal.readSession(file), to), dropped: NOTHING_DROPPED }
       })
     )
+  }
+
+  /**
+   * The entries of the session files of `options.directory` (the current one by default) that
+   * match `options.query`: words and "quoted phrases", all required, without case, in message
+   * text, tool arguments and results; newest first, a page of `options.limit` (50) hits and how
+   * many there are. Filters: `roles`, `models`, `since`, `until`, `sessions`. See `Search`.
+   */
+  search(options: Search.SearchOptions): Promise<Search.SearchResult> {
+    return this.#run((s) => s.search(options))
+  }
+
+  /**
+   * The usage (`meta.usage`: tokens, and the cost where the usage carries it) of the session
+   * files of `options.directory`, in all and, with `options.by`, per day, model or session. See `Stats`.
+   */
+  stats(options?: Stats.StatsOptions): Promise<Stats.StatsResult> {
+    return this.#run((s) => s.stats(options))
   }
 
   /** Stores `records` (a header and its entries) as a new session file at `to`, validated as a load validates. */

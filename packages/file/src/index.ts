@@ -1,6 +1,7 @@
 export * as FileCatalog from "./FileCatalog.js"
 export * as FileJournal from "./FileJournal.js"
 export * as Files from "./Files.js"
+export * as FileSearch from "./FileSearch.js"
 export * as Fs from "./Fs.js"
 export * as Jsonl from "./Jsonl.js"
 export * as Recovery from "./Recovery.js"

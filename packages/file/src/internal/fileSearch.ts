@@ -1,0 +1,150 @@
+import type { Candidates, CandidateLine, CandidateRequest, Pattern, SearchIndexService } from "@session-tree/core/Search"
+import { sessionError } from "@session-tree/core/SessionError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { Buffer, isUtf8 } from "node:buffer"
+import * as Path from "node:path"
+import type { FsService } from "../Fs.js"
+import * as Catalog from "./fileCatalog.js"
+import * as Generation from "./generation.js"
+import * as Paths from "./paths.js"
+import { classifyTail } from "./tail.js"
+
+const LF = 0x0a
+
+/** Bytes turned into one string at a time for the patterns: large enough that a turn costs little. */
+export const WINDOW_BYTES = 16 * 1024 * 1024
+
+/** `line` without the `\r` a CRLF ending leaves. */
+const bare = (line: string): string => (line.endsWith("\r") ? line.slice(0, -1) : line)
+
+/**
+ * The candidate lines of one session file's bytes (as a load sees them: settled, tail and all):
+ * every complete line after the header that the pattern finds, the bytes turned into text a
+ * window at a time, each window ending at a line's end.
+ */
+export const scanBytes = (bytes: Uint8Array, pattern: Pattern, window = WINDOW_BYTES): { readonly header: string | undefined; readonly lines: Array<CandidateLine> } => {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const headerEnd = buf.indexOf(LF)
+  const lines: Array<CandidateLine> = []
+  // The bytes after the last line feed: a last line without one, unless it is the torn end of an append.
+  let end = buf.lastIndexOf(LF) + 1
+  if (end < buf.length && headerEnd >= 0) {
+    const tail = buf.toString("utf8", end)
+    if (classifyTail(tail) !== "incomplete") end = buf.length
+  }
+  if (headerEnd < 0) {
+    // No complete header line: a file holding only a torn header has nothing committed yet.
+    const whole = buf.toString("utf8")
+    return { header: classifyTail(whole) === "incomplete" ? undefined : bare(whole), lines }
+  }
+  const header = bare(buf.toString("utf8", 0, headerEnd))
+  const { anchor, encoding, others } = pattern
+  for (let start = headerEnd + 1; start < end;) {
+    // A window of whole lines: up to the last line feed within `window` bytes (or the next one past it).
+    let stop = Math.min(end, start + window)
+    if (stop < end) {
+      const back = buf.lastIndexOf(LF, stop - 1)
+      stop = back >= start ? back + 1 : buf.indexOf(LF, stop) + 1 || end
+    }
+    const text = encoding === "latin1" ? buf.toString("latin1", start, stop) : buf.toString("utf8", start, stop)
+    // For UTF-8 text, where each candidate starts in bytes is counted on from the window's start.
+    let charAt = 0
+    let byteAt = start
+    anchor.lastIndex = 0
+    for (let m = anchor.exec(text); m !== null; m = anchor.exec(text)) {
+      const from = text.lastIndexOf("\n", m.index) + 1
+      let to = text.indexOf("\n", m.index)
+      if (to < 0) to = text.length
+      const line = text.slice(from, to)
+      if (others.every((r) => r.test(line))) {
+        if (encoding === "latin1") {
+          lines.push({ order: start + from, text: bare(buf.toString("utf8", start + from, start + to)) })
+        } else {
+          byteAt += Buffer.byteLength(text.slice(charAt, from))
+          charAt = from
+          lines.push({ order: byteAt, text: bare(line) })
+        }
+      }
+      anchor.lastIndex = to + 1
+    }
+    start = stop
+  }
+  return { header, lines }
+}
+
+/** The candidates of the session file at `location` (as the catalog names it). */
+const scanFile = (fs: FsService, location: string, pattern: Pattern): Effect.Effect<Option.Option<Candidates>> =>
+  Paths.resolve(fs, location).pipe(
+    Effect.flatMap((paths) => Generation.read(fs, paths)),
+    Effect.map((bytes): Option.Option<Candidates> => {
+      const { header, lines } = scanBytes(bytes, pattern)
+      if (header === undefined || lines.length === 0) return Option.none()
+      // A file that is not UTF-8 does not load: said once, for the session, when it holds a candidate.
+      if (!isUtf8(bytes)) return Option.some({ location, error: sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { path: location }) })
+      return Option.some({ location, header, lines })
+    }),
+    Effect.catchAll((error) =>
+      // Gone since the catalog listed it: no longer there to search.
+      error.code === "SESSION_NOT_FOUND" ? Effect.succeed(Option.none()) : Effect.succeed(Option.some<Candidates>({ location, error }))
+    )
+  )
+
+/** The header line of the file at `location`, when it has one to read; for choosing sessions by ID. */
+const headerIdOf = (fs: FsService, location: string): Effect.Effect<string | undefined> =>
+  Paths.resolve(fs, location).pipe(
+    Effect.flatMap((paths) => Generation.read(fs, paths)),
+    Effect.map((bytes) => {
+      const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      const end = buf.indexOf(LF)
+      try {
+        const id: unknown = (JSON.parse(buf.toString("utf8", 0, end < 0 ? buf.length : end)) as { id?: unknown }).id
+        return typeof id === "string" ? id : undefined
+      } catch {
+        return undefined
+      }
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/**
+ * The sessions a request names, among those the catalog listed: by path (as given, resolved from
+ * the current directory, or a name in the listed directory), or by the ID in their header.
+ */
+const chosen = (fs: FsService, listed: ReadonlyArray<string>, sessions: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    const byPath = new Set<string>()
+    for (const s of sessions) {
+      byPath.add(Path.resolve(s))
+      const real = yield* Effect.orElseSucceed(Paths.realDirectory(fs, Path.dirname(Path.resolve(s))), () => undefined)
+      if (real !== undefined) byPath.add(Path.join(real, Path.basename(s)))
+    }
+    const ids = new Set(sessions)
+    const out: Array<string> = []
+    for (const location of listed) {
+      if (byPath.has(location)) out.push(location)
+      else {
+        const id = yield* headerIdOf(fs, location)
+        if (id !== undefined && ids.has(id)) out.push(location)
+      }
+    }
+    return out
+  })
+
+/** The file backend's search: a scan of the bytes of every session file of the directory. */
+export const make = (fs: FsService): SearchIndexService => {
+  const catalog = Catalog.make(fs)
+  return {
+    candidates: (request: CandidateRequest) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const listed = (yield* catalog.scan(request.directory)).map((entry) => entry.location).sort()
+        const locations = request.sessions === undefined ? listed : yield* chosen(fs, listed, request.sessions)
+        return Stream.fromIterable(locations).pipe(
+          Stream.mapEffect((location) => scanFile(fs, location, request.pattern)),
+          Stream.filterMap((found) => found)
+        )
+      }))
+  }
+}
+
