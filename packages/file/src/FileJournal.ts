@@ -13,12 +13,14 @@
  */
 import { SearchIndex } from "@session-tree/core/Search"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import { SessionChanges } from "@session-tree/core/SessionChanges"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import { type ReadError, SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Around, Fs, type FsService, intercept, node } from "./Fs.js"
 import * as FileCatalog from "./FileCatalog.js"
+import * as FileChanges from "./FileChanges.js"
 import * as FileSearch from "./FileSearch.js"
 import * as internal from "./internal/fileJournal.js"
 
@@ -41,21 +43,25 @@ export const make: (fs: FsService, options?: Options) => SessionJournalService =
 /** The file journal over the `Fs` service in context. */
 export const layer: Layer.Layer<SessionJournal, never, Fs> = Layer.effect(SessionJournal, Effect.map(Fs, (fs) => make(fs)))
 
+/** What a program that stores sessions in files is given by `layerWithFs`. */
+export type Services = SessionJournal | SessionCatalog | SearchIndex | SessionChanges | Fs
+
 /**
- * The file journal, its catalog (`FileCatalog`), its search (`FileSearch`) and the filesystem
- * service they run on (the real one, `Fs.node`, by default): everything a program that stores
- * sessions in files provides.
+ * The file journal, its catalog (`FileCatalog`), its search (`FileSearch`), its changes
+ * (`FileChanges`) and the filesystem service they run on (the real one, `Fs.node`, by default):
+ * everything a program that stores sessions in files provides.
  */
-export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<SessionJournal | SessionCatalog | SearchIndex | Fs> =>
+export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<Services> =>
   Layer.mergeAll(
     Layer.succeed(SessionJournal, make(fs, options)),
     Layer.succeed(SessionCatalog, FileCatalog.make(fs)),
     Layer.succeed(SearchIndex, FileSearch.make(fs)),
+    Layer.succeed(SessionChanges, FileChanges.make(fs)),
     Layer.succeed(Fs, fs)
   )
 
 /** The file journal on the real filesystem seen through `around` (see `Fs.intercept`), and that `Fs`. */
-export const layerIntercepted = (around: Around): Layer.Layer<SessionJournal | SessionCatalog | SearchIndex | Fs> =>
+export const layerIntercepted = (around: Around): Layer.Layer<Services> =>
   layerWithFs(intercept(node, around))
 
 /**

@@ -1,4 +1,5 @@
 export * as FileCatalog from "./FileCatalog.js"
+export * as FileChanges from "./FileChanges.js"
 export * as FileJournal from "./FileJournal.js"
 export * as Files from "./Files.js"
 export * as FileSearch from "./FileSearch.js"
