@@ -48,6 +48,17 @@ export default defineWorkspace([
   {
     ...sources,
     test: {
+      name: "server",
+      include: ["packages/server/test/**/*.test.ts"],
+      // Files and the run's PostgreSQL server; Chromium for the pages.
+      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      testTimeout: 120_000,
+      hookTimeout: 120_000
+    }
+  },
+  {
+    ...sources,
+    test: {
       name: "ai",
       include: ["packages/ai/test/**/*.test.ts"],
       globalSetup: ["packages/pg/test/support/global-setup.ts"],

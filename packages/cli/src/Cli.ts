@@ -13,7 +13,6 @@ import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Codec from "@session-tree/core/Codec"
@@ -42,6 +41,9 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Backend from "./Backend.js"
 import * as SelfContained from "./selfContained.js"
+import { search } from "./commands/search.js"
+import { serve } from "./commands/serve.js"
+import { stats } from "./commands/stats.js"
 import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson, visible } from "@session-tree/view/Text"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
@@ -146,16 +148,7 @@ export const forUser = (error: SessionError): SessionError => {
 const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file (with --db: the session ID)"))
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
 // Parsed straight into the backend they name, so each command chooses it once (the rule: Backend.ts).
-const db = Options.all({
-  db: Options.text("db").pipe(
-    Options.withPseudoName("URL"),
-    Options.optional,
-    Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs; \"\" means files")
-  ),
-  files: Options.boolean("files").pipe(Options.withDescription("use session files, whatever $SESSION_TREE_DB says"))
-}).pipe(
-  Options.mapEffect((choice) => Either.mapLeft(Backend.choose(choice), (reason) => ValidationError.invalidValue(HelpDoc.p(reason))))
-)
+const db = Backend.option
 
 // --- create -------------------------------------------------------------------------------
 
@@ -720,9 +713,9 @@ const migrate = Command.make(
 // --- the application ----------------------------------------------------------------------
 
 const root = Command.make("session-tree", {}, () =>
-  new UsageError({ reason: "a command is required: create, append, verify, recover, delete, log, tree, list, fork, export, import or migrate" })).pipe(
+  new UsageError({ reason: "a command is required: create, append, verify, recover, delete, log, tree, list, fork, export, import, migrate, search, stats or serve" })).pipe(
     Command.withDescription("A durable, append-only, branching JSONL store for agent conversations."),
-    Command.withSubcommands([create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, migrate])
+    Command.withSubcommands([create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, migrate, search, stats, serve])
   )
 
 const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
@@ -731,7 +724,7 @@ const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
 // are listed once, in the top-level help (`readableHelp`), not in every command's.
 const ConfigLive = CliConfig.layer({ isCaseSensitive: true, showBuiltIns: false })
 
-const COMMAND_NAMES = new Set(["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "migrate"])
+const COMMAND_NAMES = new Set(["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "migrate", "search", "stats", "serve"])
 
 /** The options every command takes, from the argument parser; listed once, in the top-level help. */
 const BUILT_INS = `BUILT-IN OPTIONS (every command takes them)
