@@ -100,7 +100,7 @@ export const serve = (
     )
     const address = server.address
     const port = address._tag === "TcpAddress" ? address.port : 0
-    const { app, guard } = App.make({
+    const { app, guard, warmUp } = App.make({
       state,
       sessions,
       token,
@@ -110,6 +110,8 @@ export const serve = (
       stopping
     })
     yield* server.serve(app, guard)
+    // The most recently changed sessions are laid out while nobody asks yet (requests share the work).
+    yield* Effect.forkScoped(warmUp)
     // Runs before the server's own close: live streams end, idle connections go, so the close completes.
     yield* Effect.addFinalizer(() =>
       Effect.zipRight(Deferred.succeed(stopping, undefined), Effect.sync(() => node.closeIdleConnections())))

@@ -87,6 +87,8 @@ describe("the server over files, at the HTTP level", () => {
       const script = /<script>([\s\S]*?)<\/script>/.exec(answer.body)![1]!
       const style = /<style>([\s\S]*?)<\/style>/.exec(answer.body)![1]!
       expect(answer.body.match(/<script/g)).toHaveLength(1)
+      // The one script is JavaScript that parses (a page whose script does not would be dead).
+      expect(() => new Function(script)).not.toThrow()
       expect(answer.body.match(/<style/g)).toHaveLength(1)
       expect(answer.headers["content-security-policy"]).toBe(
         `default-src 'none'; script-src ${sha256(script)}; style-src ${sha256(style)}; img-src 'self' data:; connect-src 'self'; ` +

@@ -75,6 +75,21 @@ export const runHtml = (layout: Layout, start: number, n: number, level: number)
   start >= 0 && start < layout.entries.length ? internal.runRows(layout.page, start, n, level).join("\n") : ""
 
 /**
+ * At most `n` rows of a folded run from the entry at index `start`, and the index of the entry the
+ * run goes on with (-1 at its end): for a page that loads a long run a part at a time.
+ * @since 0.2.0
+ * @category parts
+ */
+export const runPage = (layout: Layout, start: number, n: number, level: number): { readonly html: string; readonly next: number } => {
+  if (start < 0 || start >= layout.entries.length) return { html: "", next: -1 }
+  const rows = internal.runRows(layout.page, start, n + 1, level)
+  if (rows.length <= n) return { html: rows.join("\n"), next: -1 }
+  // The row past the page names the next entry: its index is in its `r` id.
+  const next = Number(/ id="r(\d+)"/.exec(rows[n]!)![1])
+  return { html: rows.slice(0, n).join("\n"), next }
+}
+
+/**
  * The card of the entry at `index`.
  * @since 0.2.0
  * @category parts

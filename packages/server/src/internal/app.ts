@@ -239,6 +239,9 @@ export const make = (options: AppOptions) => {
       key: o.key,
       version: o.version,
       layout,
+      tree: o.tree,
+      facts: o.facts,
+      treeHeading: o.treeHeading,
       links: linksOf(layout.header),
       path,
       leaf,
@@ -283,6 +286,9 @@ export const make = (options: AppOptions) => {
     return yield* json({ version: o.version, cards: cardsOf(o.layout, path, Math.min(from, path.length), Math.min(until, path.length)) })
   })
 
+  /** Rows of a folded run sent at a time: a run of a linear session of 100,000 entries is sent in pages. */
+  const RUN_PAGE = 500
+
   const runRoute = Effect.gen(function*() {
     const url = (yield* requestUrl)!
     const o = yield* opened(yield* keyParam)
@@ -290,7 +296,8 @@ export const make = (options: AppOptions) => {
     const count = whole(url.searchParams.get("n"), o.layout.entries.length)
     const level = whole(url.searchParams.get("level"), 1_000)
     if (start === undefined || count === undefined || level === undefined) return yield* problem(400, "Bad request", "start, n and level name no run.")
-    return yield* fragment(HtmlParts.runHtml(o.layout, start, count, level))
+    const page = HtmlParts.runPage(o.layout, start, Math.min(count, RUN_PAGE), level)
+    return yield* json({ version: o.version, rows: page.html, next: page.next })
   })
 
   const sinceRoute = Effect.gen(function*() {
@@ -320,9 +327,9 @@ export const make = (options: AppOptions) => {
       version: o.version,
       n,
       added: Math.max(0, n - known),
-      facts: HtmlParts.factsHtml(layout),
-      treeHeading: HtmlParts.treeHeading(layout),
-      tree: HtmlParts.treeHtml(layout),
+      facts: o.facts,
+      treeHeading: o.treeHeading,
+      tree: o.tree,
       ...(extend === undefined ? {} : { extend })
     })
   })
@@ -498,6 +505,6 @@ export const make = (options: AppOptions) => {
       return yield* inner
     }))
 
-  return { app, guard }
+  return { app, guard, warmUp: state.warmUp(blobSrc) }
 }
 

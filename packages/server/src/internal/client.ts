@@ -134,43 +134,52 @@ export const SCRIPT = `
   var path = ranges(main.getAttribute("data-path"));
   var from = Number(main.getAttribute("data-from"));
   var to = Number(main.getAttribute("data-to"));
-  var onPath = {};
   var busy = false;
 
+  // A path is kept as the ranges the server sends (a linear path of 100,000 entries is one), never expanded.
   function ranges(s) {
     var out = [];
     if (s === null || s === "") return out;
     s.split(",").forEach(function (r) {
       var ab = r.split("-");
-      var a = Number(ab[0]);
-      var b = ab.length > 1 ? Number(ab[1]) : a;
-      for (var i = a; i <= b; i++) out.push(i);
+      out.push([Number(ab[0]), ab.length > 1 ? Number(ab[1]) : Number(ab[0])]);
     });
     return out;
+  }
+  function length(p) {
+    var n = 0;
+    for (var k = 0; k < p.length; k++) n += p[k][1] - p[k][0] + 1;
+    return n;
+  }
+  function has(p, i) {
+    for (var k = 0; k < p.length; k++) if (i >= p[k][0] && i <= p[k][1]) return true;
+    return false;
   }
   function row(i) { return d.getElementById("r" + i); }
   function card(i) { return d.getElementById("m" + i); }
   function mark() {
-    Array.prototype.forEach.call(tree.querySelectorAll(".row.sel,.row.act,.row.cur"), function (r) { r.classList.remove("sel", "act", "cur"); r.removeAttribute("aria-current"); });
-    onPath = {};
-    for (var k = 0; k < path.length; k++) {
-      onPath[path[k]] = true;
-      var r = row(path[k]);
-      if (r !== null) r.classList.add("sel", "act");
-    }
-    var last = row(leaf);
-    if (last !== null) { last.classList.add("cur"); last.setAttribute("aria-current", "true"); }
+    // Only the rows on the page are looked at: a path of 100,000 entries is mostly folded away.
+    Array.prototype.forEach.call(tree.querySelectorAll(".row"), function (r) {
+      var i = Number(r.id.slice(1));
+      var on = has(path, i);
+      r.classList.toggle("sel", on);
+      r.classList.toggle("act", on);
+      r.classList.toggle("cur", i === leaf);
+      if (i === leaf) r.setAttribute("aria-current", "true");
+      else r.removeAttribute("aria-current");
+    });
     // A folded run is a chain of only children: the path goes through it when it holds its first entry.
     Array.prototype.forEach.call(tree.querySelectorAll("details.run[data-run]"), function (run) {
-      run.classList.toggle("act", onPath[Number(run.getAttribute("data-run"))] === true);
+      run.classList.toggle("act", has(path, Number(run.getAttribute("data-run"))));
     });
     d.getElementById("pid").textContent = leafId;
     d.getElementById("pk").textContent = leaf === n - 1 ? "Path to the newest entry," : "Path to";
-    d.getElementById("pn").textContent = path.length + (path.length === 1 ? " entry" : " entries");
+    var total = length(path);
+    d.getElementById("pn").textContent = total + (total === 1 ? " entry" : " entries");
     earlier.hidden = from <= 0;
     if (!earlier.hidden) earlier.querySelector("button").textContent = "Show " + Math.min(from, 200) + " earlier of " + from;
-    later.hidden = to >= path.length;
-    if (!later.hidden) later.querySelector("button").textContent = "Show " + Math.min(path.length - to, 200) + " later of " + (path.length - to);
+    later.hidden = to >= total;
+    if (!later.hidden) later.querySelector("button").textContent = "Show " + Math.min(total - to, 200) + " later of " + (total - to);
   }
   function applyPath(data, scrollTo) {
     version = data.version || version;
@@ -209,7 +218,7 @@ export const SCRIPT = `
     if (busy) return;
     busy = true;
     var a = which === "earlier" ? Math.max(0, from - 200) : to;
-    var b = which === "earlier" ? from : Math.min(path.length, to + 200);
+    var b = which === "earlier" ? from : Math.min(length(path), to + 200);
     json(base + "/cards?to=" + leaf + "&from=" + a + "&until=" + b + "&v=" + encodeURIComponent(version)).then(function (data) {
       busy = false;
       if (which === "earlier") {
@@ -227,15 +236,29 @@ export const SCRIPT = `
   }
   earlier.querySelector("button").addEventListener("click", function () { more("earlier"); });
   later.querySelector("button").addEventListener("click", function () { more("later"); });
+  // A folded run's rows come a page at a time: the first when it is opened, the next on request.
+  function loadRun(run, start, left) {
+    run.classList.add("loading");
+    json(base + "/run?start=" + start + "&n=" + left + "&level=" + run.getAttribute("data-level") + "&v=" + encodeURIComponent(version)).then(function (data) {
+      run.classList.remove("loading");
+      var more = run.querySelector(":scope > .more");
+      if (more !== null) more.remove();
+      run.insertAdjacentHTML("beforeend", data.rows);
+      var loaded = run.querySelectorAll(":scope > .row").length;
+      var rest = Number(run.getAttribute("data-n")) - loaded;
+      if (data.next >= 0 && rest > 0) {
+        run.insertAdjacentHTML("beforeend", '<div class="more"><button type="button" class="btn"></button></div>');
+        var button = run.querySelector(":scope > .more button");
+        button.textContent = "Show " + Math.min(rest, 500) + " more of " + rest;
+        button.addEventListener("click", function () { loadRun(run, data.next, rest); });
+      }
+      mark();
+    }, function () { run.classList.remove("loading"); run.removeAttribute("data-loaded"); });
+  }
   function openRun(run) {
     if (run.getAttribute("data-loaded") === "1") return;
     run.setAttribute("data-loaded", "1");
-    run.classList.add("loading");
-    text(base + "/run?start=" + run.getAttribute("data-run") + "&n=" + run.getAttribute("data-n") + "&level=" + run.getAttribute("data-level") + "&v=" + encodeURIComponent(version)).then(function (html) {
-      run.classList.remove("loading");
-      run.insertAdjacentHTML("beforeend", html);
-      mark();
-    }, function () { run.classList.remove("loading"); run.removeAttribute("data-loaded"); });
+    loadRun(run, run.getAttribute("data-run"), Number(run.getAttribute("data-n")));
   }
   tree.addEventListener("toggle", function (e) {
     var run = e.target;
@@ -256,7 +279,7 @@ export const SCRIPT = `
     }
     var i = Number(b.getAttribute("data-go"));
     if (card(i) !== null) flash(card(i));
-    else if (onPath[i]) select(leaf, i);
+    else if (has(path, i)) select(leaf, i);
     else select(i, i);
   });
   d.getElementById("toleaf").addEventListener("click", function () { select(n - 1, -1); });
@@ -267,7 +290,7 @@ export const SCRIPT = `
   function update() {
     if (updating) { again = true; return; }
     updating = true;
-    var followEnd = to >= path.length;
+    var followEnd = to >= length(path);
     json(base + "/since?v=" + encodeURIComponent(version) + "&n=" + n + "&leaf=" + leaf).then(function (data) {
       updating = false;
       if (data.gone) {
@@ -295,7 +318,7 @@ export const SCRIPT = `
           if (followEnd) {
             var stick = panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 8;
             cards.insertAdjacentHTML("beforeend", data.extend.cards);
-            to = path.length;
+            to = length(path);
             if (stick) panel.scrollTop = panel.scrollHeight;
           }
         } else if (data.added > 0) {

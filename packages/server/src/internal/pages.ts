@@ -148,6 +148,10 @@ export interface SessionView {
   readonly key: string
   readonly version: string
   readonly layout: HtmlParts.Layout
+  /** The layout's tree, facts and tree heading, made once per layout. */
+  readonly tree: string
+  readonly facts: string
+  readonly treeHeading: string
   readonly links: ReadonlyArray<Link>
   readonly path: ReadonlyArray<number>
   readonly leaf: number
@@ -179,14 +183,14 @@ export const sessionPage = (view: SessionView): string => {
   const leafId = view.leaf >= 0 ? layout.entries[view.leaf]!.id : ""
   const body = `<header class="top">
 <h1>${e(layout.heading)}</h1>
-<div id="facts">${HtmlParts.factsHtml(layout)}</div>
+<div id="facts">${view.facts}</div>
 ${view.links.length === 0 ? "" : `<div class="links">${view.links.map(linkHtml).join("")}</div>`}
 <div class="legend"><span>● selected path · ○ other branches</span><button type="button" class="btn" id="toleaf">Show the newest entry</button></div>
 </header>
 <main id="session" data-key="${e(view.key)}" data-version="${e(view.version)}" data-n="${layout.entries.length}" data-leaf="${view.leaf}" data-leaf-id="${e(leafId)}"` +
     ` data-focus="${view.focus}" data-path="${rangesOf(view.path)}" data-from="${view.from}" data-to="${view.to}">
-<nav class="pane" id="tree" aria-label="Session tree"><h2 id="th">${e(HtmlParts.treeHeading(layout))}</h2>
-${HtmlParts.treeHtml(layout)}
+<nav class="pane" id="tree" aria-label="Session tree"><h2 id="th">${e(view.treeHeading)}</h2>
+${view.tree}
 </nav>
 <section class="pane" id="panel" aria-live="polite">
 <h2><span id="pk">Path to</span> <span class="id" id="pid">${e(leafId)}</span> · <span id="pn"></span></h2>

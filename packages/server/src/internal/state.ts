@@ -24,11 +24,14 @@ export interface Heard {
   readonly all: boolean
 }
 
-/** A session laid out for its page, under the version it was read at. */
+/** A session laid out for its page, under the version it was read at, with the parts every request of it sends. */
 export interface Opened {
   readonly version: string
   readonly loaded: Loaded
   readonly layout: HtmlParts.Layout
+  readonly tree: string
+  readonly facts: string
+  readonly treeHeading: string
 }
 
 /** How many laid-out sessions are kept: a layout of 100,000 entries holds them all in memory. */
@@ -51,6 +54,11 @@ export interface State {
   readonly titleOf: (location: string) => Effect.Effect<string>
   /** Remembers titles a listing just showed. */
   readonly rememberTitles: (listed: ReadonlyArray<Sessions.Listed>) => void
+  /**
+   * Lays out the few most recently changed sessions ahead of their first request (as many as are
+   * kept), one after another: the session an agent is writing now opens at once.
+   */
+  readonly warmUp: (blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) => Effect.Effect<void>
 }
 
 /**
@@ -123,24 +131,33 @@ export const make = (options: {
       scan: () => Effect.sync(() => [...entries.values()])
     }
 
-    const opened = new Map<string, Opened>()
-    const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) =>
-      Effect.suspend(() => {
+    // Laid-out sessions, most recently used last; a read in flight is shared by every request for it.
+    const opened = new Map<string, { readonly version: string; readonly made: Effect.Effect<Opened, ReadError | SessionError> }>()
+    const layoutOf = (location: string, version: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) =>
+      Effect.map(options.sessions().read(location), (loaded): Opened => {
+        const layout = HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) })
+        titles.set(location, { version, title: layout.heading })
+        return { version, loaded, layout, tree: HtmlParts.treeHtml(layout), facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }
+      })
+    const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]): Effect.Effect<Opened, ReadError | SessionError> =>
+      Effect.suspend((): Effect.Effect<Opened, ReadError | SessionError> => {
         const version = entries.get(location)?.version ?? ""
         const kept = opened.get(location)
         if (kept !== undefined && kept.version === version) {
-          // Most recently used last.
           opened.delete(location)
           opened.set(location, kept)
-          return Effect.succeed(kept)
+          return kept.made
         }
-        return Effect.map(options.sessions().read(location), (loaded) => {
-          const made: Opened = { version, loaded, layout: HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) }) }
+        return Effect.flatMap(Effect.cached(layoutOf(location, version, blobSrc)), (made) => {
+          // A failed read is not kept: the next request reads again.
+          const guarded: Effect.Effect<Opened, ReadError | SessionError> = Effect.tapError(made, () =>
+            Effect.sync(() => {
+              if (opened.get(location)?.made === guarded) opened.delete(location)
+            }))
           opened.delete(location)
-          opened.set(location, made)
+          opened.set(location, { version, made: guarded })
           while (opened.size > OPENED) opened.delete(opened.keys().next().value!)
-          titles.set(location, { version, title: made.layout.heading })
-          return made
+          return guarded
         })
       })
 
@@ -172,6 +189,11 @@ export const make = (options: {
       hub,
       open,
       titleOf,
+      warmUp: (blobSrc) =>
+        Effect.suspend(() => {
+          const recent = [...entries.values()].sort((a, b) => b.changed - a.changed).slice(0, OPENED).reverse()
+          return Effect.forEach(recent, (entry) => Effect.ignore(open(entry.location, blobSrc)), { discard: true })
+        }),
       rememberTitles: (listed) => {
         for (const item of listed) if (!Sessions.isUnreadable(item)) keep(item.location, item.title)
       }

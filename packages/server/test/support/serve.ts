@@ -60,12 +60,17 @@ const importCorpus = Effect.gen(function*() {
   }
 })
 
-/** Starts a server over a fresh, migrated database (with the corpus in it unless `empty`). */
-export const serveDatabase = async (label: string, options: Partial<Server.Options> & { readonly empty?: boolean } = {}): Promise<Served> => {
+/** Starts a server over a fresh, migrated database (with the corpus in it unless `empty`, then `records`). */
+export const serveDatabase = async (
+  label: string,
+  options: Partial<Server.Options> & { readonly empty?: boolean; readonly records?: ReadonlyArray<Sessions.Records> } = {}
+): Promise<Served> => {
   const scope = Effect.runSync(Scope.make())
   try {
     const context = await Effect.runPromise(Layer.buildWithScope(Layer.provideMerge(Sessions.layer, Database.layer(label)), scope))
     if (options.empty !== true) await Effect.runPromise(Effect.provide(importCorpus, context))
+    const records = options.records ?? []
+    if (records.length > 0) await Effect.runPromise(Effect.provide(Effect.flatMap(Sessions.Sessions, (s) => Effect.forEach(records, (r) => s.import(r))), context))
     const url = Effect.runSync(Effect.map(Database.TestDatabase, (db) => db.url).pipe(Effect.provide(context)))
     const running = await Effect.runPromise(Server.serve({ backend: "database", ...options }).pipe(Scope.extend(scope), Effect.provide(context)))
     const ids = new Map(Corpus.corpus.map((s) => [s.name, s.id]))
