@@ -25,7 +25,7 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../../pg/test/support/database.js"
-import { bin, firstWord, runCli, tempDir } from "./support.js"
+import { bin, firstWord, removeTempDirs, runCli, tempDir } from "./support.js"
 
 let dir = ""
 let dbUrl = ""
@@ -49,6 +49,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
+  removeTempDirs()
 })
 
 describe("session-tree search", () => {
