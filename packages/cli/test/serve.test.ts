@@ -64,7 +64,7 @@ describe("session-tree search", () => {
       ""
     ])
     expect(text.stdout).toContain("    A refused connection after a deploy usually means the service did not start.")
-    for (const args of [["refused"], ["connection", "--role", "user", "--role", "assistant"], [`"service did not"`, "--limit", "1"], ["connection", "--model", "claude-opus-4"], ["refused", "--since", "2026-01-03"]]) {
+    for (const args of [["refused"], ["connection", "--role", "user"], [`"service did not"`, "--limit", "1"], ["connection", "--model", "claude-opus-4"], ["refused", "--since", "2026-01-03"]]) {
       const json = await runCli("search", ...args, "--dir", dir, "--json")
       expect(json.code, args.join(" ")).toBe(0)
       const roles = args.flatMap((a, i) => (args[i - 1] === "--role" ? [a] : [])) as Array<"user" | "assistant">

@@ -19,6 +19,8 @@ import * as NodePath from "node:path"
 import * as Backend from "../Backend.js"
 import { directoryOf, dirOption } from "./serve.js"
 
+const ROLES: ReadonlyArray<string> = ["user", "assistant", "tool", "system", "compaction", "title"]
+
 const BOLD = "\x1b[1;33m"
 const PLAIN = "\x1b[0m"
 
@@ -68,30 +70,39 @@ export const search = Command.make(
     query: Args.text({ name: "QUERY" }).pipe(Args.withDescription("words and \"quoted phrases\", all required, in any case")),
     dir: dirOption,
     db: Backend.option,
-    role: Options.choice("role", ["user", "assistant", "tool", "system", "compaction", "title"]).pipe(
-      Options.repeated,
-      Options.withDescription("only entries of this role (or kind); repeat for several")
+    role: Options.text("role").pipe(
+      Options.withPseudoName("ROLE"),
+      Options.optional,
+      Options.withDescription("only entries of this role or kind: user, assistant, tool, system, compaction or title")
     ),
-    model: Options.text("model").pipe(Options.repeated, Options.withDescription("only entries of this model (meta.model); repeat for several")),
+    model: Options.text("model").pipe(Options.withPseudoName("MODEL"), Options.optional, Options.withDescription("only entries of this model (an assistant message's meta.model)")),
     since: Options.text("since").pipe(Options.withPseudoName("DATE"), Options.optional, Options.withDescription("only entries at or after this date (YYYY-MM-DD) or timestamp")),
     until: Options.text("until").pipe(Options.withPseudoName("DATE"), Options.optional, Options.withDescription("only entries at or before this date or timestamp")),
-    session: Options.text("session").pipe(Options.repeated, Options.withDescription("only this session (a path, or with --db an ID; or a session ID); repeat for several")),
-    limit: Options.integer("limit").pipe(Options.withDefault(20), Options.withDescription("hits to print (default: 20)")),
-    offset: Options.integer("offset").pipe(Options.withDefault(0), Options.withDescription("hits to skip first (default: 0)")),
+    session: Options.text("session").pipe(
+      Options.withPseudoName("SESSION"),
+      Options.optional,
+      Options.withDescription("only this session: its path (with --db, its ID) or its session ID")
+    ),
+    limit: Options.integer("limit").pipe(Options.withPseudoName("N"), Options.withDefault(20), Options.withDescription("hits to print (default: 20)")),
+    offset: Options.integer("offset").pipe(Options.withPseudoName("N"), Options.withDefault(0), Options.withDescription("hits to skip first (default: 0)")),
     json: Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
   },
   ({ db, dir, json, limit, model, offset, query, role, session, since, until }) =>
     Effect.gen(function*() {
       const directory = yield* directoryOf(db, dir)
+      if (Option.isSome(role) && !ROLES.includes(role.value)) {
+        return yield* new Backend.UsageError({ reason: `--role ${printable(role.value)} is not one of ${ROLES.join(", ")}` })
+      }
+      if (limit < 0 || offset < 0) return yield* new Backend.UsageError({ reason: "--limit and --offset are whole numbers" })
       const result = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) =>
         sessions.search({
           query,
           directory,
-          roles: role.length === 0 ? undefined : (role as ReadonlyArray<SearchRole>),
-          models: model.length === 0 ? undefined : model,
+          roles: Option.isSome(role) ? [role.value as SearchRole] : undefined,
+          models: Option.isSome(model) ? [model.value] : undefined,
           since: Option.getOrUndefined(since),
           until: Option.getOrUndefined(until),
-          sessions: sessionsOf(db, session),
+          sessions: sessionsOf(db, Option.toArray(session)),
           limit,
           offset
         })), directory)

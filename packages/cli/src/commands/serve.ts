@@ -31,8 +31,9 @@ export const serve = Command.make(
   {
     dir: dirOption,
     db: Backend.option,
-    port: Options.integer("port").pipe(Options.withDefault(7862), Options.withDescription("the port to listen on; 0 takes any free port (default: 7862)")),
+    port: Options.integer("port").pipe(Options.withPseudoName("N"), Options.withDefault(7862), Options.withDescription("the port to listen on; 0 takes any free port (default: 7862)")),
     host: Options.text("host").pipe(
+      Options.withPseudoName("HOST"),
       Options.withDefault("127.0.0.1"),
       Options.withDescription("the address to listen on (default: 127.0.0.1); any other needs the printed token on every request")
     )
