@@ -26,7 +26,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hostile } from "../../view/test/support/sessions.js"
 import { hostileAgent } from "../../view/test/support/v2.js"
 import { browserFound, launch, MISSING, type Opened, onlyTo, openPage, runBrowserTests } from "./support/browser.js"
-import { serveDatabase, serveFiles, type Served, tempDir, writeCorpus } from "./support/serve.js"
+import { serveFiles, type Served, tempDir, writeCorpus } from "./support/serve.js"
+import { serveDatabase } from "./support/serveDatabase.js"
 
 // The callbacks given to page.evaluate and waitForFunction run in the browser.
 declare const document: {

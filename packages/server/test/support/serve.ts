@@ -1,12 +1,10 @@
 /**
- * A server for the tests, in this process: over a directory of session files or
- * a fresh PostgreSQL database of the run's server, started in a scope of its
- * own and stopped by `stop`. The corpus (`@session-tree/testing/Corpus`) is
- * written first where asked.
+ * A server for the tests, in this process, over a directory of session files,
+ * started in a scope of its own and stopped by `stop` (over a database:
+ * `serveDatabase.ts`). The corpus (`@session-tree/testing/Corpus`) is written
+ * first where asked.
  */
-import * as Codec from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
-import * as Sessions from "@session-tree/core/Sessions"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Corpus from "@session-tree/testing/Corpus"
 import * as Effect from "effect/Effect"
@@ -16,7 +14,6 @@ import * as Scope from "effect/Scope"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
-import * as Database from "../../../pg/test/support/database.js"
 import * as Server from "../../src/Server.js"
 
 export interface Served extends Server.Running {
@@ -50,33 +47,3 @@ export const serveFiles = async (dir: string, options: Partial<Server.Options> =
   }
 }
 
-/** The corpus stored in the database of `layer` through the library, under each session's ID. */
-const importCorpus = Effect.gen(function*() {
-  const sessions = yield* Sessions.Sessions
-  for (const session of Corpus.corpus) {
-    const decoded = Codec.decodeLines({ lines: session.lines, sizes: session.lines.map(Codec.utf8Length), tail: "none" })
-    if (decoded._tag === "Left") return yield* decoded.left
-    yield* sessions.import({ header: decoded.right.header, entries: decoded.right.history.entries })
-  }
-})
-
-/** Starts a server over a fresh, migrated database (with the corpus in it unless `empty`, then `records`). */
-export const serveDatabase = async (
-  label: string,
-  options: Partial<Server.Options> & { readonly empty?: boolean; readonly records?: ReadonlyArray<Sessions.Records> } = {}
-): Promise<Served> => {
-  const scope = Effect.runSync(Scope.make())
-  try {
-    const context = await Effect.runPromise(Layer.buildWithScope(Layer.provideMerge(Sessions.layer, Database.layer(label)), scope))
-    if (options.empty !== true) await Effect.runPromise(Effect.provide(importCorpus, context))
-    const records = options.records ?? []
-    if (records.length > 0) await Effect.runPromise(Effect.provide(Effect.flatMap(Sessions.Sessions, (s) => Effect.forEach(records, (r) => s.import(r))), context))
-    const url = Effect.runSync(Effect.map(Database.TestDatabase, (db) => db.url).pipe(Effect.provide(context)))
-    const running = await Effect.runPromise(Server.serve({ backend: "database", ...options }).pipe(Scope.extend(scope), Effect.provide(context)))
-    const ids = new Map(Corpus.corpus.map((s) => [s.name, s.id]))
-    return { ...running, backend: "database", where: url, keyOf: (name) => ids.get(name) ?? name, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
-  } catch (error) {
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-    throw error
-  }
-}
