@@ -73,7 +73,9 @@ export const linksOf = (header: Header): ReadonlyArray<Pages.Link> => {
   const record = header as unknown as Readonly<Record<string, unknown>>
   for (const [name, value] of Object.entries(record)) {
     if (["type", "version", "id", "timestamp"].includes(name)) continue
-    const label = name === "forkedFrom" ? "Forked from" : name.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/^./, (c) => c.toUpperCase())
+    // `subagentOf` reads "Subagent of".
+    const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase()
+    const label = words.charAt(0).toUpperCase() + words.slice(1)
     const values = Array.isArray(value) ? value : [value]
     for (const item of values) {
       if (typeof item === "object" && item !== null && typeof (item as { session?: unknown }).session === "string") {
