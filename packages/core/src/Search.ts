@@ -135,6 +135,8 @@ export interface Term {
 export interface Query {
   readonly terms: ReadonlyArray<Term>
   readonly words: ReadonlyArray<string>
+  /** Whether every word is ASCII (the matcher then has a faster way through ASCII text). */
+  readonly ascii: boolean
 }
 
 /**
@@ -258,7 +260,7 @@ export const patternOf: (words: ReadonlyArray<string>) => Pattern = internal.pat
  * @category matching
  */
 export const match = (query: Query, text: string): ReadonlyArray<readonly [number, number]> | undefined =>
-  internal.matchWords(query, words.wordsOf(text))
+  internal.matchText(query, text)
 
 /**
  * Ranks the hits among a backend's candidates for `options` (what `Sessions.search` runs).

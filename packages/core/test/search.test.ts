@@ -14,6 +14,9 @@ import * as Codec from "../src/Codec.js"
 import * as Ids from "../src/Ids.js"
 import * as MemoryJournal from "../src/MemoryJournal.js"
 import * as Search from "../src/Search.js"
+import * as FastCheck from "effect/FastCheck"
+import { matchWords } from "../src/internal/search.js"
+import { wordsOf } from "../src/internal/words.js"
 import * as Sessions from "../src/Sessions.js"
 
 const live = (storage: MemoryJournal.Storage) =>
@@ -156,6 +159,22 @@ describe("Sessions.search", () => {
       expect((yield* search({ query: "ECONNREFUSED" }, storage)).unreadable.map((u) => u.error.code)).toEqual(["SESSION_INVALID_JSON"])
       expect((yield* search({ query: "pool" }, storage)).unreadable).toEqual([])
     }))
+})
+
+describe("the matcher", () => {
+  it("gives the same marks through ASCII text without a word list as with one, on random texts and queries", () => {
+    const word = FastCheck.stringMatching(/^[A-Za-z0-9]{1,4}$/)
+    const sep = FastCheck.constantFrom(" ", "  ", "_", "-", ".", "\n", "/", "é", "", "'")
+    const text = FastCheck.array(FastCheck.tuple(word, sep), { maxLength: 30 }).map((parts) => parts.map(([w, s]) => w + s).join(""))
+    const queryText = FastCheck.array(FastCheck.oneof(word, FastCheck.array(word, { minLength: 2, maxLength: 3 }).map((ws) => `"${ws.join(" ")}"`)), { minLength: 1, maxLength: 3 }).map((qs) => qs.join(" "))
+    FastCheck.assert(FastCheck.property(text, queryText, (t, q) => {
+      const query = Either.getOrThrow(Search.parseQuery(q))
+      const ascii = /^[\u0000-\u007f]*$/.test(t)
+      const expected = matchWords(query, wordsOf(t))
+      expect(Search.match(query, t)).toEqual(expected)
+      if (ascii) expect(query.ascii).toBe(true)
+    }), { numRuns: 2_000 })
+  })
 })
 
 describe("the candidate pattern", () => {

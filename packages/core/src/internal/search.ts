@@ -16,7 +16,7 @@ import type { ScanError, SessionCatalogService } from "../SessionCatalog.js"
 import { type InputError, type SessionError, sessionError } from "../SessionError.js"
 import type { Unreadable } from "../Sessions.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
-import { fold, lexemeOf, lexemesOf, WORD, type Word, wordsOf } from "./words.js"
+import { fold, isAscii, lexemeOf, lexemesOf, WORD, type Word, wordsOf } from "./words.js"
 
 const invalid = (reason: string): InputError => sessionError("SESSION_INVALID_OPTIONS", reason) as InputError
 
@@ -52,7 +52,8 @@ export const parseQuery = (text: string): Either.Either<Query, InputError> => {
   for (const token of text.slice(last).split(/\s+/)) add(token, false)
   if (terms.length === 0) return Either.left(invalid("the query holds no word to search for (words are letters and digits)"))
   if (count > MAX_QUERY_WORDS) return Either.left(invalid(`the query holds more than ${MAX_QUERY_WORDS} words`))
-  return Either.right({ terms, words: [...new Set(terms.flatMap((t) => t.words))] })
+  const words = [...new Set(terms.flatMap((t) => t.words))]
+  return Either.right({ terms, words, ascii: words.every(isAscii) })
 }
 
 // ---- What an entry is searched by -------------------------------------------------------------
@@ -165,6 +166,48 @@ export const matchWords = (query: Query, words: ReadonlyArray<Word>): Array<read
   }
   return marks.sort((a, b) => a[0] - b[0] || a[1] - b[1])
 }
+
+const isWordCode = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)
+
+/**
+ * `matchWords` for ASCII text and an ASCII query, without making a word list: the text lower-cased
+ * once, each term's first word found with `indexOf`, its boundaries and a phrase's next words
+ * checked in place. The same answer as `matchWords` on the same text.
+ */
+const matchAscii = (query: Query, text: string): Array<readonly [number, number]> | undefined => {
+  const lower = text.toLowerCase()
+  const marks: Array<readonly [number, number]> = []
+  for (const term of query.terms) {
+    const first = term.words[0]!
+    let found = false
+    for (let at = lower.indexOf(first); at >= 0; at = lower.indexOf(first, at + 1)) {
+      if (at > 0 && isWordCode(lower.charCodeAt(at - 1))) continue
+      let end = at + first.length
+      if (end < lower.length && isWordCode(lower.charCodeAt(end))) continue
+      let k = 1
+      for (; k < term.words.length; k++) {
+        // The next word starts after the separators that end this one.
+        let next = end
+        while (next < lower.length && !isWordCode(lower.charCodeAt(next))) next++
+        const word = term.words[k]!
+        if (next === end || !lower.startsWith(word, next)) break
+        const after = next + word.length
+        if (after < lower.length && isWordCode(lower.charCodeAt(after))) break
+        end = after
+      }
+      if (k < term.words.length) continue
+      found = true
+      marks.push([at, end])
+      if (term.phrase) break
+    }
+    if (!found) return undefined
+  }
+  return marks.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+}
+
+/** Where each term of `query` matches `text`, or undefined when one does not (the matcher). */
+export const matchText = (query: Query, text: string): Array<readonly [number, number]> | undefined =>
+  query.ascii && isAscii(text) ? matchAscii(query, text) : matchWords(query, wordsOf(text))
 
 /** Whether the words of `text` (a line as written, which did not decode) hold every word of the query. */
 export const rawMatches = (query: Query, text: string): boolean => {
@@ -425,7 +468,7 @@ export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanErr
         if (!passes(plan, entry)) continue
         const text = searchTextOf(entry)
         if (text === undefined) continue
-        const marks = matchWords(plan.query, wordsOf(text))
+        const marks = matchText(plan.query, text)
         if (marks === undefined) continue
         total++
         best.add({ location: c.location, header: header.right, entry, order: line.order, text, marks })

@@ -58,9 +58,19 @@ export const wordsOf = (text: string): Array<Word> => {
   return out
 }
 
+/** Whether `text` is ASCII only: then its words are runs of `[a-z0-9]` once it is lower-cased whole. */
+export const isAscii = (text: string): boolean => !NON_ASCII.test(text)
+
+const ASCII_WORD = /[a-z0-9]+/g
+
 /** The distinct lexemes of `text`. */
 export const lexemesOf = (text: string): Set<string> => {
   const out = new Set<string>()
+  // ASCII text (most of what agents write): lower-cased in one call, its words found by one native scan.
+  if (isAscii(text)) {
+    for (const word of text.toLowerCase().match(ASCII_WORD) ?? []) out.add(lexemeOf(word))
+    return out
+  }
   for (const m of text.matchAll(WORD)) out.add(lexemeOf(fold(m[0])))
   return out
 }
