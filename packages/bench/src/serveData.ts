@@ -7,18 +7,7 @@
  * phrase "quarterly ledger" in one in 2,000, and the common words of the text
  * everywhere.
  */
-
-/** mulberry32: small, fast and the same on every machine. */
-const prng = (seed: number) => {
-  let a = seed >>> 0
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { prng } from "./data.js"
 
 const WORDS = (
   "the build failed in the parser test because the fixture file was renamed so read it again and check " +

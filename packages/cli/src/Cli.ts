@@ -411,9 +411,11 @@ const list = Command.make(
   {
     dir: Args.text({ name: "DIR" }).pipe(Args.withDescription("the directory whose *.jsonl files are listed (default: .)"), Args.optional),
     json: Options.boolean("json").pipe(Options.withDescription("print one JSON array on stdout")),
+    limit: Options.integer("limit").pipe(Options.withPseudoName("N"), Options.optional, Options.withDescription("list at most N sessions (only those are read): a page of a large directory")),
+    offset: Options.integer("offset").pipe(Options.withPseudoName("N"), Options.withDefault(0), Options.withDescription("skip the N newest first (default: 0)")),
     db
   },
-  ({ db, dir, json }) =>
+  ({ db, dir, json, limit, offset }) =>
     Effect.gen(function*() {
       if (Option.isSome(dir) && db._tag === "Database") {
         return yield* new UsageError({
@@ -426,7 +428,7 @@ const list = Command.make(
       const { listing, scanned } = yield* Backend.run(db, Effect.gen(function*() {
         // The times the listing is ordered by, so that the time shown is the time sorted by.
         const scanned = yield* (yield* SessionCatalog).scan(directory)
-        const listing = yield* (yield* Sessions.Sessions).list({ directory })
+        const listing = yield* (yield* Sessions.Sessions).list({ directory, offset, limit: Option.getOrUndefined(limit) })
         return { listing, scanned }
       }), directory)
       const changedAt = new Map(scanned.map((entry) => [entry.location, entry.changed]))

@@ -40,5 +40,11 @@ describe("session-tree list", { timeout: 180_000 }, () => {
     const lines = words.stdout.trimEnd().split("\n")
     expect(lines.map((line) => line.split(/\s+/)[0])).toEqual(changes)
     expect(changes[0]! > listed[0]!.updated).toBe(true)
+    // A page of a large directory: --limit sessions after --offset, in the same order.
+    const page = await runCli("list", dir, "--json", "--offset", "1", "--limit", "1")
+    expect((JSON.parse(page.stdout) as Array<{ location: string }>).map((l) => l.location)).toEqual([b])
+    expect((JSON.parse((await runCli("list", dir, "--json", "--limit", "0")).stdout) as Array<unknown>)).toEqual([])
+    const negative = await runCli("list", dir, "--limit", "-1")
+    expect([negative.code, negative.stderr.split(/\s+/)[0]]).toEqual([1, "SESSION_INVALID_OPTIONS"])
   })
 })

@@ -140,10 +140,11 @@ export interface Query {
 }
 
 /**
- * How a backend that scans raw lines finds the candidates of a query: a line is one when `anchor`
- * (global) finds a place in it and each of `others` tests true on it, its bytes read as Latin-1
- * (`encoding: "latin1"`, every word ASCII) or as UTF-8. A line that escapes a character
- * (`\u00e9`) matches all of them, since it may hide a letter.
+ * How a backend that scans raw lines finds the candidates of a query, its bytes read as Latin-1
+ * (`encoding: "latin1"`, every word ASCII) or as UTF-8: a line is one when `anchor` (global, the
+ * query's longest word, in any case) finds a place in it and each of `others` tests true on it; and
+ * a line that holds `escape` (`\u`) is one whatever its words, since an escaped character
+ * (`\u00e9`) may hide a letter from a scan of its bytes.
  * @since 0.2.0
  * @category models
  */
@@ -151,6 +152,13 @@ export interface Pattern {
   readonly encoding: "latin1" | "utf8"
   readonly anchor: RegExp
   readonly others: ReadonlyArray<RegExp>
+  readonly escape: string
+  /**
+   * For an ASCII query, the same words in lower case, the anchor's first: a backend may instead set
+   * bit 5 (0x20) of every byte it scans and look for these with a byte search (upper-case ASCII
+   * letters then read as lower case; no other byte becomes a letter or a digit of these words).
+   */
+  readonly folded: ReadonlyArray<string> | undefined
 }
 
 /**

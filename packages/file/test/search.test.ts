@@ -48,21 +48,7 @@ const named = (result: Search.SearchResult) => ({
   unreadable: result.unreadable.map((u) => ({ ...u, location: Path.basename(u.location, ".jsonl") }))
 })
 
-const QUERIES: ReadonlyArray<Search.SearchOptions> = [
-  { query: "refused" },
-  { query: "connection" },
-  { query: "CONNECTION", limit: 2, offset: 1 },
-  { query: `"service did not start"` },
-  { query: "run_tests" },
-  { query: "src server ts" },
-  { query: "ärger" },
-  { query: "café" },
-  { query: "straße ÇA" },
-  { query: "deploy", roles: ["title", "user"] },
-  { query: "connection", models: ["claude-opus-4"] },
-  { query: "refused", since: "2026-01-03" },
-  { query: "nothing-here" }
-]
+const QUERIES = Corpus.QUERIES as ReadonlyArray<Search.SearchOptions>
 
 describe("search on files", () => {
   it.effect("gives the answers the library gives on the same sessions held in memory", () =>
@@ -127,13 +113,17 @@ describe("search on files", () => {
 
 describe("the scan of one file's bytes", () => {
   it("finds every line that holds the words, whatever windows the bytes are read in", () => {
-    const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ n: i, text: i % 7 === 0 ? `Needle ${"é".repeat(i % 5)} here` : `hay ${"ü".repeat(i % 3)}` }))
+    const escaped = (i: number) => i % 13 === 5 && i % 7 !== 0
+    const lines = Array.from({ length: 200 }, (_, i) =>
+      JSON.stringify({ n: i, text: i % 7 === 0 ? `${i % 2 === 0 ? "NeEdLe" : "needle"} ${"é".repeat(i % 5)} HERE` : `hay ${"ü".repeat(i % 3)}${i % 11 === 0 ? " neeDl" : ""}` }))
+        .map((line, i) => (escaped(i) ? line.replace("hay", "h\\u0061y") : line))
     const bytes = Buffer.from(`{"type":"session"}\n${lines.join("\n")}\n`)
     const cases: ReadonlyArray<readonly [Search.Pattern, (i: number) => boolean]> = [
-      [Search.patternOf(["needle"]), (i) => i % 7 === 0],
-      [Search.patternOf(["needle", "here"]), (i) => i % 7 === 0],
+      // Lines with an escape (the hay lines i % 13 === 5) are candidates whatever their words.
+      [Search.patternOf(["needle"]), (i) => i % 7 === 0 || escaped(i)],
+      [Search.patternOf(["needle", "here"]), (i) => i % 7 === 0 || escaped(i)],
       // A word beyond ASCII: the bytes are read as UTF-8.
-      [Search.patternOf(["needle", "é"]), (i) => i % 7 === 0 && i % 5 !== 0]
+      [Search.patternOf(["needle", "é"]), (i) => (i % 7 === 0 && i % 5 !== 0) || escaped(i)]
     ]
     for (const [pattern, holds] of cases) {
       const whole = scanBytes(bytes, pattern)
@@ -141,6 +131,8 @@ describe("the scan of one file's bytes", () => {
       for (const window of [1, 7, 64, 333, 4096]) {
         const windowed = scanBytes(bytes, pattern, window)
         expect(windowed.lines).toEqual(whole.lines)
+        // The bytes folded to lower case find the lines the text's pattern finds.
+        expect(scanBytes(bytes, { ...pattern, folded: undefined }, window).lines).toEqual(whole.lines)
       }
       // Orders grow with the place in the file.
       const orders = whole.lines.map((l) => l.order)

@@ -39,19 +39,7 @@ const storeCorpus = Effect.gen(function*() {
   }
 })
 
-const QUERIES: ReadonlyArray<Search.SearchOptions> = [
-  { query: "refused" },
-  { query: "connection" },
-  { query: "CONNECTION", limit: 2, offset: 1 },
-  { query: `"service did not start"` },
-  { query: "run_tests" },
-  { query: "ärger" },
-  { query: "café" },
-  { query: "deploy", roles: ["title", "user"] },
-  { query: "connection", models: ["claude-opus-4"] },
-  { query: "connection", sessions: ["s-pooling"] },
-  { query: "nothing-here" }
-]
+const QUERIES = Corpus.QUERIES as ReadonlyArray<Search.SearchOptions>
 
 const live = (label: string) => Layer.provideMerge(Sessions.layer, Database.layer(label))
 

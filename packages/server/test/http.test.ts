@@ -164,6 +164,9 @@ describe("the server over files, at the HTTP level", () => {
     // Not HTTP, a target that is not a path, a request without a Host.
     expect((await raw(served.port, "GARBAGE\r\n\r\n")).slice(0, 12)).toBe("HTTP/1.1 400")
     expect((await raw(served.port, `GET http://elsewhere.example/ HTTP/1.1\r\nHost: 127.0.0.1:${served.port}\r\n\r\n`)).slice(0, 12)).toBe("HTTP/1.1 400")
+    // A path that parses as another host's (a backslash reads as a slash) is no path of this server.
+    expect((await get(served, "/\\elsewhere.example/")).status).toBe(400)
+    expect((await get(served, "/\\elsewhere.example/?token=x")).status).toBe(400)
     expect((await raw(served.port, "GET / HTTP/1.0\r\n\r\n")).slice(0, 12)).toBe("HTTP/1.1 421")
     expect((await raw(served.port, `GET / HTTP/1.1\r\nHost: 127.0.0.1:${served.port}\r\nContent-Length: -1\r\n\r\n`)).slice(0, 12)).toBe("HTTP/1.1 400")
     expect((await get(served, "/")).status).toBe(200)

@@ -131,3 +131,24 @@ export const corpus: ReadonlyArray<CorpusSession> = [incident, pooling, notes, u
 
 /** A session's file: its lines, each ended by a line feed. */
 export const fileText = (session: CorpusSession): string => session.lines.map((line) => `${line}\n`).join("")
+
+/**
+ * Queries over the corpus that every backend's test puts to it, beside the memory backend's answer
+ * (the options of `Sessions.search`, as plain data: this package depends on no library package).
+ */
+export const QUERIES: ReadonlyArray<{ readonly query: string; readonly [option: string]: unknown }> = [
+  { query: "refused" },
+  { query: "connection" },
+  { query: "CONNECTION", limit: 2, offset: 1 },
+  { query: `"service did not start"` },
+  { query: "run_tests" },
+  { query: "src server ts" },
+  { query: "ärger" },
+  { query: "café" },
+  { query: "straße ÇA" },
+  { query: "deploy", roles: ["title", "user"] },
+  { query: "connection", models: ["claude-opus-4"] },
+  { query: "refused", since: "2026-01-03" },
+  { query: "connection", sessions: ["s-pooling"] },
+  { query: "nothing-here" }
+]

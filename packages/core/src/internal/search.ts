@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import { decodeEntryLine, versionOf } from "../Codec.js"
 import { decodeHeader, type Entry, type Header } from "../Record.js"
 import type * as V2 from "../RecordV2.js"
-import type { Candidates, CandidateRequest, Hit, Query, SearchOptions, SearchResult, SearchRole, Snippet, Term } from "../Search.js"
+import type { Candidates, CandidateRequest, Hit, Pattern, Query, SearchOptions, SearchResult, SearchRole, Snippet, Term } from "../Search.js"
 import type { ScanError, SessionCatalogService } from "../SessionCatalog.js"
 import { type InputError, type SessionError, sessionError } from "../SessionError.js"
 import type { Unreadable } from "../Sessions.js"
@@ -337,17 +337,19 @@ const asLatin1 = (text: string): string => {
 }
 
 /** How a backend finds candidate lines among raw lines (see `Search.Pattern`). */
-export const patternOf = (words: ReadonlyArray<string>): { readonly encoding: "latin1" | "utf8"; readonly anchor: RegExp; readonly others: ReadonlyArray<RegExp> } => {
+export const patternOf = (words: ReadonlyArray<string>): Pattern => {
   const ascii = words.every((w) => /^[\u0000-\u007f]*$/.test(w))
-  // The longest word (in bytes) anchors the scan: long words are the rare ones.
+  // The longest word (in bytes) anchors the scan: long words are the rare ones. Each pattern is one
+  // literal, which the engine finds by skipping ahead (an alternation would make it try every place).
   const sorted = [...words].sort((a, b) => asLatin1(b).length - asLatin1(a).length)
   const source = (word: string) => escape(ascii ? asLatin1(word) : word)
   const flags = ascii ? "i" : "iu"
   return {
     encoding: ascii ? "latin1" : "utf8",
-    // A line that escapes a character (`\u00e9`) may hide a letter from a scan of its bytes: it is always a candidate.
-    anchor: new RegExp(`${source(sorted[0]!)}|\\\\u[0-9A-Fa-f]{4}`, `g${flags}`),
-    others: sorted.slice(1).map((word) => new RegExp(`${source(word)}|\\\\u[0-9A-Fa-f]{4}`, flags))
+    anchor: new RegExp(source(sorted[0]!), `g${flags}`),
+    others: sorted.slice(1).map((word) => new RegExp(source(word), flags)),
+    escape: "\\u",
+    folded: ascii ? sorted : undefined
   }
 }
 

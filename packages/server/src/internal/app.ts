@@ -59,9 +59,16 @@ const whole = (value: string | null, max = 1_000_000_000): number | undefined =>
 
 const textParam = (url: URL, name: string): string => (url.searchParams.get(name) ?? "").slice(0, MAX_TEXT).trim()
 
-/** The request's URL, read only from a path (a request for `http://elsewhere/…` is not ours). */
-const requestUrl = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  request.url.startsWith("/") && !request.url.startsWith("//") ? new URL(`http://server${request.url}`) : undefined)
+/**
+ * The request's URL, read only from a path (a request for `http://elsewhere/…` is not ours), and
+ * only one whose path names no other host once parsed (`/\\elsewhere` reads as `//elsewhere`, which a
+ * redirect to it would send a browser to).
+ */
+const requestUrl = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  if (!request.url.startsWith("/") || request.url.startsWith("//")) return undefined
+  const url = new URL(`http://server${request.url}`)
+  return url.host === "server" && !url.pathname.startsWith("//") ? url : undefined
+})
 
 /** A session error in a page: its code and message, nothing more (no path, no cause). */
 const errorPage = (error: SessionError) =>

@@ -48,10 +48,9 @@ export const tokenOf = (headers: { readonly [key: string]: string | undefined },
 /** Whether `host` names a loopback address, so that no token is asked for. */
 export const isLoopback = (host: string): boolean => host === "127.0.0.1" || host === "::1" || host === "localhost" || /^127\.\d+\.\d+\.\d+$/.test(host)
 
-/** The `Host` headers a loopback server answers: its address or `localhost`, with its port. */
+/** The `Host` headers a loopback server answers: its address or `localhost` (and what that names), with its port. */
 export const allowedHosts = (host: string, port: number): ReadonlySet<string> => {
-  const names = host === "::1" ? ["[::1]"] : [host]
-  if (host !== "localhost") names.push("localhost")
+  const names = host === "localhost" ? ["localhost", "127.0.0.1", "[::1]"] : [host.includes(":") ? `[${host}]` : host, "localhost"]
   return new Set(names.map((name) => `${name}:${port}`))
 }
 
