@@ -195,7 +195,7 @@ const damage = (dir: string, original: string) =>
 const AGENT_PAGE = Path.join(OS.tmpdir(), "session-tree-demo-agent.html")
 
 /** The signature a provider attaches to its reasoning, which must reach it again unchanged. */
-const SIGNATURE = { anthropic: { signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
+const SIGNATURE = { anthropic: { type: "thinking" as const, signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
 
 const finish = (reason: "stop" | "tool-calls", inputTokens: number, outputTokens: number): Response.PartEncoded => ({
   type: "finish",

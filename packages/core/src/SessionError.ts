@@ -39,7 +39,9 @@ export const SessionErrorCode = Schema.Literal(
   "SESSION_INVALID_OPTIONS",
   "SESSION_UNKNOWN_ENTRY",
   "SESSION_BLOB_MISSING",
-  "SESSION_BLOB_CORRUPT"
+  "SESSION_BLOB_CORRUPT",
+  "SESSION_UNKNOWN_FORMAT",
+  "SESSION_SOURCE_CHANGED"
 )
 export type SessionErrorCode = typeof SessionErrorCode.Type
 
@@ -135,7 +137,9 @@ const CLASS_OF = {
   SESSION_INVALID_OPTIONS: "InputError",
   SESSION_UNKNOWN_ENTRY: "InputError",
   SESSION_BLOB_MISSING: "CorruptError",
-  SESSION_BLOB_CORRUPT: "CorruptError"
+  SESSION_BLOB_CORRUPT: "CorruptError",
+  SESSION_UNKNOWN_FORMAT: "InputError",
+  SESSION_SOURCE_CHANGED: "ConflictError"
 } as const satisfies { readonly [C in SessionErrorCode]: SessionErrorTag }
 
 /** The class of error that `sessionError(code, …)` makes for each code, so that a signature can name it. */

@@ -1,4 +1,5 @@
 import type { Entry, ScanError, SessionCatalogService } from "@session-tree/core/SessionCatalog"
+import { sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import type { FsService, Stat } from "../Fs.js"
@@ -32,7 +33,19 @@ const scan = (fs: FsService, directory: string | undefined): Effect.Effect<Array
     const names = yield* step("list directory", fs.readdir(dir), {
       ENOTDIR: "SESSION_NOT_REGULAR_FILE",
       ENOENT: "SESSION_NOT_FOUND"
-    })
+    }).pipe(
+      // A file given where the directory of sessions is wanted: say so, and name the directory that holds it.
+      Effect.mapError((error) =>
+        error.code === "SESSION_NOT_REGULAR_FILE"
+          ? sessionError(error.code, "a listing takes a directory, and this is a file", {
+            path: dir,
+            cause: error
+          })
+          : error.code === "SESSION_NOT_FOUND"
+          ? sessionError(error.code, "the directory does not exist", { path: dir, cause: error })
+          : error
+      )
+    )
     const entries: Array<Entry> = []
     for (const name of [...names].sort()) {
       if (!isSessionName(name)) continue

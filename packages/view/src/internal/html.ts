@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Options } from "../Html.js"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH, STYLE_V2, STYLE_V2_HASH } from "./page.js"
 import { childrenOf, type Counts, countsOf, isNewest, plural, resolve, settled, type Summary, summaryOf, truncate, updatedOf } from "./session.js"
-import { blobsOf, inlineImage, isRasterImage, isWebUrl, labelsOf, optionKeys, readBlobs, sizeOf, textOf } from "./v2.js"
+import { blobsOf, inlineImage, isRasterImage, isWebUrl, labelsOf, linkOf, optionKeys, readBlobs, sizeOf, textOf } from "./v2.js"
 
 export const render = (
   header: Header,
@@ -528,9 +528,13 @@ const kindBody = (p: Page, entry: Exclude<V2.SessionEntry, { readonly kind: "mes
     case "model":
       return `<div class="ch"><span>provider</span><span class="tn">${e(entry.provider)}</span><span>model</span><span class="tn">${e(entry.model)}</span>` +
         `${entry.thinking === undefined ? "" : `<span>thinking</span><span class="tn">${e(entry.thinking)}</span>`}</div>`
-    case "custom":
-      return `<div class="ch"><span>extension data, never sent to a model</span><span class="tn">${e(entry.customType)}</span></div>` +
+    case "custom": {
+      const link = linkOf(entry)
+      const call = link?.toolCallId === undefined ? "" : ` · started by tool call <span class="tn">${e(link.toolCallId)}</span>`
+      return (link === undefined ? "" : `<div class="link">${link.to === "subagent" ? "a subagent's session" : "a subagent of session"} <span class="tn">${e(link.session)}</span>${call}</div>`) +
+        `<div class="ch"><span>extension data, never sent to a model</span><span class="tn">${e(entry.customType)}</span></div>` +
         textBlock(JSON.stringify(entry.data, null, 2), "args")
+    }
   }
 }
 
