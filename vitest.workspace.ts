@@ -64,9 +64,10 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "server",
+      isolate,
       include: ["packages/server/test/**/*.test.ts"],
       // Files and the run's PostgreSQL server; Chromium for the pages.
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000,
       hookTimeout: 120_000
     }

@@ -20,6 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Exit from "effect/Exit"
 import { type ChildProcess, spawn } from "node:child_process"
+import { track } from "@session-tree/testing/Children"
 import * as Net from "node:net"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
@@ -151,7 +152,7 @@ describe("session-tree serve", () => {
   /** Starts `session-tree serve …args`; resolves with its first line and what it printed after. */
   const serve = (...args: ReadonlyArray<string>) =>
     new Promise<{ readonly child: ChildProcess; readonly first: string; readonly stderr: () => string; readonly closed: Promise<{ code: number | null; signal: string | null }> }>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, "serve", ...args], { env: { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1" } })
+      const child = track(spawn(process.execPath, [bin, "serve", ...args], { env: { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1" } }), [bin, "serve", ...args])
       started.push(child)
       let out = ""
       let err = ""
