@@ -6,6 +6,14 @@ import { defineWorkspace } from "vitest/config"
 const conditions = ["@session-tree/source", ...defaultServerConditions]
 const sources = { resolve: { conditions }, ssr: { resolve: { conditions, externalConditions: ["@session-tree/source"] } } }
 
+// Every project starts with the guard that fails the run when a process a test started outlives it.
+const guard = "packages/testing/src/ChildGuard.ts"
+
+// The test files of a project share one worker and its loaded modules (no test changes the
+// environment, the working directory or a module): loading Effect and the libraries anew for
+// every file took a third of the run on two cores.
+const isolate = false
+
 // One project per package, as Effect's own v3 repository does. `reliability` runs a
 // fast subset in `npm test`; `npm run test:reliability` sets RELIABILITY=long for the full counts.
 export default defineWorkspace([
@@ -13,6 +21,8 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "core",
+      isolate,
+      globalSetup: [guard],
       include: ["packages/core/test/**/*.test.ts"],
       testTimeout: 60_000
     }
@@ -21,6 +31,8 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "file",
+      isolate,
+      globalSetup: [guard],
       include: ["packages/file/test/**/*.test.ts"],
       testTimeout: 60_000
     }
@@ -29,9 +41,10 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "pg",
+      isolate,
       include: ["packages/pg/test/**/*.test.ts"],
       // One PostgreSQL server for the run, shared with the conformance and reliability projects.
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000
     }
   },
@@ -39,6 +52,8 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "view",
+      isolate,
+      globalSetup: [guard],
       include: ["packages/view/test/**/*.test.ts"],
       testTimeout: 120_000,
       // Starting Chromium on a loaded 2-core machine can take longer than the default 10 s.
@@ -48,9 +63,22 @@ export default defineWorkspace([
   {
     ...sources,
     test: {
+      name: "server",
+      isolate,
+      include: ["packages/server/test/**/*.test.ts"],
+      // Files and the run's PostgreSQL server; Chromium for the pages.
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
+      testTimeout: 120_000,
+      hookTimeout: 120_000
+    }
+  },
+  {
+    ...sources,
+    test: {
       name: "ai",
+      isolate,
       include: ["packages/ai/test/**/*.test.ts"],
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 60_000
     }
   },
@@ -58,8 +86,9 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "conformance",
+      isolate,
       include: ["packages/conformance/test/**/*.test.ts"],
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000
     }
   },
@@ -67,8 +96,9 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "reliability",
+      isolate,
       include: ["packages/file/reliability/**/*.test.ts", "packages/pg/reliability/**/*.test.ts"],
-      globalSetup: ["packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 3_600_000,
       hookTimeout: 600_000
     }
@@ -77,10 +107,11 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "cli",
+      isolate,
       include: ["packages/cli/test/**/*.test.ts"],
       // The tests run the command as built from the current sources; the database commands run
       // against the run's PostgreSQL server.
-      globalSetup: ["packages/cli/test/build.ts", "packages/pg/test/support/global-setup.ts"],
+      globalSetup: [guard, "packages/cli/test/build.ts", "packages/pg/test/support/global-setup.ts"],
       testTimeout: 60_000
     }
   },
@@ -88,6 +119,8 @@ export default defineWorkspace([
     ...sources,
     test: {
       name: "course",
+      isolate,
+      globalSetup: [guard],
       include: ["course/test/**/*.test.ts"],
       testTimeout: 60_000
     }

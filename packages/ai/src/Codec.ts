@@ -20,43 +20,43 @@
  * one result: its `result` when it has one (its content parts are then kept in
  * the options), else its one text part's text, else its content parts as JSON.
  *
+ * **Reasoning.** A reasoning part is sent in the form its provider's client
+ * needs (`{"anthropic":{"type":"thinking","signature":…}}`,
+ * `{"anthropic":{"type":"redacted_thinking","redactedData":…}}`,
+ * `{"openai":{"itemId":…,"encryptedContent":…}}`); forms stored before (Claude
+ * Code imports' untyped `anthropic` options, Pi imports' `pi.thinkingSignature`)
+ * are repaired when the prompt is built, by the rules of docs/ai.md, the stored
+ * options kept whole under `"session-tree"`.
+ *
  * **Responses.** `fromResponse` keeps each content part with its provider
  * `metadata` as the part's `options` (reasoning signatures, encrypted
- * reasoning), so that the next prompt sends them back. A tool keeps its
+ * reasoning), so that the next prompt sends them back. A streamed response's
+ * parts are put together first: each text or reasoning from its start, deltas
+ * and end, its metadata gathered from all of them. An OpenAI reasoning item
+ * without its encrypted content is logged as a warning (it cannot be sent back
+ * when nothing is stored server-side). A tool keeps its
  * toolkit name, which provider adapters expect in a prompt (a provider-defined
  * tool's own name, when it differs, is kept under `"session-tree"` as
  * `providerName`). The finish part gives `stopReason` and `usage`
  * (when both counts are known), the response-metadata part `model` and
- * `responseId`, an error part `error`. Source (citation) parts and streaming
- * deltas have no place in a message and are not kept, nor is the metadata of
- * the finish and response-metadata parts, which describes the response and is
- * not sent back.
+ * `responseId`, an error part `error`. Source (citation) parts and a tool
+ * call's parameter deltas have no place in a message and are not kept, nor is
+ * the metadata of the finish and response-metadata parts, which describes the
+ * response and is not sent back.
  */
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import type { InputError, RecordV2 } from "@session-tree/core"
 import type * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import * as internal from "./internal/codec.js"
+import * as internalErrors from "./internal/codecErrors.js"
 
 /** The options key under which the codec keeps what a `Prompt` has no field for. */
-export const NAMESPACE = "session-tree"
+export const NAMESPACE: typeof internalErrors.NAMESPACE = internalErrors.NAMESPACE
 
-/** A file's data was in a blob that could not be read. */
-export class BlobMissingError extends Schema.TaggedError<BlobMissingError>("@session-tree/ai/BlobMissingError")(
-  "BlobMissingError",
-  {
-    blob: Schema.String,
-    size: Schema.Number,
-    reason: Schema.String
-  }
-) {
-  /** The code of the core's errors for a blob that cannot be read. */
-  readonly code = "SESSION_BLOB_MISSING" as const
-  override get message(): string {
-    return `${this.code}: ${this.reason}`
-  }
-}
+/** A file's data was in a blob that could not be read (code `SESSION_BLOB_MISSING`). */
+export const BlobMissingError: typeof internalErrors.BlobMissingError = internalErrors.BlobMissingError
+export type BlobMissingError = internalErrors.BlobMissingError
 
 /** Reads a blob's bytes when a prompt is built. */
 export type BlobResolver<E, R> = (blob: { readonly blob: string; readonly size: number }) => Effect.Effect<Uint8Array, E, R>

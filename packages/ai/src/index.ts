@@ -5,3 +5,4 @@
  */
 export * as Codec from "./Codec.js"
 export * as Agent from "./Agent.js"
+export * as ChatPersistence from "./ChatPersistence.js"

@@ -9,16 +9,16 @@ import { Ids, type Record, type RecordV2, SessionStore, SessionTree } from "@ses
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { type Child, prepareChild, spawnChild } from "@session-tree/testing/Children"
+import { isAlive, startTime } from "@session-tree/testing/Tracked"
 import { Agent } from "../src/index.js"
 import { callTool, finish, handlers, scripted, shape, SIGNATURE, text, tools } from "./support/scripted.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
-const tsx = Path.join(here, "../../../node_modules/.bin/tsx")
 const child = Path.join(here, "children/agent.ts")
 
 const tempDir = () => NFS.mkdtempSync(Path.join(OS.tmpdir(), "st-agent-"))
@@ -37,43 +37,11 @@ const roles = (entries: ReadonlyArray<Record.Entry>) =>
 const readEntries = (file: string) =>
   Effect.runPromise(Effect.map(SessionStore.read(file), (loaded) => loaded.entries).pipe(Effect.provide(FileJournal.layerWithFs())))
 
-interface Run {
-  readonly process: ChildProcess
-  readonly lines: Array<string>
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>
-  readonly waitFor: (line: string) => Promise<void>
-}
-
-const run = (file: string, scenario: string): Run => {
-  const process = spawn(tsx, ["--conditions=@session-tree/source", child, file, scenario], { stdio: ["ignore", "pipe", "pipe"] })
-  const lines: Array<string> = []
-  const waiters: Array<() => void> = []
-  let buffer = ""
-  let stderr = ""
-  process.stdout!.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString("utf8")
-    const parts = buffer.split("\n")
-    buffer = parts.pop()!
-    lines.push(...parts)
-    for (const wake of waiters.splice(0)) wake()
-  })
-  process.stderr!.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8")
-  })
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    process.on("exit", (code, signal) => {
-      for (const wake of waiters.splice(0)) wake()
-      resolve({ code, signal, stderr })
-    })
-  )
-  const waitFor = async (line: string) => {
-    while (!lines.includes(line)) {
-      if (process.exitCode !== null || process.signalCode !== null) throw new Error(`exited before ${line}: ${stderr}`)
-      await new Promise<void>((resolve) => waiters.push(resolve))
-    }
-  }
-  return { process, lines, exited, waitFor }
-}
+/**
+ * Starts the agent as a child of this process (Node itself, running the child program bundled
+ * once, as every child of the suites), so that a kill reaches the process that works.
+ */
+const run = async (file: string, scenario: string): Promise<Child> => spawnChild(await prepareChild(child), [file, scenario])
 
 describe("the agent on a session file", () => {
   it.live("a reload in this process sends the reasoning back with its signature", () => {
@@ -107,22 +75,26 @@ describe("the agent on a session file", () => {
     const dir = tempDir()
     const file = Path.join(dir, "s.jsonl")
     try {
-      const tools = run(file, "tools")
-      expect((await tools.exited).code).toBe(0)
+      const tools = await run(file, "tools")
+      expect((await tools.exited).code, tools.stderr()).toBe(0)
       expect(tools.lines).toEqual(["done 5"])
       expect(roles(await readEntries(file))).toEqual(["system", "user", "assistant", "tool", "assistant"])
 
       // The second turn commits its user message and its first step, then dies waiting for the model.
-      const hang = run(file, "hang")
-      await hang.waitFor("calling")
-      hang.process.kill("SIGKILL")
+      const hang = await run(file, "hang")
+      const agentPid = Number((await hang.waitFor("calling ")).slice("calling ".length))
+      const agent = { pid: agentPid, start: startTime(agentPid) }
+      hang.proc.kill("SIGKILL")
       expect((await hang.exited).signal).toBe("SIGKILL")
+      // The process that was working is gone, not only the one the test started.
+      expect(isAlive(agent), `the agent (pid ${agentPid}) outlived its kill`).toBe(false)
       const afterKill = await readEntries(file)
       expect(roles(afterKill)).toEqual(["system", "user", "assistant", "tool", "assistant", "user", "assistant", "tool"])
 
-      const resume = run(file, "resume")
+      // A second process appends to the session: no living writer holds it (no SESSION_BUSY).
+      const resume = await run(file, "resume")
       const exit = await resume.exited
-      expect(exit.code, exit.stderr).toBe(0)
+      expect(exit.code, resume.stderr()).toBe(0)
       expect(resume.lines.at(-1)).toBe("done 10")
       const prompt = JSON.parse(resume.lines[0]!) as ReturnType<typeof shape>
       expect(prompt.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "user", "assistant", "tool", "user"])

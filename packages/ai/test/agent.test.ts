@@ -262,8 +262,8 @@ describe("Agent.compact", () => {
         summary: "The user asked for two capitals: Paris, then Rome.",
         firstKeptEntryId: null
       })
-      // The summariser saw the conversation (the system message is kept, not summarised) and the instruction.
-      expect(shape(script.prompts[2]!).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user"])
+      // The summariser saw the system prompt (kept, not summarised), the conversation and the instruction.
+      expect(shape(script.prompts[2]!).map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user"])
       expect(shape(script.prompts[2]!).at(-1)!.parts[0]!.text).toBe(Agent.SUMMARY_INSTRUCTION)
       expect(tree.activeMessages).toHaveLength(before)
       yield* agent.send("And Germany?")

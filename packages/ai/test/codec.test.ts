@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Codec } from "../src/index.js"
 
-const SIGNATURE = { anthropic: { signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
+const SIGNATURE = { anthropic: { type: "thinking" as const, signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
 
 /** The messages as the store keeps them: through JSON and back. */
 const stored = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
@@ -67,7 +67,7 @@ describe("the three losses of @effect/ai's own path, absent here", () => {
       const answers: Array<Array<Response.PartEncoded>> = [
         [
           { type: "reasoning", text: "The user wants a comparison.", metadata: SIGNATURE },
-          { type: "reasoning", text: "", metadata: { anthropic: { redactedData: "c2VjcmV0" } } },
+          { type: "reasoning", text: "", metadata: { anthropic: { type: "redacted_thinking", redactedData: "c2VjcmV0" } } },
           { type: "text", text: "The new one is larger." },
           { type: "finish", reason: "stop", usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 } }
         ],
@@ -91,7 +91,7 @@ describe("the three losses of @effect/ai's own path, absent here", () => {
       const sent = prompts[1]!.content[1] as Prompt.AssistantMessage
       expect(sent.content.map((p) => [p.type, p.options.anthropic])).toEqual([
         ["reasoning", SIGNATURE.anthropic],
-        ["reasoning", { redactedData: "c2VjcmV0" }],
+        ["reasoning", { type: "redacted_thinking", redactedData: "c2VjcmV0" }],
         ["text", undefined]
       ])
       // @effect/ai's own way from a response to the next prompt drops the signature.

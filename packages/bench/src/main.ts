@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark, each a table of medians, p90s and ratios to
  * a baseline measured in the same run on the same data.
  *
- *   --only load,load-v2,append,fill,concurrent,kernel-copy,list,db-list,startup   a subset
+ *   --only load,load-v2,append,fill,concurrent,kernel-copy,list,db-list,startup,agent-step,sync   a subset
  *   --rounds N        rounds of the load, version-2 load, append and kernel-copy tables (default 25)
  *   --append-warmup N rounds of the append table run before measuring (default 40: the
  *                     first appends of a process run in V8's interpreter; the table shows them too)
@@ -11,10 +11,13 @@
  *   --list-rounds N   listings per variant (default 5; 10 for the database)
  *   --sessions N      sessions listed (default 2,000)
  *   --startup-rounds N  processes per variant (default 15)
+ *   --agent-rounds N  agent steps per variant (default 25)
+ *   --sync-rounds N   second syncs per variant (default 15)
  */
 import { arg, list } from "./args.js"
 import { loadAverage, machine, now, type Row, table, tempDir } from "./harness.js"
 import { piVersion } from "./pi.js"
+import { benchAgentStep } from "./suites/agent-step.js"
 import { benchAppend } from "./suites/append.js"
 import { benchConcurrent } from "./suites/concurrent.js"
 import { benchFill } from "./suites/fill.js"
@@ -24,6 +27,7 @@ import { benchList } from "./suites/list.js"
 import { benchLoad } from "./suites/load.js"
 import { benchLoadV2 } from "./suites/load-v2.js"
 import { benchStartup } from "./suites/startup.js"
+import { benchSync } from "./suites/sync.js"
 
 const only = list("only")
 const wanted = (name: string) => only === undefined || only.includes(name)
@@ -128,6 +132,27 @@ if (wanted("startup")) {
           `(${base.median.toFixed(0)} ms; goal ≤ 2.5×: ${verify.ratio! <= 2.5 ? "met" : "missed"}; ${verify.note})`
       )
     }
+  } finally {
+    tmp.remove()
+  }
+}
+if (wanted("agent-step")) {
+  const tmp = tempDir()
+  try {
+    const rows = await benchAgentStep({ rounds: arg("agent-rounds", 25), warmup: 5 }, tmp.dir)
+    show("9. One agent step on a 10,000-entry session, sent and streamed (ratio to the same step with no persistence)", rows)
+    for (const r of rows.filter((r) => r.variant.startsWith("ours"))) summary.push(`${r.group}, ${r.variant}: ${r.ratio!.toFixed(2)}× the step with no persistence`)
+  } finally {
+    tmp.remove()
+  }
+}
+if (wanted("sync")) {
+  const tmp = tempDir()
+  try {
+    const { note, rows } = await benchSync({ rounds: arg("sync-rounds", 15), warmup: 2 }, tmp.dir)
+    show(`10. A second sync over unchanged transcripts (${note}; ratio to a bare stat walk of the same files)`, rows)
+    const ours = rows.find((r) => r.variant.startsWith("ours"))!
+    summary.push(`${ours.group}, second sync: ${ours.median.toFixed(1)} ms = ${ours.ratio!.toFixed(2)}× a bare stat walk (goal ≤ 2×: ${ours.ratio! <= 2 ? "met" : "missed"})`)
   } finally {
     tmp.remove()
   }

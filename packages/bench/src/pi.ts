@@ -1,18 +1,22 @@
 /**
- * Pi (`@mariozechner/pi-coding-agent`), the reference agent SDK, imported once:
- * its entry point loads the whole agent (model SDKs included), which takes
- * seconds and is not part of any measurement.
+ * Pi (`@mariozechner/pi-coding-agent`), the reference agent SDK the benchmark compares with. It
+ * is not a dependency of the workspace (it brings a few hundred packages nothing else needs): the
+ * first benchmark run installs it, pinned, into `.reference/` at the repository's root
+ * (`@session-tree/testing/PiReference`), and later runs find it there. Only its session-manager
+ * module is imported, once: what every suite measures.
  */
-import * as NFS from "node:fs"
-import type * as PiModule from "@mariozechner/pi-coding-agent"
+import { importPi, installedVersion, installPi, PI_PACKAGE, type PiSessionModule } from "@session-tree/testing/PiReference"
 
-let loaded: Promise<typeof PiModule> | undefined
+let loaded: Promise<PiSessionModule> | undefined
 
-export const pi = (): Promise<typeof PiModule> => (loaded ??= import("@mariozechner/pi-coding-agent"))
+export const pi = (): Promise<PiSessionModule> =>
+  (loaded ??= Promise.resolve().then(() => {
+    installPi()
+    return importPi<PiSessionModule>("dist/core/session-manager.js")
+  }))
 
-/** The version installed, for the report. */
+/** The version compared with, for the report: installed first when it is not yet. */
 export const piVersion = (): string => {
-  // The package exports only its entry point (dist/index.js); package.json sits one level up.
-  const entry = new URL(import.meta.resolve("@mariozechner/pi-coding-agent"))
-  return (JSON.parse(NFS.readFileSync(new URL("../package.json", entry), "utf8")) as { version: string }).version
+  installPi()
+  return installedVersion() ?? `${PI_PACKAGE} (not installed)`
 }

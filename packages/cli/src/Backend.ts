@@ -15,8 +15,13 @@
  * - Errors name what they were about: the file's path, or the session ID and the
  *   database (host, port and database name; never the user or password).
  */
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
+import type { SearchIndex } from "@session-tree/core/Search"
 import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import type { SessionChanges } from "@session-tree/core/SessionChanges"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as Sessions from "@session-tree/core/Sessions"
@@ -27,9 +32,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as NodePath from "node:path"
+import { schemaWords } from "./words.js"
 
-/** What every command may use: the sessions of the backend and its ports, IDs, and the filesystem (import and export files). */
-export type Library = Sessions.Sessions | SessionJournal | SessionCatalog | Ids.Ids | Fs.Fs
+/**
+ * What every command may use: the sessions of the backend and its ports (search and changes
+ * included), IDs, and the filesystem (import and export files).
+ */
+export type Library = Sessions.Sessions | SessionJournal | SessionCatalog | SearchIndex | SessionChanges | Ids.Ids | Fs.Fs
 
 export type Backend =
   | { readonly _tag: "Files" }
@@ -54,10 +64,39 @@ export const choose = ({ db, files }: Choice): Either.Either<Backend, string> =>
       ? Either.left("--files and --db URL exclude each other: --files uses session files, --db a database")
       : Either.right({ _tag: "Files" })
   }
-  if (Option.isSome(db)) return Either.right(db.value === "" ? { _tag: "Files" } : { _tag: "Database", url: db.value, fromEnvironment: false })
+  if (Option.isSome(db)) {
+    if (db.value === "") return Either.right({ _tag: "Files" })
+    return isDatabaseUrl(db.value) ? Either.right({ _tag: "Database", url: db.value, fromEnvironment: false }) : Either.left(`--db ${NOT_A_URL}`)
+  }
   const env = process.env["SESSION_TREE_DB"]
-  return Either.right(env === undefined || env === "" ? { _tag: "Files" } : { _tag: "Database", url: env, fromEnvironment: true })
+  if (env === undefined || env === "") return Either.right({ _tag: "Files" })
+  return isDatabaseUrl(env) ? Either.right({ _tag: "Database", url: env, fromEnvironment: true }) : Either.left(`SESSION_TREE_DB ${NOT_A_URL}`)
 }
+
+/** What is said of a database URL that is not one; the value itself is not repeated, as it may hold a password. */
+const NOT_A_URL = "is not a PostgreSQL URL: give one like postgres://USER:PASSWORD@HOST:5432/DATABASE (or \"\" for session files)"
+
+/** Whether `url` is a URL of a PostgreSQL database (`postgres://` or `postgresql://`). */
+export const isDatabaseUrl = (url: string): boolean => {
+  try {
+    const parsed = new URL(url)
+    return parsed.protocol === "postgres:" || parsed.protocol === "postgresql:"
+  } catch {
+    return false
+  }
+}
+
+/** `--db URL` and `--files`, parsed straight into the backend they name, so each command chooses it once. */
+export const option = Options.all({
+  db: Options.text("db").pipe(
+    Options.withPseudoName("URL"),
+    Options.optional,
+    Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs; \"\" means files")
+  ),
+  files: Options.boolean("files").pipe(Options.withDescription("use session files, whatever $SESSION_TREE_DB says"))
+}).pipe(
+  Options.mapEffect((choice) => Either.mapLeft(choose(choice), (reason) => ValidationError.invalidValue(HelpDoc.p(reason))))
+)
 
 /** Whether `arg` reads as a file path rather than a session ID. */
 export const looksLikePath = (arg: string): boolean => arg.includes("/") || arg.includes("\\") || arg.endsWith(".jsonl")
@@ -108,11 +147,46 @@ export const layer = (backend: Backend): Effect.Effect<Layer.Layer<Library, Sess
     : Effect.map(Effect.promise(() => import("@session-tree/pg/PgJournal")), (PgJournal) =>
       Layer.provideMerge(Sessions.layer, Layer.mergeAll(PgJournal.layerUrl(backend.url), Ids.layerRandom, Fs.layer)))
 
+/** The errno of a failed file system step (`Fs.FsError`), when `error` is one. */
+const errnoOf = (error: SessionError): string | undefined => {
+  const cause = error.cause as { readonly _tag?: unknown; readonly errno?: unknown } | undefined
+  return cause?._tag === "FsError" && typeof cause.errno === "string" ? cause.errno : undefined
+}
+
+/**
+ * A write the system refused (EACCES, EPERM, EROFS) in a user's words: which session could not
+ * be written and which directory or file is not writable, with the remedy, instead of the name
+ * of a temporary or lock file of the library.
+ */
+const refusedWrite = (error: SessionError, subject: string | undefined): SessionError | undefined => {
+  const errno = errnoOf(error)
+  if (error.code !== "SESSION_IO" || (errno !== "EACCES" && errno !== "EPERM" && errno !== "EROFS") || error.path === undefined) return undefined
+  const failed = NodePath.resolve(error.path)
+  const directory = NodePath.dirname(failed)
+  const session = subject === undefined ? undefined : NodePath.resolve(subject)
+  // The library writes beside the session (temporary files, its lock, its marker): the directory is what must be writable.
+  const about = session !== undefined && (session === failed || NodePath.dirname(session) === directory) ? `the session ${session}` : failed
+  const reason = errno === "EROFS"
+    ? `${about} cannot be written: ${directory} is on a read-only file system; choose a path on a writable one`
+    : session === failed
+    ? `${about} cannot be written: permission denied on the file; make it writable (chmod u+w ${failed})`
+    : `${about} cannot be written: permission denied in the directory ${directory}; make it writable (chmod u+w ${directory}) or choose another directory`
+  return sessionError(error.code, reason, { line: error.line, path: session ?? failed, cause: error })
+}
+
 /**
  * `error` with what it was about: the file path, or the session ID and the database. A reason
- * that already names it is left as it is.
+ * that already names it is left as it is. A refused write names the session and what is not
+ * writable, with the remedy.
  */
 export const locate = (error: SessionError, backend: Backend, subject?: string): SessionError => {
+  if (backend._tag === "Files") {
+    const refused = refusedWrite(error, subject)
+    if (refused !== undefined) return refused
+  }
+  // Schema's words for a wrong value become the field and its fault; the library's stay the detail.
+  const worded = schemaWords(error.reason)
+  if (worded !== error.reason) error = sessionError(error.code, worded, { line: error.line, path: error.path, cause: error })
   const about = error.path ?? subject
   const named = about !== undefined && !error.reason.includes(about)
   let where: string

@@ -13,24 +13,22 @@ import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
+import * as Descriptor from "@effect/cli/CommandDescriptor"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as Codec from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
 import { Message } from "@session-tree/core/Record"
-import { isSessionError, restated, type SessionError, sessionError } from "@session-tree/core/SessionError"
-import { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import * as RecordV2 from "@session-tree/core/RecordV2"
+import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as SessionTree from "@session-tree/core/SessionTree"
-import * as ClaudeSession from "@session-tree/core/ClaudeSession"
-import * as PiSession from "@session-tree/core/PiSession"
-import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Files from "@session-tree/file/Files"
 import * as Recovery from "@session-tree/file/Recovery"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -41,7 +39,16 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Backend from "./Backend.js"
+import { importCommand } from "./commands/import.js"
+import { syncCommand } from "./commands/sync.js"
+import { db, formatVersion, json } from "./options.js"
+import * as Input from "./input.js"
+import * as Usage from "./usage.js"
+import { fieldPath, plainIssue, schemaWords } from "./words.js"
 import * as SelfContained from "./selfContained.js"
+import { search } from "./commands/search.js"
+import { serve } from "./commands/serve.js"
+import { stats } from "./commands/stats.js"
 import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson, visible } from "@session-tree/view/Text"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
@@ -84,7 +91,7 @@ const retryRaces = <A, R>(attempt: Effect.Effect<A, SessionError, R>, backend: B
       Effect.fail(Backend.locate(
         sessionError(
           "SESSION_BUSY",
-          `appends to this session are blocked: an interrupted save left a recovery marker beside it, and no process is saving to it now; run \`session-tree recover ${path}\`, then append again`
+          `appends are blocked by a recovery marker an interrupted save left beside the session: run \`session-tree recover ${path}\`, then append again`
         ),
         backend,
         error.path ?? path
@@ -98,6 +105,15 @@ const retryRaces = <A, R>(attempt: Effect.Effect<A, SessionError, R>, backend: B
         )
       })))
   )
+
+/** Whether anything is at `path` (a broken symlink counts: it is there to look at). */
+const exists = (path: string): boolean => {
+  try {
+    return NFS.lstatSync(path, { throwIfNoEntry: false }) !== undefined
+  } catch {
+    return true
+  }
+}
 
 /** The file a save links beside a session while it replaces it (`NAME.marker`, as the format document names it). */
 const hasMarker = (path: string): boolean => {
@@ -127,45 +143,26 @@ const USER_WORDS: ReadonlyArray<readonly [RegExp, string]> = [
  * remedy where the cause has a known one.
  */
 export const forUser = (error: SessionError): SessionError => {
-  let reason = USER_WORDS.reduce((text, [from, to]) => text.replace(from, to), error.reason)
+  let reason = schemaWords(USER_WORDS.reduce((text, [from, to]) => text.replace(from, to), error.reason))
   const remedy = (text: string) => {
     if (!reason.includes(text)) reason += `; ${text}`
   }
   if (error.code === "SESSION_UNSUPPORTED_VERSION" && /^header version 3\b/.test(error.reason)) {
-    remedy("this looks like a Pi session file: `session-tree import FILE --from pi --to PATH` converts it")
+    remedy("this looks like a Pi session file: `session-tree import FILE --to PATH` converts it")
   }
   if (error.code === "SESSION_INVALID_JSON" && error.line === 1 && error.reason.includes("\uFEFF")) {
     remedy("the file starts with a byte order mark, which a session file never holds: remove it")
   }
-  return reason === error.reason ? error : sessionError(error.code, reason, { line: error.line, path: error.path, cause: error.cause })
+  // The library's own words stay the error's detail (`--verbose`).
+  return reason === error.reason ? error : sessionError(error.code, reason, { line: error.line, path: error.path, cause: error })
 }
 
 // Every value from a session or a directory is printed through the Text view's escaping
 // (`printable`, `jsonLine`, `listLine`, `formatError`): none may reach a terminal raw.
 
 const path = Args.text({ name: "PATH" }).pipe(Args.withDescription("the session file (with --db: the session ID)"))
-const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
-// Parsed straight into the backend they name, so each command chooses it once (the rule: Backend.ts).
-const db = Options.all({
-  db: Options.text("db").pipe(
-    Options.withPseudoName("URL"),
-    Options.optional,
-    Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs; \"\" means files")
-  ),
-  files: Options.boolean("files").pipe(Options.withDescription("use session files, whatever $SESSION_TREE_DB says"))
-}).pipe(
-  Options.mapEffect((choice) => Either.mapLeft(Backend.choose(choice), (reason) => ValidationError.invalidValue(HelpDoc.p(reason))))
-)
 
 // --- create -------------------------------------------------------------------------------
-
-/** `--format-version 1|2`: a format version (`--version` prints the command's own). */
-const formatVersion = (description: string) =>
-  Options.choice("format-version", ["1", "2"]).pipe(
-    Options.map((v) => (v === "1" ? 1 : 2) as 1 | 2),
-    Options.optional,
-    Options.withDescription(description)
-  )
 
 const create = Command.make(
   "create",
@@ -187,40 +184,65 @@ const create = Command.make(
 
 // --- append -------------------------------------------------------------------------------
 
-// Both optional, so that the command itself can say that exactly one of them is required.
-const user = Options.text("user").pipe(Options.withPseudoName("TEXT"), Options.optional, Options.withDescription("append a user message with this content"))
-const messageJson = Options.text("message").pipe(Options.withPseudoName("JSON"), Options.optional, Options.withDescription("append this Message IR value (JSON)"))
+/** An optional option that takes a value, shown in the help as `--NAME PSEUDO`. */
+const optionalText = (name: string, pseudo: string, description: string) =>
+  Options.text(name).pipe(Options.withPseudoName(pseudo), Options.optional, Options.withDescription(description))
 
-const decodeMessage = Schema.decodeUnknownEither(Message, { onExcessProperty: "error", errors: "first", exact: true })
+// All optional, so that the command itself can say that exactly one of them is required.
+const user = optionalText("user", "TEXT", "append a user message with this content; - reads it from stdin")
+const userFile = optionalText("user-file", "PATH", "append a user message whose content is this file's text, byte for byte")
+const messageJson = optionalText("message", "JSON", "append this Message IR value (JSON); - reads it from stdin")
+const messageFile = optionalText("message-file", "PATH", "append the Message IR value (JSON) this file holds")
 
-/** A Schema path as a reader writes it: `toolCalls[0].arguments`. */
-const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("")
-
-/** Schema's words for the types of Message IR, in a reader's. */
-const plainTypes = (text: string): string =>
-  text.replaceAll("{ readonly [x: string]: unknown }", "a JSON object").replaceAll("minLength(1)", "a non-empty string")
-
-/**
- * The library refused `--message`: when the value does not have the shape of a message, the
- * first wrong field and what was expected there, instead of the whole union of shapes.
- */
-const explainMessage = (error: SessionError, value: unknown): SessionError => {
-  if (error.code !== "SESSION_INVALID_MESSAGE") return error
-  const decoded = decodeMessage(value)
-  if (Either.isRight(decoded)) return error
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
-  if (issue === undefined) return error
-  const at = issue.path.length === 0 ? "the message" : fieldPath(issue.path)
-  const what = issue._tag === "Unexpected" ? "a field Message IR does not have" : plainTypes(issue.message)
-  return sessionError("SESSION_INVALID_MESSAGE", `--message: ${at}: ${what}`, { path: error.path })
+/** Where `append` takes its message from: exactly one of its four options. */
+const messageSource = (given: {
+  readonly user: Option.Option<string>
+  readonly userFile: Option.Option<string>
+  readonly message: Option.Option<string>
+  readonly messageFile: Option.Option<string>
+}): Effect.Effect<{ readonly json: boolean; readonly option: string; readonly text: Effect.Effect<string, SessionError> }, UsageError> => {
+  const chosen = [
+    Option.map(given.user, (text) => ({ json: false, option: "--user", text: text === "-" ? Input.readText("--user", { stdin: true }, Input.LINE_BYTES) : Effect.succeed(text) })),
+    Option.map(given.userFile, (file) => ({ json: false, option: "--user-file", text: Input.readText("--user", file === "-" ? { stdin: true } : { file }, Input.LINE_BYTES) })),
+    Option.map(given.message, (text) => ({ json: true, option: "--message", text: text === "-" ? Input.readText("--message", { stdin: true }, Input.JSON_BYTES) : Effect.succeed(text) })),
+    Option.map(given.messageFile, (file) => ({ json: true, option: "--message-file", text: Input.readText("--message", file === "-" ? { stdin: true } : { file }, Input.JSON_BYTES) }))
+  ].filter(Option.isSome)
+  return chosen.length === 1
+    ? Effect.succeed(chosen[0]!.value)
+    : Effect.fail(
+      new UsageError({
+        reason: "append needs exactly one of --user and --message: --user TEXT (or --user-file PATH) for a user message, " +
+          "--message JSON (or --message-file PATH) for any message; - reads either from stdin"
+      })
+    )
 }
 
-const parseMessage = (text: string): Effect.Effect<unknown, SessionError> =>
+const decodeOptions = { onExcessProperty: "error", errors: "first", exact: true } as const
+const decodeMessageV1 = Schema.decodeUnknownEither(Message, decodeOptions)
+const decodeMessageV2 = Schema.decodeUnknownEither(RecordV2.Message, decodeOptions)
+
+/**
+ * The library refused a message given as JSON: when the value does not have the shape of a
+ * message, the first wrong field and what was expected there, instead of the whole union of
+ * shapes (which stays the error's detail, shown with --verbose).
+ */
+const explainMessage = (error: SessionError, value: unknown, version: 1 | 2, option: string): SessionError => {
+  if (error.code !== "SESSION_INVALID_MESSAGE") return error
+  // What the store decodes with: a version-2 session takes a version-1-shaped message in its version-2 form.
+  const fault = version === 1 || RecordV2.isVersion1Shaped(value) ? Either.getLeft(decodeMessageV1(value)) : Either.getLeft(decodeMessageV2(value))
+  if (Option.isNone(fault)) return error
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(fault.value)[0]
+  if (issue === undefined) return error
+  const at = issue.path.length === 0 ? "the message" : fieldPath(issue.path)
+  const what = issue._tag === "Unexpected" ? ": a field Message IR does not have" : issue._tag === "Missing" ? " is missing" : `: ${plainIssue(issue.message)}`
+  return sessionError("SESSION_INVALID_MESSAGE", `${option}: ${at}${what}`, { path: error.path, cause: error })
+}
+
+const parseMessage = (text: string, option: string): Effect.Effect<unknown, SessionError> =>
   Effect.try({
     try: () => JSON.parse(text) as unknown,
     catch: (cause) =>
-      sessionError("SESSION_INVALID_MESSAGE", `--message is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+      sessionError("SESSION_INVALID_MESSAGE", `${option} is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
   })
 
 const append = Command.make(
@@ -228,23 +250,24 @@ const append = Command.make(
   {
     path,
     user,
+    userFile,
     message: messageJson,
+    messageFile,
     parent: Options.text("parent").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("the parent entry (default: the newest entry)")),
     root: Options.boolean("root").pipe(Options.withDescription("start a new root (parent null)")),
     db
   },
-  ({ db, message: messageText, parent, path, root, user }) =>
+  ({ db, message: messageText, messageFile, parent, path, root, user, userFile }) =>
     Effect.gen(function*() {
       // Usage and the message's JSON are checked before the backend is reached, so they never wait on it.
-      if (Option.isSome(user) === Option.isSome(messageText)) {
-        return yield* new UsageError({ reason: "append needs exactly one of --user and --message: --user TEXT for a user message, --message JSON for any message" })
-      }
-      const message: Either.Either<string, string> = Option.isSome(messageText) ? Either.right(messageText.value) : Either.left(Option.getOrThrow(user))
+      const source = yield* messageSource({ user, userFile, message: messageText, messageFile })
       if (root && Option.isSome(parent)) {
         return yield* new UsageError({ reason: "--parent and --root exclude each other" })
       }
       yield* Backend.checkPaths(db, [path])
-      const parsed = Either.isRight(message) ? yield* parseMessage(message.right) : undefined
+      const text = yield* source.text
+      const message: Either.Either<string, string> = source.json ? Either.right(text) : Either.left(text)
+      const parsed = Either.isRight(message) ? yield* parseMessage(message.right, source.option) : undefined
       const entry = yield* retryRaces(
         Backend.run(db, Effect.scoped(Effect.gen(function*() {
           const body = Either.isLeft(message) ? { role: "user", id: yield* (yield* Ids.Ids).entryId, content: message.left } : parsed
@@ -252,8 +275,8 @@ const append = Command.make(
           // The tree's leaf after a load is the newest entry: the documented default parent.
           const leaf = (yield* SessionTree.make(store)).activeLeafId
           return yield* store.append(root ? null : Option.getOrElse(parent, () => leaf), body).pipe(
-            // Version 2's errors already name the first wrong field; version 1's union needs the explanation.
-            Effect.mapError((error) => (Either.isRight(message) && store.header.version === 1 ? explainMessage(error, parsed) : error))
+            // The store's error names the first wrong field in Schema's words, or the whole union of shapes.
+            Effect.mapError((error) => (source.json ? explainMessage(error, parsed, store.header.version, source.option) : error))
           )
         })), path),
         db,
@@ -328,6 +351,10 @@ const recover = Command.make(
         return yield* Console.log("nothing to recover: every commit to the database is one transaction, so a crash leaves nothing behind")
       }
       const report = yield* Backend.run(db, Recovery.recover(path), path)
+      // Nothing resolved and no session there: a path given wrongly, not a session without leftovers.
+      if (report.marker === "none" && report.batch === "none" && report.removed.length === 0 && !exists(path)) {
+        return yield* sessionError("SESSION_NOT_FOUND", `no session at this path, and nothing an interrupted save left beside it: ${path}`, { path })
+      }
       if (json) {
         return yield* Console.log(jsonLine({ ok: true, marker: report.marker, batch: report.batch, removed: report.removed }))
       }
@@ -394,8 +421,10 @@ const log = Command.make(
       yield* Backend.checkPaths(db, [path])
       const loaded = yield* Backend.run(db, retryRace(SessionStore.read(path)), path)
       const options = { leaf: Option.getOrUndefined(leaf) }
-      if (json) return yield* Console.log(jsonLine(yield* logJson(loaded.entries, options)))
-      for (const line of yield* renderLog(loaded.entries, options)) yield* Console.log(line)
+      // An unknown --leaf names the session it is not an entry of.
+      const about = (error: SessionError) => Backend.locate(error, db, path)
+      if (json) return yield* Console.log(jsonLine(yield* Effect.mapError(logJson(loaded.entries, options), about)))
+      for (const line of yield* Effect.mapError(renderLog(loaded.entries, options), about)) yield* Console.log(line)
     })
 ).pipe(Command.withDescription("Print the path from the root to a leaf (default: the newest entry)."))
 
@@ -418,9 +447,11 @@ const list = Command.make(
   {
     dir: Args.text({ name: "DIR" }).pipe(Args.withDescription("the directory whose *.jsonl files are listed (default: .)"), Args.optional),
     json: Options.boolean("json").pipe(Options.withDescription("print one JSON array on stdout")),
+    limit: Options.integer("limit").pipe(Options.withPseudoName("N"), Options.optional, Options.withDescription("list at most N sessions (only those are read): a page of a large directory")),
+    offset: Options.integer("offset").pipe(Options.withPseudoName("N"), Options.withDefault(0), Options.withDescription("skip the N newest first (default: 0)")),
     db
   },
-  ({ db, dir, json }) =>
+  ({ db, dir, json, limit, offset }) =>
     Effect.gen(function*() {
       if (Option.isSome(dir) && db._tag === "Database") {
         return yield* new UsageError({
@@ -430,24 +461,25 @@ const list = Command.make(
         })
       }
       const directory = Option.getOrUndefined(dir)
-      const { listing, scanned } = yield* Backend.run(db, Effect.gen(function*() {
-        // The times the listing is ordered by, so that the time shown is the time sorted by.
-        const scanned = yield* (yield* SessionCatalog).scan(directory)
-        const listing = yield* (yield* Sessions.Sessions).list({ directory })
-        return { listing, scanned }
-      }), directory)
-      const changedAt = new Map(scanned.map((entry) => [entry.location, entry.changed]))
-      // A session that appeared between the two looks counts as the newest change.
-      const key = (listed: Sessions.Listed) => changedAt.get(listed.location) ?? Number.MAX_VALUE
-      const rows = [...listing.sessions].sort((a, b) => key(b) - key(a)).map((listed) => {
-        const changed = changedAt.get(listed.location)
-        return { listed, changed: changed === undefined ? undefined : new Date(changed).toISOString() }
-      })
-      if (json) return yield* Console.log(jsonLine(rows.map(({ changed, listed }) => (changed === undefined ? listed : { ...listed, changed }))))
-      if (rows.length === 0) return yield* Console.log("no sessions")
-      for (const { changed, listed } of rows) yield* Console.log(listLine(listed, changed))
+      const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ directory, offset, limit: Option.getOrUndefined(limit) })), directory).pipe(
+        Effect.mapError((error) =>
+          // A session file given for DIR: the command that shows one session, and the directory to list.
+          error.code === "SESSION_NOT_REGULAR_FILE" && directory !== undefined
+            ? sessionError(error.code, `${error.reason}; list the directory that holds it: session-tree list ${NodePath.dirname(directory)}`, {
+              path: error.path,
+              cause: error
+            })
+            : error
+        )
+      )
+      if (json) return yield* Console.log(jsonLine(listing.sessions))
+      if (listing.sessions.length === 0) return yield* Console.log("no sessions")
+      for (const listed of listing.sessions) {
+        // A session that does not load: its error in a reader's words (--json keeps the library's).
+        yield* Console.log(listLine(Sessions.isUnreadable(listed) ? { ...listed, error: { ...listed.error, message: schemaWords(listed.error.message) } } : listed))
+      }
     })
-).pipe(Command.withDescription("List the sessions in DIR (or the database), newest change first, with the time of that change; unreadable ones with their error code."))
+).pipe(Command.withDescription("List the sessions in DIR (or the database), the one updated last first, with the time of its last commit; unreadable ones with their error code."))
 
 const fork = Command.make(
   "fork",
@@ -563,7 +595,7 @@ const exportCommand = Command.make(
     source: Args.text({ name: "SRC" }).pipe(Args.withDescription("the session to export")),
     format: Options.choice("format", ["jsonl", "markdown", "html"]).pipe(
       Options.withDefault("jsonl" as const),
-      Options.withDescription("jsonl: the session's canonical file, byte for byte; markdown: the root→leaf transcript; html: a page of the whole tree (default: jsonl)")
+      Options.withDescription("jsonl: the session's canonical file, byte for byte; markdown: the root→leaf transcript for a reader (with --verbose: every ID, provider option and model detail); html: a page of the whole tree (default: jsonl)")
     ),
     leaf: Options.text("leaf").pipe(Options.withPseudoName("ID"), Options.optional, Options.withDescription("markdown, html: the leaf of the path shown (default: the newest entry)")),
     out: Options.text("out").pipe(Options.withPseudoName("FILE"), Options.optional, Options.withDescription("write to FILE (atomically) instead of stdout; FILE must not exist")),
@@ -592,7 +624,7 @@ const exportCommand = Command.make(
           const loaded = yield* retryRace(sessions.read(source))
           const View = yield* Effect.promise(() => import("@session-tree/view"))
           // The views read blobs through the session's own store: an image blob is drawn in the page, a missing one refused.
-          const options = { leaf: Option.getOrUndefined(leaf), blobs: loaded.blob }
+          const options = { leaf: Option.getOrUndefined(leaf), blobs: loaded.blob, verbose: yield* Verbose }
           text = format === "markdown"
             ? yield* View.Markdown.render(loaded.header, loaded.entries, options)
             : yield* View.Html.render(loaded.header, loaded.entries, options)
@@ -602,101 +634,6 @@ const exportCommand = Command.make(
       }), source)
     })
 ).pipe(Command.withDescription("Print a session as its canonical JSONL, a Markdown transcript, or a self-contained HTML page."))
-
-/** The most a Pi session file or a Claude Code transcript may hold: images make them large. */
-const MAX_PI_FILE_BYTES = 256 * 1024 * 1024
-
-const dropped = (converted: PiSession.Converted): string => {
-  const parts = Object.entries(converted.dropped).filter(([, n]) => n > 0).map(([kind, n]) => `${n} ${kind}`)
-  return parts.length === 0 ? "nothing was dropped" : `dropped ${parts.join(", ")}`
-}
-
-/** The lines of a transcript that are not part of the conversation, per kind, in the order first met. */
-const skippedLines = (converted: ClaudeSession.Converted): string => {
-  const parts = Object.entries(converted.skipped).map(([kind, n]) => `${n} ${kind}`)
-  return parts.length === 0 ? "nothing was skipped" : `skipped ${parts.join(", ")}`
-}
-
-/** The most a self-contained export may hold: its lines and every blob's bytes as base64. */
-const MAX_SELF_CONTAINED_BYTES = 512 * 1024 * 1024
-
-/**
- * A self-contained export's records (inline data over 65,536 bytes turned back into blob
- * references) and the blobs' bytes; undefined for a file that holds no such data, or that cannot
- * be read here, which the ordinary reading then judges with its own errors.
- */
-const readSelfContained = (file: string) =>
-  Effect.gen(function*() {
-    const bytes = yield* Effect.option(Files.readBytes(file, MAX_SELF_CONTAINED_BYTES))
-    if (Option.isNone(bytes)) return undefined
-    const unpacked = SelfContained.unpack(new TextDecoder("utf-8", { fatal: false }).decode(bytes.value))
-    if (unpacked === undefined) return undefined
-    const sizes = new Map([...unpacked.blobs].map(([ref, blob]) => [ref.slice("sha256:".length), blob.length]))
-    const decoded = Codec.decodeLines({ lines: unpacked.lines, sizes: unpacked.lines.map(Codec.utf8Length), tail: "none", blobs: sizes })
-    if (Either.isLeft(decoded)) {
-      const error = decoded.left
-      return yield* restated(error, error.reason, { line: error.line, path: file, cause: error.cause })
-    }
-    const records: Sessions.Records = { header: decoded.right.header, entries: decoded.right.history.entries }
-    return { records, blobs: unpacked.blobs }
-  })
-
-const importCommand = Command.make(
-  "import",
-  {
-    file: Args.text({ name: "FILE" }).pipe(Args.withDescription("the session file to import")),
-    to: Options.text("to").pipe(Options.withPseudoName("PATH"), Options.optional, Options.withDescription("where the new session goes (required on files; with --db: the header's ID)")),
-    from: Options.choice("from", ["session-tree", "pi", "claude"]).pipe(
-      Options.withDefault("session-tree" as const),
-      Options.withDescription("the format of FILE: this project's, a Pi coding-agent session, or a Claude Code transcript (default: session-tree)")
-    ),
-    version: formatVersion("the new session's format (default: FILE's for session-tree, 2 for pi and claude); 1 converts a Pi session to the course format, refusing what it cannot hold"),
-    lossy: Options.boolean("lossy").pipe(Options.withDescription("pi: version 1, dropping what it cannot hold (images, thinking, summaries) instead of refusing")),
-    db
-  },
-  ({ db, file, from, lossy, to, version }) =>
-    Effect.gen(function*() {
-      const onDatabase = db._tag === "Database"
-      const asked = Option.getOrUndefined(version)
-      if (Option.isNone(to) && !onDatabase) return yield* new UsageError({ reason: "import needs --to PATH on files" })
-      if (lossy && from !== "pi") return yield* new UsageError({ reason: "--lossy applies to --from pi only" })
-      if (lossy && asked === 2) return yield* new UsageError({ reason: "--lossy makes a version-1 session: version 2 keeps everything, without --lossy" })
-      if (from === "claude" && asked === 1) return yield* new UsageError({ reason: "a Claude Code transcript imports as version 2 only" })
-      yield* Backend.checkPaths(db, Option.toArray(to))
-      // A line number in a conversion's error is FILE's, so the error names FILE, not the new session.
-      const convert = <A>(f: (bytes: Uint8Array) => Either.Either<A, SessionError>) =>
-        Effect.flatMap(Files.readBytes(file, MAX_PI_FILE_BYTES), (bytes) =>
-          Effect.mapError(f(bytes), (e) => e.path === undefined ? sessionError(e.code, e.reason, { line: e.line, path: file, cause: e.cause }) : e))
-      const imported = yield* Backend.run(db, Effect.gen(function*() {
-        let records: Sessions.Records
-        if (from === "pi" && (lossy || asked === 1)) {
-          const converted = yield* convert((bytes) => PiSession.fromPi(bytes, { lossy }))
-          if (lossy) yield* Console.error(dropped(converted))
-          records = converted
-        } else if (from === "pi") {
-          records = yield* convert(PiSession.fromPiV2)
-        } else if (from === "claude") {
-          const converted = yield* convert(ClaudeSession.fromClaude)
-          yield* Console.error(skippedLines(converted))
-          records = converted
-        } else {
-          const unpacked = yield* readSelfContained(file)
-          if (unpacked !== undefined) {
-            return yield* (yield* Sessions.Sessions).import(unpacked.records, Option.getOrUndefined(to), { version: asked, blobs: unpacked.blobs })
-          }
-          // A session file's blobs live beside it (FILE.blobs/): the new session gets their bytes.
-          const loaded = yield* FileJournal.readSession(file)
-          const blobs = yield* SelfContained.blobsOf(loaded.entries, loaded.blob)
-          return yield* (yield* Sessions.Sessions).import(loaded, Option.getOrUndefined(to), {
-            version: asked,
-            blobs: blobs.size === 0 ? undefined : blobs
-          })
-        }
-        return yield* (yield* Sessions.Sessions).import(records, Option.getOrUndefined(to), { version: asked })
-      }), Option.getOrElse(to, () => file))
-      yield* Console.log(printable(imported.id))
-    })
-).pipe(Command.withDescription("Store the session in FILE (this project's format with the blobs beside it, Pi's or Claude Code's) as a new session that keeps its header; prints its ID."))
 
 // --- migrate ------------------------------------------------------------------------------
 
@@ -719,19 +656,28 @@ const migrate = Command.make(
 
 // --- the application ----------------------------------------------------------------------
 
+/** The commands, in the order the help lists them; a new one is registered with a line here. */
+const COMMANDS = [create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, syncCommand, migrate, search, stats, serve] as const
+
 const root = Command.make("session-tree", {}, () =>
-  new UsageError({ reason: "a command is required: create, append, verify, recover, delete, log, tree, list, fork, export, import or migrate" })).pipe(
+  new UsageError({ reason: `a command is required: ${[...COMMAND_NAMES].join(", ")}` })).pipe(
     Command.withDescription("A durable, append-only, branching JSONL store for agent conversations."),
-    Command.withSubcommands([create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, migrate])
+    Command.withSubcommands(COMMANDS)
   )
 
 const cli = Command.run(root, { name: "session-tree", version: "0.1.0" })
 
 // Option names are matched exactly: `--User` is a usage error, not a guess. The built-in options
 // are listed once, in the top-level help (`readableHelp`), not in every command's.
-const ConfigLive = CliConfig.layer({ isCaseSensitive: true, showBuiltIns: false })
+const CONFIG = { isCaseSensitive: true, showBuiltIns: false } as const
+const ConfigLive = CliConfig.layer(CONFIG)
 
-const COMMAND_NAMES = new Set(["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "migrate"])
+/** The parser's description of a command, whatever its options. */
+const descriptorOf = (command: (typeof COMMANDS)[number]): Descriptor.Command<unknown> => command.descriptor as Descriptor.Command<unknown>
+
+const nameOf = (command: (typeof COMMANDS)[number]): string => [...Descriptor.getNames(descriptorOf(command))][0]!
+
+const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS.map(nameOf))
 
 /** The options every command takes, from the argument parser; listed once, in the top-level help. */
 const BUILT_INS = `BUILT-IN OPTIONS (every command takes them)
@@ -745,6 +691,8 @@ const BUILT_INS = `BUILT-IN OPTIONS (every command takes them)
 --log-level LEVEL           the least log level shown: all, trace, debug, info, warning, error, fatal or none (default: info)
 
 --wizard                    build the command line by answering questions
+
+--verbose                   an error with the whole of its detail; export --format markdown with every ID, provider option and model detail
 `
 
 const EXIT_CODES = `EXIT CODES
@@ -770,8 +718,15 @@ const TYPE_LINE = /^(A user-defined piece of text\.|A true or false value\.|This
  */
 export const readableHelp = (text: string, topLevel: boolean): string => {
   const out: Array<string> = []
+  // The parser's help starts with the name, then the name and version: the name is said once.
+  let banner = true
   for (const line of text.split("\n")) {
     const plainLine = line.replace(ANSI, "").trim()
+    if (banner && plainLine === "") continue
+    if (banner) {
+      banner = false
+      if (plainLine === "session-tree") continue
+    }
     if (TYPE_LINE.test(plainLine)) continue
     if (plainLine.startsWith("$ ")) {
       out.push(plainLine === "$ session-tree" ? "session-tree COMMAND [OPTIONS] [ARGUMENTS]" : line.replace("$ ", plainLine.startsWith("$ session-tree") ? "" : "session-tree "))
@@ -781,8 +736,8 @@ export const readableHelp = (text: string, topLevel: boolean): string => {
     out.push(line)
   }
   if (topLevel) out.push("", ...EXIT_CODES.split("\n"))
-  // One blank line between paragraphs, where left-out lines leave several.
-  return out.join("\n").replace(/\n(?:[ \t]*\n){2,}/g, "\n\n")
+  // One blank line between paragraphs, where left-out lines leave several; none before the first.
+  return out.join("\n").replace(/\n(?:[ \t]*\n){2,}/g, "\n\n").replace(/^(?:[ \t]*\n)+/, "")
 }
 
 /** Whether `args` ask for help (the parser then prints it and runs nothing), and whose. */
@@ -802,26 +757,132 @@ const withReadableHelp = <A, E, R>(effect: Effect.Effect<A, E, R>, topLevel: boo
     )
   })
 
+/** Whether the command line asked for every detail (`--verbose`): errors in whole, the Markdown export with everything. */
+export class Verbose extends Context.Reference<Verbose>()("@session-tree/cli/Verbose", { defaultValue: () => false }) {}
+
+/** Each command's options, as its usage line shows them (for `usage.ts`'s suggestions). */
+const optionsByCommand = (config: CliConfig.CliConfig): ReadonlyMap<string, ReadonlyArray<Usage.OptionName>> =>
+  new Map(COMMANDS.map((command) => {
+    const text = HelpDoc.toAnsiText(Descriptor.getHelp(descriptorOf(command), config)).replace(ANSI, "")
+    return [nameOf(command), Usage.optionsOf(text)]
+  }))
+
+const BUILT_IN_NAMES = ["--help", "--version", "--completions", "--log-level", "--wizard", "--verbose"]
+
+/**
+ * The words of a command line as the parser takes them: `help [COMMAND]` is `[COMMAND] --help`,
+ * and `--verbose` (every command takes it) is taken out and reported apart. A `--verbose` that is
+ * the value of an option before it (`--user --verbose`) stays that value.
+ */
+const commandLine = (args: ReadonlyArray<string>, options: ReadonlyMap<string, ReadonlyArray<Usage.OptionName>>) => {
+  const words = args[0] === "help" ? [...args.slice(1), "--help"] : [...args]
+  const command = Usage.commandOf({ args: words, commands: options })
+  const valued = new Set((command === undefined ? [] : options.get(command)!).filter((o) => o.value !== undefined).map((o) => o.name))
+  const end = words.indexOf("--")
+  let verbose = false
+  const kept = words.filter((word, i) => {
+    if (word !== "--verbose" || (end >= 0 && i > end) || (i > 0 && valued.has(words[i - 1]!))) return true
+    verbose = true
+    return false
+  })
+  return { args: kept, verbose }
+}
+
+/**
+ * Wrong usage, in a user's words, before anything runs: what the parser refuses (with the
+ * command or option most likely meant), and an option given without its value. Undefined when
+ * the parser accepts the command line (help and the built-in options included).
+ */
+const wrongUsage = (args: ReadonlyArray<string>, config: CliConfig.CliConfig, options: ReadonlyMap<string, ReadonlyArray<Usage.OptionName>>) =>
+  Effect.gen(function*() {
+    const context: Usage.Context = { args, commands: options, builtIns: BUILT_IN_NAMES }
+    if (args.includes("--help") || args.includes("-h")) return undefined
+    const missing = Usage.missingValue(context)
+    if (missing !== undefined) return missing
+    const parsed = yield* Effect.either(Descriptor.parse(root.descriptor, ["session-tree", ...args], config))
+    if (Either.isLeft(parsed)) {
+      const error = parsed.left
+      if (ValidationError.isHelpRequested(error)) return undefined
+      return Usage.explain(HelpDoc.toAnsiText(error.error).replace(ANSI, ""), context)
+    }
+    const directive = parsed.right
+    if (directive._tag === "UserDefined" && directive.leftover.length > 0) {
+      return Usage.explain(`Received unknown argument: '${directive.leftover[0]}'`, context)
+    }
+    return undefined
+  })
+
+/** The longest first line of an error (the paths it names aside): the cause and what it is about; the rest is the detail, for --verbose. */
+const FIRST_LINE = 200
+
+/** What reads as a file path in a message: `/` and the name's characters up to a space, quote or punctuation after it. */
+const PATHS = /(?:\.{0,2}\/[^\s:;,()`'"]+)+/g
+
+/** The library's own words for an error, when the cause chain holds longer ones than those shown (its detail). */
+const detailOf = (error: SessionError): string | undefined => {
+  let detail: string | undefined
+  for (let cause: unknown = error.cause; isSessionError(cause); cause = cause.cause) {
+    if (cause.reason !== error.reason) detail = cause.reason
+  }
+  return detail
+}
+
+/**
+ * An error as stderr shows it: the code, the cause and what it is about on the first line, at
+ * most about 200 characters (the middle of a longer one is left out); with --verbose (or --json)
+ * the whole of it, then the library's detail.
+ */
+export const errorText = (error: SessionError, verbose: boolean): string => {
+  const whole = formatError(error)
+  if (verbose) {
+    const detail = detailOf(error)
+    return detail === undefined ? whole : `${whole}\n  detail: ${visible(detail)}`
+  }
+  // The paths it names do not count: a long directory must not push the cause out of the line.
+  const paths = [...new Set(whole.match(PATHS) ?? [])].reduce((n, path) => n + path.length, 0)
+  if (whole.length - paths <= FIRST_LINE) return whole
+  const reason = visible(error.reason)
+  const room = FIRST_LINE - (whole.length - reason.length) - " … (--verbose shows all)".length
+  const head = reason.slice(0, Math.floor(room * 0.6)).replace(/\s+\S*$/, "")
+  const tail = reason.slice(reason.length - Math.floor(room * 0.4)).replace(/^\S*\s+/, "")
+  return formatError(sessionError(error.code, `${head} … ${tail} (--verbose shows all)`, { line: error.line }))
+}
+
 /**
  * Runs one command line (`argv` as `process.argv`: runtime, script, arguments…) and
  * resolves with the exit code. Never fails: every error is printed here, without stack traces.
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> => {
-  const help = helpWanted(argv.slice(2))
-  return (help === undefined ? cli(argv) : withReadableHelp(cli(argv), help.topLevel)).pipe(
+  const config = CliConfig.make(CONFIG)
+  const options = optionsByCommand(config)
+  const line = commandLine(argv.slice(2), options)
+  // --json asks for everything too: the whole error, for a program to read.
+  const verbose = line.verbose || line.args.includes("--json")
+  const help = helpWanted(line.args)
+  const program = Effect.gen(function*() {
+    const wrong = yield* wrongUsage(line.args, config, options)
+    if (wrong !== undefined) {
+      yield* Console.error(`usage: ${wrong}`)
+      return EXIT_USAGE
+    }
+    const parsed = cli([...argv.slice(0, 2), ...line.args])
+    yield* help === undefined ? parsed : withReadableHelp(parsed, help.topLevel)
+    return EXIT_OK
+  })
+  return program.pipe(
     Effect.provide(ConfigLive),
-    Effect.as(EXIT_OK),
+    Effect.provideService(Verbose, line.verbose),
     Effect.catchAllCause((cause) => {
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure)) {
         const error: unknown = failure.value
-        // The parser has already printed what was wrong and the usage.
+        // The parser has already printed what was wrong.
         if (ValidationError.isValidationError(error)) return Effect.succeed(EXIT_USAGE)
         if (error instanceof UsageError) {
           return Effect.as(Console.error(`usage: ${error.reason} (see session-tree --help)`), EXIT_USAGE)
         }
-        if (error instanceof Busy) return Effect.as(Console.error(formatError(error.error)), EXIT_BUSY)
-        if (isSessionError(error)) return Effect.as(Console.error(formatError(forUser(error))), EXIT_FAILURE)
+        if (error instanceof Busy) return Effect.as(Console.error(errorText(error.error, verbose)), EXIT_BUSY)
+        if (isSessionError(error)) return Effect.as(Console.error(errorText(forUser(error), verbose)), EXIT_FAILURE)
       }
       const squashed = Cause.squash(cause)
       return Effect.as(

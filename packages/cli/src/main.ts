@@ -19,6 +19,17 @@ console.info = plain(process.stdout, console.info.bind(console))
 console.error = plain(process.stderr, console.error.bind(console))
 console.warn = plain(process.stderr, console.warn.bind(console))
 
+// A reader of stdout that goes away (`| head -1`) ends the command quietly, as `cat` and `git`
+// end: every command prints to stdout only after its work is done, so nothing is left half done,
+// and the exit is 0. Any other failure to write stdout is a failure of the command. A reader of
+// stderr that goes away stops nothing: the command's work and its exit code stay what they are.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0)
+  process.stderr.write(`SESSION_IO cannot write the output: ${error.message}\n`)
+  process.exit(1)
+})
+process.stderr.on("error", () => {})
+
 // What the argument parser needs, and no more: every argument is text, so its file system is never
 // used; only --wizard reads from the terminal, and only then is Node's terminal (readline) loaded.
 const terminal = process.argv.includes("--wizard")

@@ -9,22 +9,15 @@ import * as Ids from "@session-tree/core/Ids"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { afterAll, describe, it } from "vitest"
-import { bin, firstWord, type Run, removeTempDirs, runCli, tempDir, writeConversation } from "./support.js"
+import { firstWord, type Run, removeTempDirs, runCli, spawnCli, tempDir, writeConversation } from "./support.js"
 
 afterAll(removeTempDirs)
 
-/** Spawns the command without the helpers' limit on concurrent runs, so the runs really overlap. */
-const spawn = (args: ReadonlyArray<string>): Promise<Run> =>
-  new Promise((resolve, reject) => {
-    execFile(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1" } }, (error, stdout, stderr) => {
-      if (error !== null && typeof error.code !== "number") return reject(error)
-      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
-    })
-  })
+/** The command without the helpers' limit on concurrent runs, so the runs really overlap. */
+const spawn = (args: ReadonlyArray<string>): Promise<Run> => spawnCli(args)
 
 const readOnly = (path: string) =>
   Effect.runPromise(SessionStore.read(path).pipe(Effect.provide(FileJournal.layerWithFs()), Effect.provide(Ids.layerRandom)))

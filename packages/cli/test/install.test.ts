@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { execFile } from "node:child_process"
+import { runCommand } from "@session-tree/testing/Children"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
@@ -27,13 +27,10 @@ interface Run {
   readonly stderr: string
 }
 
-const run = (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv = {}): Promise<Run> =>
-  new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1", ...env } }, (error, stdout, stderr) => {
-      if (error !== null && typeof error.code !== "number") return reject(error)
-      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
-    })
-  })
+const run = async (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv = {}): Promise<Run> => {
+  const ran = await runCommand(command, args, { cwd, env: { ...process.env, NO_COLOR: "1", ...env } })
+  return { code: ran.code ?? 128 + OS.constants.signals[ran.signal!], stdout: ran.stdout, stderr: ran.stderr }
+}
 
 const ok = async (command: string, args: ReadonlyArray<string>, cwd: string, env?: NodeJS.ProcessEnv): Promise<string> => {
   const result = await run(command, args, cwd, env)

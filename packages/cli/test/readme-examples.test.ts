@@ -4,7 +4,8 @@
  * demo excerpt is what `npm start` prints; the error table lists every code.
  */
 import { SessionErrorCode } from "@session-tree/core/SessionError"
-import { execFile } from "node:child_process"
+import { prepareChild, runCommand } from "@session-tree/testing/Children"
+import * as OS from "node:os"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -38,17 +39,14 @@ interface Run {
   readonly stderr: string
 }
 
-const run = (file: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
-  new Promise<Run>((resolve, reject) => {
-    execFile(file, args, { encoding: "utf8", cwd: options.cwd ?? root, env: { ...process.env, ...options.env } }, (error, stdout, stderr) => {
-      if (error !== null && typeof error.code !== "number") return reject(error)
-      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
-    })
-  })
+const run = async (file: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> => {
+  const ran = await runCommand(file, args, { cwd: options.cwd ?? root, env: { ...process.env, ...options.env } })
+  return { code: ran.code ?? 128 + OS.constants.signals[ran.signal!], stdout: ran.stdout, stderr: ran.stderr }
+}
 
-// Within the workspace, the packages resolve to their sources (see the packages' exports).
-const tsx = (file: string, env: NodeJS.ProcessEnv = {}) =>
-  run(process.execPath, ["--conditions=@session-tree/source", "--import", "tsx", file], { env })
+// Within the workspace, the packages resolve to their sources (see the packages' exports): the
+// example is bundled from them once, as every child of the suites, and run by Node itself.
+const runExample = async (file: string, env: NodeJS.ProcessEnv = {}) => run(process.execPath, [...(await prepareChild(file))], { env })
 
 /** What an example says it prints: the `// …` comment after each `console.log(…)`, in order. */
 const promisedOutput = (source: string): Array<string> =>
@@ -77,7 +75,7 @@ describe.concurrent("README.md", { timeout: 180_000 }, () => {
       const tmp = tempDir()
       // The PostgreSQL example runs on a fresh database of the run's server.
       const database = example.name.endsWith("pg-example.ts") ? { SESSION_TREE_DB: await databaseUrl() } : {}
-      const result = await tsx(Path.join(root, example.name), { TMPDIR: tmp, ...database })
+      const result = await runExample(Path.join(root, example.name), { TMPDIR: tmp, ...database })
       expect(result.stderr).toBe("")
       expect(result.code).toBe(0)
       expect(result.stdout.trimEnd().split("\n")).toEqual(expected)
@@ -115,7 +113,7 @@ describe.concurrent("README.md", { timeout: 180_000 }, () => {
   })
 
   it("npm start (the demo) exits 0, prints the README excerpt and removes its temp dir", async ({ expect }) => {
-    const result = await tsx(Path.join(root, "packages/cli/src/demo.ts"))
+    const result = await runExample(Path.join(root, "packages/cli/src/demo.ts"))
     expect(result.stderr).not.toMatch(STACK_FRAME)
     expect(result.code).toBe(0)
     // The header line holds the creation time: compare it without the time.

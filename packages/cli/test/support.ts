@@ -3,10 +3,10 @@ import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Ids from "@session-tree/core/Ids"
 import type { SessionEntry } from "@session-tree/core/Record"
 import * as SessionStore from "@session-tree/core/SessionStore"
+import { runNode } from "@session-tree/testing/Children"
 import * as V1 from "@session-tree/testing/Version1"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { execFile } from "node:child_process"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
@@ -32,28 +32,37 @@ const release = (): void => {
   else next()
 }
 
-/** Spawns `node bin/session-tree.cjs …args`, as npm's `.bin` link does; a last object sets environment variables. */
-export const runCli = async (...args: ReadonlyArray<string | { readonly env: NodeJS.ProcessEnv }>): Promise<Run> => {
+/** What a run may set besides its arguments: environment variables, and what it reads on stdin. */
+export interface RunOptions {
+  readonly env?: NodeJS.ProcessEnv
+  readonly input?: string | Uint8Array
+  /** The directory it runs in (default: the repository's). */
+  readonly cwd?: string
+  /** Another user to run as (the tests must run as root). */
+  readonly uid?: number
+  readonly gid?: number
+}
+
+/** Spawns `node bin/session-tree.cjs …args`, as npm's `.bin` link does; a last object sets environment variables or stdin. */
+export const runCli = async (...args: ReadonlyArray<string | RunOptions>): Promise<Run> => {
   const last = args.at(-1)
-  const env = typeof last === "object" ? last.env : {}
+  const options = typeof last === "object" ? last : {}
   const words = args.filter((a): a is string => typeof a === "string")
   await acquire()
   try {
-    return await spawnCli(words, env)
+    return await spawnCli(words, options)
   } finally {
     release()
   }
 }
 
-const spawnCli = (args: ReadonlyArray<string>, extra: NodeJS.ProcessEnv): Promise<Run> =>
-  new Promise((resolve, reject) => {
-    // SESSION_TREE_DB of the environment that runs the tests must not choose the backend of a file test.
-    const env = { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1", ...extra }
-    execFile(process.execPath, [bin, ...args], { encoding: "utf8", env }, (error, stdout, stderr) => {
-      if (error !== null && typeof error.code !== "number") return reject(error)
-      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
-    })
-  })
+/** Runs the command once, without the limit on concurrent runs; a signal is reported as the shell does (128 + its number). */
+export const spawnCli = async (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<Run> => {
+  // SESSION_TREE_DB of the environment that runs the tests must not choose the backend of a file test.
+  const env = { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1", ...options.env }
+  const ran = await runNode([bin, ...args], { env, input: options.input, uid: options.uid, gid: options.gid, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) })
+  return { code: ran.code ?? 128 + OS.constants.signals[ran.signal!], stdout: ran.stdout, stderr: ran.stderr }
+}
 
 /** The first whitespace-separated word: where the error code must be. */
 export const firstWord = (text: string): string => text.trimStart().split(/\s+/)[0] ?? ""

@@ -46,7 +46,7 @@ describe.concurrent("session-tree on version 2", { timeout: 180_000 }, () => {
       runCli("tree", path),
       runCli("list", dir),
       runCli("list", dir, "--json"),
-      runCli("export", path, "--format", "markdown"),
+      runCli("export", path, "--format", "markdown", "--verbose"),
       runCli("export", path, "--format", "html"),
       runCli("export", path)
     ])
@@ -58,6 +58,7 @@ describe.concurrent("session-tree on version 2", { timeout: 180_000 }, () => {
     expect(JSON.parse(listJson.stdout)[0]).toMatchObject({ id: "agent-1", entries: 4, title: "What is in /project?" })
     expect(markdown.stdout).toMatch(/Be brief\./)
     expect(markdown.stdout).toMatch(/<details>/)
+    // The model and its usage are shown with --verbose (a reader's transcript leaves them out: markdown-reader.test.ts of the views).
     expect(markdown.stdout).toMatch(/claude-x/)
     expect(html.stdout).toMatch(/<details/)
     expect(jsonl.stdout).toBe(NFS.readFileSync(path, "utf8"))

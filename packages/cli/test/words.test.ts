@@ -21,7 +21,7 @@ const failed = (expect: import("vitest").ExpectStatic, run: { code: number; stdo
 }
 
 describe.concurrent("session-tree words its errors for a user", { timeout: 180_000 }, () => {
-  it("a Pi file without --from pi gets the hint; a BOM is shown by name", async ({ expect }) => {
+  it("a Pi file read as a session gets the hint, and import detects it; a BOM is shown by name", async ({ expect }) => {
     const dir = tempDir()
     const pi = Path.join(dir, "pi.jsonl")
     NFS.writeFileSync(pi, `{"type":"session","version":3,"id":"p","timestamp":"2026-01-02T03:04:05.006Z","cwd":"/"}\n`)
@@ -32,11 +32,10 @@ describe.concurrent("session-tree words its errors for a user", { timeout: 180_0
       runCli("verify", pi),
       runCli("verify", bom)
     ])
-    for (const run of [imported, verified]) {
-      failed(expect, run, "SESSION_UNSUPPORTED_VERSION")
-      expect(run.stderr).toMatch(/Pi session/)
-      expect(run.stderr).toContain("--from pi")
-    }
+    expect(imported).toEqual({ code: 0, stdout: "p\n", stderr: "" })
+    failed(expect, verified, "SESSION_UNSUPPORTED_VERSION")
+    expect(verified.stderr).toMatch(/Pi session/)
+    expect(verified.stderr).toContain("session-tree import FILE --to PATH")
     failed(expect, marked, "SESSION_INVALID_JSON")
     expect(marked.stderr).toContain("U+FEFF (byte order mark)")
     expect(marked.stderr).not.toContain("\uFEFF")

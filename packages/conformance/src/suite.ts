@@ -564,9 +564,16 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
           entries: 2,
           leaf: first.entries[1]!.id,
           created: first.header.timestamp,
-          updated: first.entries[1]!.timestamp,
+          updated: expect.any(String),
           title: "é".repeat(79) + "😀"
         })
+        // `updated` is the last commit as the backend keeps it: not before the creation nor the newest entry, not after the listing.
+        for (const s of sessions) {
+          if (Sessions.isUnreadable(s)) continue
+          expect(Date.parse(s.updated)).toBeGreaterThanOrEqual(Date.parse(s.created))
+          expect(Date.parse(s.updated)).toBeLessThanOrEqual(Date.now())
+        }
+        expect(Date.parse((byLocation.get(a!) as Sessions.Summary).updated)).toBeGreaterThanOrEqual(Date.parse(first.entries[1]!.timestamp))
         expect(byLocation.get(b!)).toMatchObject({ entries: 0, leaf: null, title: "" })
         expect(byLocation.get(c!)).toMatchObject({ entries: 1, leaf: leaf.id, title: "hello" })
         expect(byLocation.get(bad!)).toEqual({ location: bad, error: { code: "SESSION_INVALID_JSON", message: expect.stringContaining("(line 2)") } })
@@ -669,6 +676,10 @@ export const conformance = (backend: Backend): { readonly cases: number; readonl
           expect(loaded.entries).toEqual(path)
           expect(forked).toMatchObject({ location: loaded.location, entries: path.length, leaf: leaf.id, id: loaded.header.id })
           expect(loaded.header.id).not.toBe(tree.store.header.id)
+          // Updated when it was made, not at its copied entries' older times; listed the same way.
+          expect(Date.parse(forked.updated)).toBeGreaterThanOrEqual(Date.parse(forked.created))
+          const listed = (yield* service.list({ directory: kit.directory })).sessions.find((s) => s.location === loaded.location)
+          expect(listed !== undefined && !Sessions.isUnreadable(listed) && Date.parse(listed.updated) >= Date.parse(listed.created)).toBe(true)
         }
         const named = kit.location("fork-named")
         const chosen = yield* Effect.either(service.fork(source, call.id, named, { id: "chosen-id" }))

@@ -564,7 +564,7 @@ const reorder = (value: { readonly [key: string]: Json }): Json => {
   const envelope = ["type", "version", "id", "parentId", "timestamp", "kind"]
   const keys: { readonly [kind: string]: ReadonlyArray<string> } = {
     message: ["message"],
-    compaction: ["summary", "firstKeptEntryId", "tokensBefore"],
+    compaction: ["summary", "firstKeptEntryId", "tokensBefore", "usage"],
     label: ["targetId", "label"],
     title: ["title"],
     model: ["provider", "model", "thinking"],

@@ -21,8 +21,14 @@
  * not on the branch) keeps only what follows the compaction entry.
  *
  * **Budget.** With a token budget, the oldest complete groups after the
- * opening system messages and the summary are dropped until the rest fits;
- * the newest group is always kept, so a budget smaller than it is exceeded.
+ * opening system messages and the summary are dropped until the rest fits,
+ * cutting only before a user message (or at the first kept group after a
+ * summary, which is itself the user message the context opens with): a
+ * budgeted context never opens on an answer whose question was dropped, which
+ * providers refuse, and never splits a turn's calls from their results. A
+ * branch that opens on answers loses them first. The newest turn (from its
+ * user message) is always kept, so a budget smaller than it is exceeded; a
+ * branch with no user message to open on is kept whole.
  */
 import type * as Option from "effect/Option"
 import * as internal from "./internal/conversation.js"
@@ -84,7 +90,8 @@ export const groups: (entries: ReadonlyArray<RecordV2.SessionEntry>) => Readonly
 /**
  * The messages to send a model: the opening system messages, the newest
  * compaction's summary, then the groups kept after it; with a budget, the
- * oldest of those groups dropped until the rest fits. With the default
+ * oldest of those groups dropped until the rest fits, the rest opening on a
+ * user message (see **Budget**). With the default
  * estimate, the rest costs the whole's estimate less the approximate tokens of
  * the groups dropped (a response's usage counts the whole context it answered
  * and cannot be re-read for a shorter one); a caller's estimate is asked about

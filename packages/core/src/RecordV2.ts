@@ -185,7 +185,8 @@ export const kinds = {
   compaction: {
     summary: Schema.String,
     firstKeptEntryId: Schema.NullOr(Id),
-    tokensBefore: Schema.optionalWith(Count, { exact: true })
+    tokensBefore: Schema.optionalWith(Count, { exact: true }),
+    usage: Schema.optionalWith(Usage, { exact: true })
   },
   label: { targetId: Id, label: Schema.NullOr(NonEmpty) },
   title: { title: NonEmpty },

@@ -47,7 +47,9 @@ export const SessionErrorCode = Schema.Literal(
   "SESSION_INVALID_OPTIONS",
   "SESSION_UNKNOWN_ENTRY",
   "SESSION_BLOB_MISSING",
-  "SESSION_BLOB_CORRUPT"
+  "SESSION_BLOB_CORRUPT",
+  "SESSION_UNKNOWN_FORMAT",
+  "SESSION_SOURCE_CHANGED"
 )
 /**
  * The stable codes of the library's errors (`docs/format.md`, "Error codes").
@@ -207,7 +209,9 @@ const CLASS_OF = {
   SESSION_INVALID_OPTIONS: "InputError",
   SESSION_UNKNOWN_ENTRY: "InputError",
   SESSION_BLOB_MISSING: "CorruptError",
-  SESSION_BLOB_CORRUPT: "CorruptError"
+  SESSION_BLOB_CORRUPT: "CorruptError",
+  SESSION_UNKNOWN_FORMAT: "InputError",
+  SESSION_SOURCE_CHANGED: "ConflictError"
 } as const satisfies { readonly [C in SessionErrorCode]: SessionErrorTag }
 
 /**

@@ -24,6 +24,8 @@ import type { InputError, SessionError, SessionErrorCode } from "./SessionError.
 import type { ReadError, SessionJournal } from "./SessionJournal.js"
 import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "./SessionStore.js"
 import type { Linked } from "./SessionTree.js"
+import type { SearchOptions, SearchResult } from "./Search.js"
+import type { StatsOptions, StatsResult } from "./Stats.js"
 
 /** What a listing shows of a session that loads (the fields of `session-tree list --json`). */
 export type Summary = internal.Summary
@@ -108,9 +110,43 @@ export interface SessionsService {
    * `options.blobs` gives the bytes of the blobs the entries refer to, by reference
    * (`"sha256:…"`) or by hash, stored with the session: a blob referred to but not given (or
    * of another size) is SESSION_BLOB_MISSING, bytes that do not hash to their name
-   * SESSION_BLOB_CORRUPT; blobs no entry refers to are not stored.
+   * SESSION_BLOB_CORRUPT; blobs no entry refers to are not stored. File data given inline
+   * (base64) over `Codec.MAX_INLINE_FILE_BYTES` decoded is stored as a blob, as an append stores
+   * it, so an imported session holds the same records on every backend.
    */
   readonly import: (records: Records, to?: string, options?: ImportOptions) => Effect.Effect<Summary, SessionError>
+  /**
+   * The entries of every session of a directory (a database) that match `options.query`: a page of
+   * hits, newest first, and how many there are (`Search`). The backend's `SearchIndex` narrows
+   * the lines read where the context holds one (the file and database layers do); every hit is
+   * decided by the library. SESSION_INVALID_OPTIONS for a query with no word or a bad filter.
+   * @since 0.2.0
+   */
+  readonly search: (options: SearchOptions) => Effect.Effect<SearchResult, ScanError>
+  /**
+   * The usage recorded in every session of a directory (a database), summed per day, model or
+   * session (`Stats`). Each session is read once per version, as a listing reads it; one that does
+   * not load is listed with its error and counts nothing.
+   * @since 0.2.0
+   */
+  readonly stats: (options?: StatsOptions) => Effect.Effect<StatsResult, ScanError>
+  /**
+   * Makes the session at `to` (by default: the header's ID, where the backend locates sessions by
+   * ID) hold `records`, which extend what it holds: created whole when nothing is there; else the
+   * entries it does not hold yet appended in one commit, all of them or none, and nothing when it
+   * holds them all. What it holds is never changed: SESSION_SOURCE_CHANGED (a `ConflictError`)
+   * when its header or any entry it holds is not the same record in `records`. Validated as an
+   * import is; file data over the inline size is a blob, as on import. What a sync does with one
+   * source's session (`Sync`).
+   */
+  readonly mirror: (records: Records, to?: string) => Effect.Effect<Mirrored, SessionError>
+}
+
+/** What `mirror` did: where the session is, whether it was created, how many entries it appended. */
+export interface Mirrored {
+  readonly location: string
+  readonly created: boolean
+  readonly appended: number
 }
 
 /** How `import` stores a session. */

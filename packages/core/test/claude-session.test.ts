@@ -8,11 +8,12 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import { type Converted, fromClaude } from "../src/ClaudeSession.js"
+import { type Converted, fromClaude, type StoredEntries } from "../src/ClaudeSession.js"
 import * as RecordV2 from "../src/RecordV2.js"
 import { isSessionError, type SessionErrorCode } from "../src/SessionError.js"
 import { PNG } from "./support/pi.js"
 import { brokenRule } from "./support/piInverse.js"
+import { blocksOf, contentOf, leavesOf, type Obj, sourceLeaves } from "./support/claudeSource.js"
 import * as Transcripts from "@session-tree/testing/Transcripts"
 
 const SESSION = "6f1c1b8e-0000-4000-8000-000000000001"
@@ -46,11 +47,12 @@ const toolUse = (id: string, name: string, input: object) => ({ type: "tool_use"
 
 const jsonl = (...records: ReadonlyArray<unknown>): Uint8Array => new TextEncoder().encode(records.map((r) => JSON.stringify(r)).join("\n") + "\n")
 
-const ok = (bytes: Uint8Array): Converted => {
-  const converted = fromClaude(bytes)
-  if (Either.isLeft(converted)) throw new Error(`expected a conversion, got ${converted.left.message}`)
+const ok = (bytes: Uint8Array | Either.Either<Converted, unknown>): Converted => {
+  const converted = bytes instanceof Uint8Array ? fromClaude(bytes) : bytes
+  if (Either.isLeft(converted)) throw new Error(`expected a conversion, got ${String(converted.left)}`)
   return converted.right
 }
+const fromClaudeKeeping = (bytes: Uint8Array) => fromClaude(bytes, { keepAll: true })
 const expectError = (bytes: Uint8Array, code: SessionErrorCode, line: number, reason?: RegExp): void => {
   const converted = fromClaude(bytes)
   if (Either.isRight(converted)) throw new Error(`expected ${code}, got ${converted.right.entries.length} entries`)
@@ -121,25 +123,36 @@ describe("a transcript in Claude Code's format", () => {
     const converted = ok(transcript())
     expectValid(converted)
     expect(converted.header).toEqual({ type: "session", version: 2, id: SESSION, timestamp: ts(1) })
-    expect(converted.skipped).toEqual({ summary: 1, "file-history-snapshot": 1, progress: 2, "system:turn_duration": 1, sidechain: 1 })
+    expect(converted.skipped).toEqual({ "file-history-snapshot": 1, progress: 2, "system:turn_duration": 1 })
+    expect(converted.read).toEqual({ summary: 1, "file-history-snapshot": 1, progress: 2, user: 7, assistant: 6, "system:turn_duration": 1, "system:compact_boundary": 1 })
     expect(converted.entries.map((e) => [e.id, e.parentId, e.kind === "message" ? e.message.role : e.kind])).toEqual([
-      ["u1", null, "user"],
+      ["summary:1", null, "title"],
+      ["u1", "summary:1", "user"],
       ["a1", "u1", "assistant"],
       ["r1", "a1", "tool"],
       ["r2", "r1", "tool"],
       ["a6", "r2", "assistant"],
       ["u2", "a6", "user"],
-      ["c1", "u2", "compaction"],
+      // The subagent's first line starts its own session; the link to it follows the conversation.
+      ["sc1:subagent", "u2", "custom"],
+      ["c1", "sc1:subagent", "compaction"],
       ["u3", "c1", "user"]
     ])
-    const [u1, a1, r1, r2, a6, u2, c1, u3] = converted.entries
+    const [title, u1, a1, r1, r2, a6, u2, link, c1, u3] = converted.entries
+    expect(title).toMatchObject({ kind: "title", title: "Fixing the build", timestamp: ts(1) })
+    expect(link).toMatchObject({ kind: "custom", customType: "session-tree:subagent", data: { session: `${SESSION}.agent-a1b2` }, timestamp: ts(11) })
+    expect(converted.subagents.map((s) => [s.header, s.entries.map((e) => [e.id, e.parentId, e.kind])])).toEqual([[
+      { type: "session", version: 2, id: `${SESSION}.agent-a1b2`, timestamp: ts(11) },
+      [["subagent-of", null, "custom"], ["sc1", "subagent-of", "message"]]
+    ]])
+    expect(converted.subagents[0]!.entries[0]).toMatchObject({ data: { session: SESSION, agentId: "a1b2" } })
     expect(u1).toMatchObject({ timestamp: ts(2), message: { content: [{ type: "text", text: "Why does the build fail?" }], options: { claude: { content: "string" } } } })
     expect(a1).toMatchObject({
       timestamp: ts(3),
       message: {
         content: [
-          { type: "reasoning", text: "Look at the log first.", options: { anthropic: { signature: "EqQBCkgIARAB+sig==" } } },
-          { type: "reasoning", text: "", options: { anthropic: { redactedData: "EmwKAhgBEgy3va+encrypted" } } },
+          { type: "reasoning", text: "Look at the log first.", options: { anthropic: { type: "thinking", signature: "EqQBCkgIARAB+sig==" } } },
+          { type: "reasoning", text: "", options: { anthropic: { type: "redacted_thinking", redactedData: "EmwKAhgBEgy3va+encrypted" } } },
           { type: "text", text: "Two things to check." },
           { type: "tool-call", id: "toolu_1", name: "Bash", arguments: { command: "npm run build" } },
           { type: "tool-call", id: "toolu_2", name: "Read", arguments: { file_path: "/p/log.txt" } }
@@ -172,7 +185,7 @@ describe("a transcript in Claude Code's format", () => {
       type: "entry",
       version: 2,
       id: "c1",
-      parentId: "u2",
+      parentId: "sc1:subagent",
       timestamp: ts(12),
       kind: "compaction",
       summary: "This session is being continued from a previous conversation. Summary: the build is fixed.",
@@ -233,32 +246,216 @@ describe("a transcript in Claude Code's format", () => {
     expectError(jsonl(userLine("u1", null, 1, "a"), { ...userLine("u2", "u1", 2, "b"), timestamp: "yesterday" }), "SESSION_INVALID_RECORD", 2)
     expectError(jsonl({ ...userLine("u1", null, 1, "a"), timestamp: "yesterday" }), "SESSION_INVALID_HEADER", 1)
     expectError(jsonl({ ...userLine("u1", null, 1, "a"), message: { role: "assistant", content: "a" } }), "SESSION_INVALID_MESSAGE", 1)
-    expectError(new Uint8Array([0xc3]), "SESSION_INVALID_UTF8", undefined as never)
+    expectError(new Uint8Array([0xc3, 0x0a]), "SESSION_INVALID_UTF8", 1)
+    // The first problem in file order, whether the line is damaged or refused by the conversion.
+    expectError(
+      new TextEncoder().encode(`${JSON.stringify(userLine("u1", "nowhere", 1, "a"))}\n{"type":\n${JSON.stringify(userLine("u2", null, 2, "b"))}\n`),
+      "SESSION_UNKNOWN_PARENT",
+      1
+    )
+    expectError(new TextEncoder().encode(`${JSON.stringify(userLine("u1", null, 1, "a"))}\n{"type":\n`), "SESSION_INVALID_JSON", 2)
+    // A tool call written twice in one response with different content.
+    expectError(jsonl(userLine("u1", null, 1, "a"), block("a1", "u1", 2, "m", [toolUse("t1", "A", {})]), block("a2", "a1", 2, "m", [toolUse("t1", "A", { x: 1 })])), "SESSION_INVALID_MESSAGE", 3, /written twice/)
   })
 
-  it("a transcript of a sub-agent alone (every line a sidechain) is an empty session, every line counted", () => {
+  it("a subagent's own file is the subagent's session, whose first entry names the session that started it", () => {
     const converted = ok(jsonl(
       { ...userLine("s1", null, 1, "task"), isSidechain: true, agentId: "x" },
       { ...block("s2", "s1", 2, "m", [{ type: "text", text: "done" }]), isSidechain: true, agentId: "x" }
     ))
-    expect(converted.entries).toEqual([])
-    expect(converted.skipped).toEqual({ sidechain: 2 })
-    expect(converted.header.timestamp).toBe(ts(1))
+    expectValid(converted)
+    expect(converted.header).toEqual({ type: "session", version: 2, id: `${SESSION}.agent-x`, timestamp: ts(1) })
+    expect(converted.entries.map((e) => [e.id, e.parentId, e.kind])).toEqual([["subagent-of", null, "custom"], ["s1", "subagent-of", "message"], ["s2", "s1", "message"]])
+    expect(converted.entries[0]).toMatchObject({ customType: "session-tree:subagent-of", data: { session: SESSION, agentId: "x" }, timestamp: ts(1) })
+    expect(converted.subagents).toEqual([])
+  })
+
+  it("inline sidechains are subagents' sessions, linked both ways to the session and the Task call whose prompt they start with", () => {
+    const sidechain = (uuid: string, parentUuid: string | null, n: number, content: unknown) => ({ ...userLine(uuid, parentUuid, n, content), isSidechain: true })
+    const sideBlock = (uuid: string, parentUuid: string, n: number, id: string, content: ReadonlyArray<unknown>) => ({ ...block(uuid, parentUuid, n, id, content), isSidechain: true })
+    const converted = ok(jsonl(
+      userLine("u1", null, 1, "explore"),
+      block("a1", "u1", 2, "m1", [toolUse("task-1", "Task", { prompt: "look at A" }), toolUse("task-2", "Task", { prompt: "look at B" })]),
+      sidechain("b1", null, 3, "look at B"),
+      sidechain("x1", null, 4, "look at A"),
+      sideBlock("x2", "x1", 5, "s1", [toolUse("t1", "Read", { file_path: "/a" })]),
+      sidechain("x3", "x2", 6, [result("t1", "contents")]),
+      sideBlock("x4", "x3", 7, "s2", [{ type: "text", text: "A is fine" }]),
+      userLine("r1", "a1", 8, [result("task-1", "A is fine")]),
+      sideBlock("b2", "b1", 9, "s3", [{ type: "text", text: "B is fine" }]),
+      userLine("r2", "a1", 10, [result("task-2", "B is fine")]),
+      block("a2", "r2", 11, "m2", [{ type: "text", text: "Both fine." }])
+    ))
+    expectValid(converted)
+    expect(converted.entries.map((e) => [e.id, e.parentId])).toEqual([
+      ["u1", null],
+      ["a1", "u1"],
+      ["b1:subagent", "a1"],
+      ["x1:subagent", "b1:subagent"],
+      ["r1", "x1:subagent"],
+      ["r2", "r1"],
+      ["a2", "r2"]
+    ])
+    expect(converted.entries.slice(2, 4).map((e) => e.kind === "custom" && e.data)).toEqual([
+      { session: `${SESSION}.sidechain-b1`, toolCallId: "task-2" },
+      { session: `${SESSION}.sidechain-x1`, toolCallId: "task-1" }
+    ])
+    for (const s of converted.subagents) expectValid(s as Converted)
+    expect(converted.subagents.map((s) => [s.header.id, s.entries.map((e) => e.id), s.entries[0]!.kind === "custom" && s.entries[0]!.data])).toEqual([
+      [`${SESSION}.sidechain-b1`, ["subagent-of", "b1", "b2"], { session: SESSION, toolCallId: "task-2" }],
+      [`${SESSION}.sidechain-x1`, ["subagent-of", "x1", "x2", "x3", "x4"], { session: SESSION, toolCallId: "task-1" }]
+    ])
+    expect(unanswered(pathTo(converted))).toEqual([])
+  })
+
+  it("a subagent's result names its agent: the link follows the result, and the conversation follows the link", () => {
+    const converted = ok(jsonl(
+      userLine("u1", null, 1, "explore"),
+      block("a1", "u1", 2, "m1", [toolUse("task-1", "Task", { prompt: "look" })]),
+      userLine("r1", "a1", 3, [result("task-1", "done")], { toolUseResult: { agentId: "a712b66", status: "completed" } }),
+      block("a2", "r1", 4, "m2", [{ type: "text", text: "Done." }])
+    ))
+    expectValid(converted)
+    expect(converted.entries.map((e) => [e.id, e.parentId])).toEqual([["u1", null], ["a1", "u1"], ["r1", "a1"], ["r1:subagent", "r1"], ["a2", "r1:subagent"]])
+    expect(converted.entries[3]).toMatchObject({ customType: "session-tree:subagent", data: { session: `${SESSION}.agent-a712b66`, toolCallId: "task-1" } })
+  })
+
+  it("a compaction whose logical parent is not in the file follows the conversation where the file's order puts it", () => {
+    const converted = ok(jsonl(
+      userLine("u1", null, 1, "a"),
+      block("a1", "u1", 2, "m1", [{ type: "text", text: "b" }]),
+      { parentUuid: null, logicalParentUuid: "elsewhere", ...context, type: "system", subtype: "compact_boundary", timestamp: ts(3), uuid: "c1", compactMetadata: { preTokens: 5 } },
+      userLine("cs", "c1", 3, "Summary: a and b.", { isCompactSummary: true }),
+      userLine("u2", "cs", 4, "c")
+    ))
+    expectValid(converted)
+    expect(converted.entries.map((e) => [e.id, e.parentId])).toEqual([["u1", null], ["a1", "u1"], ["c1", "a1"], ["u2", "c1"]])
+    expect(converted.entries[2]).toMatchObject({ kind: "compaction", summary: "Summary: a and b.", tokensBefore: 5 })
+  })
+
+  it("ai-title, summary and custom-title lines are titles in plain text; a title repeated or empty is counted, not stored", () => {
+    const converted = ok(jsonl(
+      userLine("u1", null, 1, "a"),
+      { type: "ai-title", aiTitle: "<command-name>/init</command-name>  Set up  the <b>repo</b>", sessionId: SESSION },
+      { type: "ai-title", aiTitle: "/init\n Set up the repo ", sessionId: SESSION },
+      { type: "summary", summary: "<br/>", leafUuid: "u1" },
+      block("a1", "u1", 2, "m1", [{ type: "text", text: "b" }]),
+      { type: "custom-title", customTitle: "Mine", sessionId: SESSION }
+    ))
+    expectValid(converted)
+    expect(converted.entries.map((e) => [e.id, e.parentId, e.kind === "title" ? e.title : e.kind])).toEqual([
+      ["u1", null, "message"],
+      ["ai-title:2", "u1", "/init Set up the repo"],
+      ["a1", "ai-title:2", "message"],
+      ["custom-title:6", "a1", "Mine"]
+    ])
+    expect(converted.skipped).toEqual({ "ai-title": 1, summary: 1 })
+  })
+
+  it("with keepAll, every other line is a custom entry claude:<kind> holding the whole line, on the conversation's branch", () => {
+    const bytes = jsonl(
+      { type: "file-history-snapshot", messageId: "u1", snapshot: {}, isSnapshotUpdate: false },
+      userLine("u1", null, 1, "a"),
+      block("a1", "u1", 2, "m1", [toolUse("t1", "Bash", { command: "ls" })]),
+      { parentUuid: "a1", ...context, type: "progress", data: { type: "bash_progress" }, uuid: "p1", timestamp: ts(3) },
+      userLine("r1", "p1", 4, [result("t1", "a.ts")]),
+      { parentUuid: "r1", ...context, type: "system", subtype: "turn_duration", durationMs: 9, uuid: "s1", timestamp: ts(5) },
+      userLine("u2", "s1", 6, "next")
+    )
+    const converted = ok(fromClaudeKeeping(bytes))
+    expectValid(converted)
+    expect(converted.entries.map((e) => [e.id, e.parentId, e.kind === "custom" ? e.customType : e.kind])).toEqual([
+      ["line:1", null, "claude:file-history-snapshot"],
+      ["u1", "line:1", "message"],
+      ["a1", "u1", "message"],
+      ["p1", "a1", "claude:progress"],
+      ["r1", "p1", "message"],
+      ["s1", "r1", "claude:system:turn_duration"],
+      ["u2", "s1", "message"]
+    ])
+    const lines = new TextDecoder().decode(bytes).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l))
+    expect(converted.entries[0]).toMatchObject({ data: lines[0], timestamp: ts(1) })
+    expect(converted.kept).toEqual({ "file-history-snapshot": 1, progress: 1, "system:turn_duration": 1 })
+    expect(converted.skipped).toEqual({})
+  })
+
+  it("Claude Code's blocks of one response, chained through the results of calls it made while streaming, are one message", () => {
+    const converted = ok(jsonl(
+      userLine("u1", null, 1, "go"),
+      block("a1", "u1", 2, "m1", [toolUse("t1", "A", {})]),
+      block("a2", "a1", 3, "m1", [toolUse("t2", "B", {})]),
+      userLine("r1", "a1", 4, [result("t1", "one")]),
+      block("a3", "r1", 5, "m1", [toolUse("t3", "C", {})]),
+      userLine("r2", "a2", 6, [result("t2", "two")]),
+      userLine("r3", "a3", 7, [result("t3", "three")]),
+      // The same block written twice in one response is one part.
+      block("a4", "r3", 8, "m2", [toolUse("t4", "D", {})]),
+      block("a5", "a4", 8, "m2", [toolUse("t4", "D", {})]),
+      userLine("r4", "a5", 9, [result("t4", "four")])
+    ))
+    expectValid(converted)
+    expect(converted.entries.map((e) => [e.id, e.parentId])).toEqual([["u1", null], ["a1", "u1"], ["r1", "a1"], ["r2", "r1"], ["r3", "r2"], ["a4", "r3"], ["r4", "a4"]])
+    expect(converted.entries[1]).toMatchObject({ message: { options: { claude: { lines: ["a1", "a2", "a3"] } } } })
+    expect(converted.entries[5]).toMatchObject({ message: { content: [{ id: "t4" }], options: { claude: { lines: ["a4", "a5"] } } } })
+    expect(converted.skipped).toEqual({ "repeated block": 1 })
+  })
+})
+
+describe("a transcript still being written (final: false), and converted again as it grows", () => {
+  const lines = [
+    userLine("u1", null, 1, "go"),
+    block("a1", "u1", 2, "m1", [{ type: "thinking", thinking: "hmm", signature: "c2ln" }]),
+    block("a2", "a1", 3, "m1", [toolUse("t1", "A", {})]),
+    userLine("r1", "a2", 4, [result("t1", "one")]),
+    block("a3", "r1", 5, "m2", [{ type: "text", text: "done" }]),
+    userLine("u2", "a3", 6, "thanks")
+  ]
+  /** Entries as a map, as a sync reads them from the stored session. */
+  const storedOf = (converted: Converted): StoredEntries => {
+    const byId = new Map(converted.entries.map((e) => [e.id, e]))
+    return (session, id) => (session === converted.header.id ? byId.get(id) : undefined)
+  }
+
+  it("a response is withheld until a later line shows it complete; what follows it waits with it", () => {
+    const growing = ok(fromClaude(jsonl(...lines.slice(0, 4)), { final: false }))
+    expect(growing.entries.map((e) => e.id)).toEqual(["u1"])
+    expect(growing.pending).toBe(3)
+    const proven = ok(fromClaude(jsonl(...lines.slice(0, 5)), { final: false }))
+    expect(proven.entries.map((e) => e.id)).toEqual(["u1", "a1", "r1"])
+    expect(proven.pending).toBe(1)
+    const whole = ok(fromClaude(jsonl(...lines)))
+    expect(whole.entries.map((e) => e.id)).toEqual(["u1", "a1", "r1", "a3", "u2"])
+    // A stop reason shows a response complete by itself.
+    const stopped = ok(fromClaude(jsonl(userLine("u1", null, 1, "go"), block("a1", "u1", 2, "m1", [{ type: "text", text: "x" }], "end_turn")), { final: false }))
+    expect(stopped.entries.map((e) => e.id)).toEqual(["u1", "a1"])
+  })
+
+  it("stored once the source was quiet, a response's later blocks become a message of their own that continues it; entries stored before never change", () => {
+    const early = ok(fromClaude(jsonl(...lines.slice(0, 2)), { final: true }))
+    expect(early.entries.map((e) => e.id)).toEqual(["u1", "a1"])
+    const grown = ok(fromClaude(jsonl(...lines), { final: false, stored: storedOf(early) }))
+    expectValid(grown)
+    expect(grown.entries.slice(0, 2)).toEqual(early.entries)
+    expect(grown.entries.map((e) => [e.id, e.parentId])).toEqual([["u1", null], ["a1", "u1"], ["a2", "a1"], ["r1", "a2"], ["a3", "r1"], ["u2", "a3"]])
+    expect(grown.entries[2]).toMatchObject({ message: { content: [{ type: "tool-call", id: "t1" }], options: { claude: { continues: "a1" } } } })
+    // Converted again with what it stored, the source gives the same entries.
+    expect(ok(fromClaude(jsonl(...lines), { stored: storedOf(grown) })).entries).toEqual(grown.entries)
   })
 })
 
 const REAL = Transcripts.dir("claude")
 const real = Transcripts.files("claude")
-const parsed = (bytes: Uint8Array): Array<Record<string, unknown>> | undefined => {
+const parsed = (bytes: Uint8Array): Array<Obj> | undefined => {
   try {
-    return new TextDecoder().decode(bytes).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>)
+    return new TextDecoder().decode(bytes).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Obj)
   } catch {
     return undefined
   }
 }
-
 describe.skipIf(real.length === 0)(`the real Claude Code transcripts in ${REAL}`, () => {
-  it.each(real)("%s", (name) => {
+  const convert = (name: string, options?: Parameters<typeof fromClaude>[1]) => fromClaude(NFS.readFileSync(Path.join(REAL, name)), options)
+
+  it.each(real)("%s: every line read and accounted for, one branch where the source is one, signatures byte for byte", (name) => {
     const bytes = NFS.readFileSync(Path.join(REAL, name))
     const lines = parsed(bytes)
     if (lines === undefined) {
@@ -269,36 +466,91 @@ describe.skipIf(real.length === 0)(`the real Claude Code transcripts in ${REAL}`
       expect(() => JSON.parse(new TextDecoder().decode(bytes).split("\n")[at - 1]!)).toThrow()
       return
     }
-    const converted = ok(bytes)
-    expectValid(converted)
-    expect(converted.header.id).toBe(lines.find((l) => "sessionId" in l)!.sessionId)
-    expect(converted.header.timestamp).toBe(lines.find((l) => "timestamp" in l)!.timestamp)
-    // Counts: every line is skipped, or is (part of) an entry; every block of the conversation is a part or a message.
-    const main = lines.filter((l) => (l.type === "user" || l.type === "assistant") && l.isSidechain !== true)
-    const skippedLines = Object.values(converted.skipped).reduce((a, b) => a + b, 0)
-    const boundaries = lines.filter((l) => l.type === "system" && l.subtype === "compact_boundary").length
-    expect(skippedLines + main.length + boundaries).toBe(lines.length)
-    expect(converted.skipped.sidechain ?? 0).toBe(lines.filter((l) => l.isSidechain === true).length)
-    const blocks = (type: string, role: string) =>
-      main.filter((l) => l.type === role).flatMap((l) => {
-        const content = (l.message as { content: unknown }).content
-        return Array.isArray(content) ? content.filter((b: { type: string }) => b.type === type) : []
-      })
-    const messages = converted.entries.flatMap((e) => (e.kind === "message" ? [e.message] : []))
-    const parts = messages.flatMap((m) => (m.role === "assistant" || m.role === "user" || m.role === "tool" ? m.content : []))
-    expect(messages.filter((m) => m.role === "tool").length).toBe(blocks("tool_result", "user").length)
-    expect(parts.filter((p) => p.type === "tool-call").length).toBe(blocks("tool_use", "assistant").length)
-    const thinking = blocks("thinking", "assistant") as Array<{ thinking: string; signature: string }>
-    const reasoning = parts.filter((p) => p.type === "reasoning")
-    expect(reasoning.map((p) => [p.text, p.options?.anthropic])).toEqual(thinking.map((b) => [b.thinking, { signature: b.signature }]))
-    expect(parts.filter((p) => p.type === "file").length).toBe(
-      blocks("image", "user").length +
-        blocks("tool_result", "user").flatMap((b: { content?: unknown }) => Array.isArray(b.content) ? b.content.filter((c: { type: string }) => c.type === "image") : []).length
-    )
-    expect(messages.filter((m) => m.role === "assistant").length).toBe(new Set(main.filter((l) => l.type === "assistant").map((l) => (l.message as { id: string }).id)).size)
-    expect(converted.entries.filter((e) => e.kind === "compaction").length).toBe(boundaries)
-    // The conversation's path ends with every call answered: parallel results are on it, not on side branches.
-    if (converted.entries.length > 0) expect(unanswered(pathTo(converted))).toEqual([])
+    for (const keepAll of [false, true]) {
+      const converted = ok(convert(name, { keepAll }))
+      const sessions = [converted, ...converted.subagents]
+      for (const session of sessions) expectValid(session as Converted)
+      expect(Object.values(converted.read).reduce((a, b) => a + b, 0)).toBe(lines.length)
+      expect(converted.pending).toBe(0)
+      const entries = sessions.flatMap((s) => s.entries)
+      const messages = entries.flatMap((e) => (e.kind === "message" ? [e.message] : []))
+      const parts = messages.flatMap((m) => (m.role === "assistant" || m.role === "user" || m.role === "tool" ? m.content : []))
+      const conversation = lines.filter((l) => l.type === "user" || l.type === "assistant")
+      const blocks = (type: string) => conversation.flatMap((l) => blocksOf(l).filter((b) => b.type === type))
+      // Every line of the conversation is an entry, or one of the lines of a response, or a compaction's summary.
+      const ids = new Set(entries.map((e) => e.id))
+      const listed = new Set(messages.flatMap((m) => ((m.options?.claude as Obj | undefined)?.lines as Array<string> | undefined) ?? []))
+      const summaries = new Set(entries.flatMap((e) => (e.kind === "compaction" ? [e.summary] : [])))
+      for (const l of conversation) {
+        const text = typeof contentOf(l) === "string" ? contentOf(l) : blocksOf(l).filter((b) => b.type === "text").map((b) => b.text).join("\n")
+        expect(ids.has(l.uuid as string) || listed.has(l.uuid as string) || (l.isCompactSummary === true && summaries.has(text as string))).toBe(true)
+      }
+      expect(messages.filter((m) => m.role === "tool").length).toBe(blocks("tool_result").length)
+      expect(parts.filter((p) => p.type === "tool-call").length).toBe(blocks("tool_use").length - (converted.skipped["repeated block"] ?? 0))
+      const thinking = blocks("thinking")
+      expect(parts.filter((p) => p.type === "reasoning").map((p) => [p.text, p.options?.anthropic])).toEqual(
+        thinking.map((b) => [b.thinking, { type: "thinking", signature: b.signature }])
+      )
+      // Every signature of the source, byte for byte, in what is stored.
+      const stored = entries.map((e) => JSON.stringify(e)).join("\n")
+      for (const b of thinking) expect(stored.includes(JSON.stringify(b.signature))).toBe(true)
+      const images = blocks("image").length + blocks("tool_result").flatMap((b) => Array.isArray(b.content) ? (b.content as Array<Obj>).filter((c) => c.type === "image") : []).length
+      expect(parts.filter((p) => p.type === "file").length).toBe(images)
+      expect(entries.filter((e) => e.kind === "compaction").length).toBe(lines.filter((l) => l.type === "system" && l.subtype === "compact_boundary").length)
+      // One branch where the source is one: as many leaves as the source's own conversation has.
+      const own = lines.filter((l) => converted.header.id.includes(".agent-") || l.isSidechain !== true)
+      expect(leavesOf(converted.entries)).toBe(sourceLeaves(own))
+      // Kept or skipped, every other line is counted by its kind.
+      const others = Object.values(keepAll ? converted.kept : converted.skipped).reduce((a, b) => a + b, 0) - (converted.skipped["repeated block"] ?? 0)
+      const titles = entries.filter((e) => e.kind === "title").length
+      const links = entries.filter((e) => e.kind === "custom" && e.customType === "session-tree:subagent").length
+      const customs = entries.filter((e) => e.kind === "custom" && e.customType.startsWith("claude:")).length
+      expect(customs).toBe(keepAll ? others : 0)
+      const boundaries = entries.filter((e) => e.kind === "compaction").length
+      const skippedTitles = keepAll ? Object.entries(converted.skipped).filter(([k]) => k !== "repeated block").reduce((a, [, n]) => a + n, 0) : 0
+      expect(conversation.length + boundaries + titles + others + skippedTitles).toBe(lines.length)
+      expect(links).toBeGreaterThanOrEqual(0)
+    }
+  })
+
+  it.each(real.filter((name) => /agent-[0-9a-f]+\.jsonl$/.test(name)))("%s: a subagent's file is a session of its own, linked both ways with its parent's", (name) => {
+    const child = ok(convert(name))
+    const lines = parsed(NFS.readFileSync(Path.join(REAL, name)))!
+    const sessionId = lines.find((l) => typeof l.sessionId === "string")!.sessionId as string
+    const agentId = lines.find((l) => typeof l.agentId === "string")!.agentId as string
+    expect(child.header.id).toBe(`${sessionId}.agent-${agentId}`)
+    expect(child.entries.length).toBeGreaterThan(1)
+    expect(child.entries[0]).toMatchObject({ parentId: null, kind: "custom", customType: "session-tree:subagent-of", data: { session: sessionId, agentId } })
+    const parentName = real.find((other) => other !== name && other.includes(sessionId) && !/agent-/.test(other))
+    if (parentName === undefined) return
+    const parent = ok(convert(parentName))
+    expect(parent.header.id).toBe(sessionId)
+    const link = parent.entries.find((e) => e.kind === "custom" && e.customType === "session-tree:subagent" && (e.data as Obj).session === child.header.id)
+    expect(link).toBeDefined()
+    // The link names the Task call that started the subagent: its prompt is the subagent's first line.
+    const toolCallId = (link as { data: Obj }).data.toolCallId
+    const call = parent.entries.flatMap((e) => e.kind === "message" && e.message.role === "assistant" ? e.message.content : []).find((p) => p.type === "tool-call" && p.id === toolCallId)
+    expect(call).toMatchObject({ type: "tool-call", arguments: { prompt: contentOf(lines[0]!) } })
+  })
+
+  it.each(real)("%s: inline sidechains are sessions of their own, each linked to its parent's Task call", (name) => {
+    const lines = parsed(NFS.readFileSync(Path.join(REAL, name)))
+    if (lines === undefined || /agent-[0-9a-f]+\.jsonl$/.test(name)) return
+    const converted = ok(convert(name))
+    const roots = lines.filter((l) => l.isSidechain === true && (l.parentUuid === null || !lines.some((o) => o.isSidechain === true && o.uuid === l.parentUuid)))
+    expect(converted.subagents.length).toBe(roots.length)
+    const links = converted.entries.filter((e) => e.kind === "custom" && e.customType === "session-tree:subagent")
+    for (const [i, subagent] of converted.subagents.entries()) {
+      expect(subagent.entries[0]).toMatchObject({ kind: "custom", customType: "session-tree:subagent-of", data: { session: converted.header.id } })
+      const link = links.find((e) => e.kind === "custom" && (e.data as Obj).session === subagent.header.id)
+      expect(link).toBeDefined()
+      expect((link as { data: Obj }).data.toolCallId).toBe((subagent.entries[0] as { data: Obj }).data.toolCallId)
+      expect(typeof (link as { data: Obj }).data.toolCallId).toBe("string")
+      expect(subagent.entries[1]!.id).toBe(roots[i]!.uuid)
+    }
+    // Every sidechain line is in a subagent's session.
+    const inSubagents = new Set(converted.subagents.flatMap((s) => s.entries.map((e) => e.id)))
+    for (const l of lines.filter((l) => l.isSidechain === true && l.type === "user")) expect(inSubagents.has(l.uuid as string)).toBe(true)
   })
 })
 if (real.length === 0) it.skip(`the real Claude Code transcripts: ${REAL} is missing`, () => {})

@@ -177,7 +177,7 @@ describe("Conversation on generated branches", () => {
     )
   })
 
-  it("meets a budget whenever the newest group allows it, dropping only the oldest groups and no more than needed", () => {
+  it("opens a budgeted context on a user message, meets the budget whenever the newest turn allows it, and drops no more than needed", () => {
     const estimates: ReadonlyArray<[string, Conversation.Estimate | undefined]> = [
       ["default", undefined],
       ["approximate", (messages) => messages.reduce((n, m) => n + Conversation.approximateTokens(m), 0)],
@@ -191,7 +191,7 @@ describe("Conversation on generated branches", () => {
         const entries = toBranch(name === "default" ? generated.map((s) => ({ ...s, usage: undefined })) : generated)
         const full = Conversation.build(entries)
         const built = Conversation.build(entries, { budget, estimate })
-        const { head, leading, rest } = parts(entries, built)
+        const { head, leading, newest, rest } = parts(entries, built)
         const whole = parts(entries, full)
         expect(head).toEqual(whole.head)
         const groups = Conversation.groups(entries).slice(leading.length)
@@ -199,10 +199,22 @@ describe("Conversation on generated branches", () => {
         const at = suffixAt(groups, rest)
         expect(at).toBeGreaterThanOrEqual(from)
         expect(linksWhole(entries, new Set(rest.map((m) => m.id)))).toBe(true)
-        const last = groups.length - 1
-        if (measure(built) > budget) expect(at).toBe(Math.max(from, last))
-        if (at > from) {
-          const oneMore = [...head, ...groups.slice(at - 1).flatMap((g) => g.messages)]
+        // Where a budget may cut: before a user message, or at the first kept group after a summary.
+        const cuts: Array<number> = []
+        for (let g = from; g < groups.length; g++) {
+          if (groups[g]!.role === "user" || (g === from && newest !== undefined)) cuts.push(g)
+        }
+        if (cuts.length === 0) {
+          expect(at).toBe(from)
+          return
+        }
+        expect(cuts).toContain(at)
+        // The context opens (after the system messages) on a user message: the summary or the first kept group.
+        expect(head.length > leading.length || rest[0]?.role === "user").toBe(true)
+        if (measure(built) > budget) expect(at).toBe(cuts.at(-1))
+        const previous = cuts.indexOf(at) - 1
+        if (previous >= 0) {
+          const oneMore = [...head, ...groups.slice(cuts[previous]).flatMap((g) => g.messages)]
           expect(measure(oneMore)).toBeGreaterThan(budget)
         }
       }),

@@ -104,17 +104,46 @@ describe("Conversation.build", () => {
     // The whole: a2's 340 tokens plus u3's 10; each dropped group's approximate tokens come off that.
     expect(Conversation.estimate(Conversation.build(entries))).toBe(350)
     expect(ids(Conversation.build(entries, { budget: 350 }))).toEqual(["s", "u1", "a1", "u2", "a2", "u3"])
-    expect(ids(Conversation.build(entries, { budget: 349 }))).toEqual(["s", "a1", "u2", "a2", "u3"])
-    expect(ids(Conversation.build(entries, { budget: 250 }))).toEqual(["s", "a1", "u2", "a2", "u3"])
-    expect(ids(Conversation.build(entries, { budget: 249 }))).toEqual(["s", "u2", "a2", "u3"])
+    // A cut falls only before a user message: dropping u1 drops its answer a1 with it.
+    expect(ids(Conversation.build(entries, { budget: 349 }))).toEqual(["s", "u2", "a2", "u3"])
+    expect(ids(Conversation.build(entries, { budget: 240 }))).toEqual(["s", "u2", "a2", "u3"])
+    expect(ids(Conversation.build(entries, { budget: 239 }))).toEqual(["s", "u3"])
     expect(ids(Conversation.build(entries, { budget: 1 }))).toEqual(["s", "u3"])
   })
 
   it("asks a caller's estimate about the candidates and never drops the summary", () => {
     const entries = branch([...conversation, compaction("sum", "u1"), user("u3")])
     const count: Conversation.Estimate = (messages) => messages.length
-    expect(ids(Conversation.build(entries, { budget: 6, estimate: count }))).toEqual(["s", "e8", "a2", "u2", "a3", "u3"])
+    expect(ids(Conversation.build(entries, { budget: 9, estimate: count }))).toEqual(["s", "e8", "u1", "a1", "t1", "a2", "u2", "a3", "u3"])
+    expect(ids(Conversation.build(entries, { budget: 8, estimate: count }))).toEqual(["s", "e8", "u2", "a3", "u3"])
     expect(ids(Conversation.build(entries, { budget: 0, estimate: count }))).toEqual(["s", "e8", "u3"])
+  })
+
+  it("never opens a budgeted context on an answer whose question was dropped, and never splits a turn's tool group", () => {
+    // A turn of tool calls: the question, two steps of calls and results, the answer; then a second question.
+    const turn = branch([
+      system("s"),
+      user("u1", "x".repeat(400)),
+      assistant("a1", ["c1"], undefined, "x".repeat(400)),
+      tool("t1", "c1", "x".repeat(400)),
+      assistant("a2", ["c2"], undefined, "x".repeat(400)),
+      tool("t2", "c2", "x".repeat(400)),
+      assistant("a3", [], undefined, "x".repeat(40)),
+      user("u2", "x".repeat(40))
+    ])
+    const all = ["s", "u1", "a1", "t1", "a2", "t2", "a3", "u2"]
+    expect(ids(Conversation.build(turn, { budget: 534 }))).toEqual(all)
+    // Every budget below the whole drops the first turn whole, never only its question or its first steps.
+    for (const budget of [533, 400, 200, 30, 0]) expect(ids(Conversation.build(turn, { budget }))).toEqual(["s", "u2"])
+    const count: Conversation.Estimate = (messages) => messages.length
+    for (const budget of [7, 3, 0]) expect(ids(Conversation.build(turn, { budget, estimate: count }))).toEqual(["s", "u2"])
+    // A branch that opens on an answer (an imported one) opens on its first question once budgeted.
+    const answerFirst = branch([assistant("a0"), user("u1"), assistant("a1")])
+    expect(ids(Conversation.build(answerFirst))).toEqual(["a0", "u1", "a1"])
+    expect(ids(Conversation.build(answerFirst, { budget: 10_000 }))).toEqual(["u1", "a1"])
+    // Without any question to open on, nothing is dropped.
+    const noQuestion = branch([system("s"), assistant("a0", [], undefined, "x".repeat(400)), assistant("a1")])
+    expect(ids(Conversation.build(noQuestion, { budget: 1 }))).toEqual(["s", "a0", "a1"])
   })
 })
 

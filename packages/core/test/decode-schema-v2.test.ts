@@ -209,7 +209,7 @@ const envelopeKeys = ["type", "version", "id", "parentId", "timestamp", "kind"] 
 const record = fc.oneof(
   { arbitrary: fc.record({ ...envelope, kind: fc.constant("message"), message }), weight: 6 },
   fc.record(
-    { ...envelope, kind: fc.constant("compaction"), summary: text, firstKeptEntryId: fc.oneof(fc.constant(null), id), tokensBefore: count },
+    { ...envelope, kind: fc.constant("compaction"), summary: text, firstKeptEntryId: fc.oneof(fc.constant(null), id), tokensBefore: count, usage },
     { requiredKeys: [...envelopeKeys, "summary", "firstKeptEntryId"] }
   ),
   fc.record({ ...envelope, kind: fc.constant("label"), targetId: id, label: fc.oneof(fc.constant(null), nonEmpty) }),

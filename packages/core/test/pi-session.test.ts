@@ -21,6 +21,7 @@ import {
   image,
   lineOf,
   loadPi,
+  piInstalled,
   piAssistant,
   piBash,
   piCustom,
@@ -36,6 +37,7 @@ import {
   toolCall,
   writePi
 } from "./support/pi.js"
+import { describePi } from "./support/piSkip.js"
 
 let pi: PiModule
 let dir: string
@@ -44,7 +46,7 @@ let files = 0
 const fresh = (name: string): string => Path.join(dir, `${++files}-${name}.jsonl`)
 
 beforeAll(async () => {
-  pi = await loadPi()
+  if (piInstalled()) pi = await loadPi()
   dir = tempDir()
 })
 afterAll(() => {
@@ -111,7 +113,7 @@ const assistant = (id: string, content: string, toolCalls: ReadonlyArray<ToolCal
 const tool = (id: string, toolCallId: string, toolName: string, content: string, isError = false): Message =>
   ({ role: "tool", id, toolCallId, toolName, content, isError })
 
-describe("a plain session written by Pi", () => {
+describePi("a plain session written by Pi", () => {
   it("converts to the exact tree: same IDs, timestamps and messages, parents re-attached past skipped entries", () => {
     const ids: Record<string, string> = {}
     const { bytes, sm } = writePi(pi, fresh("plain"), (sm) => {
@@ -326,14 +328,14 @@ const lossCases: ReadonlyArray<LossCase> = [
   }
 ]
 
-describe("content Message IR cannot hold, in sessions written by Pi", () => {
+describePi("content Message IR cannot hold, in sessions written by Pi", () => {
   for (const c of lossCases) {
     it(`${c.name}: refused naming the first entry that holds it; dropped and counted with lossy`, () => {
       let first = ""
       const { bytes, sm } = writePi(pi, fresh(c.name.replaceAll(" ", "-")), (sm) => {
         first = c.build(sm)
         // Pi writes only once there is an assistant message.
-        if (!sm.getEntries().some((e) => e.type === "message" && e.message.role === "assistant")) sm.appendMessage(piAssistant([text("ok")]))
+        if (!sm.getEntries().some((e) => e.type === "message" && (e["message"] as { role: string }).role === "assistant")) sm.appendMessage(piAssistant([text("ok")]))
       })
       const error = expectError(fromPi(bytes), "SESSION_INVALID_MESSAGE", lineOf(bytes, first), c.what)
       expect(error.reason).toContain(`"${first}"`)
@@ -804,7 +806,7 @@ const expectSamePaths = (g: Generated, converted: Converted, seed: number): void
   }
 }
 
-describe("random sessions written by Pi", () => {
+describePi("random sessions written by Pi", () => {
   it("without unrepresentable content: always a lossless conversion whose paths are Pi's message paths", () => {
     for (let seed = 1; seed <= 60; seed++) {
       const g = generate(random(seed), false)

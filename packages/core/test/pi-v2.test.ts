@@ -12,24 +12,10 @@ import * as Path from "node:path"
 import { type ConvertedV2, fromPiV2, SESSION_ENTRY } from "../src/PiSession.js"
 import * as RecordV2 from "../src/RecordV2.js"
 import { isSessionError, type SessionError, type SessionErrorCode } from "../src/SessionError.js"
-import {
-  image,
-  loadPi,
-  piAssistant,
-  piBash,
-  piCustom,
-  piParts,
-  type PiModule,
-  piToolResult,
-  piUser,
-  PNG,
-  tempDir,
-  text,
-  thinking,
-  toolCall,
-  writePi
-} from "./support/pi.js"
+import { loadPi, piAssistant, type PiModule, piInstalled, piUser, PNG, tempDir, text, thinking, writePi } from "./support/pi.js"
+import { describePi } from "./support/piSkip.js"
 import { asWritten, brokenRule, toPi } from "./support/piInverse.js"
+import { everything } from "./support/piScenarios.js"
 import * as Transcripts from "@session-tree/testing/Transcripts"
 
 let pi: PiModule
@@ -38,7 +24,7 @@ let files = 0
 const fresh = (name: string): string => Path.join(dir, `${++files}-${name}.jsonl`)
 
 beforeAll(async () => {
-  pi = await loadPi()
+  if (piInstalled()) pi = await loadPi()
   dir = tempDir()
 })
 afterAll(() => {
@@ -85,49 +71,10 @@ const HEADER = { type: "session", version: 3, id: "s-1", timestamp: "2025-01-15T
 const at = (id: string, parentId: string | null, second: number) =>
   ({ id, parentId, timestamp: `2025-01-15T10:00:${String(second).padStart(2, "0")}.000Z` })
 
-describe("a Pi session holding every entry kind and content block, written by Pi's SessionManager", () => {
+describePi("a Pi session holding every entry kind and content block, written by Pi's SessionManager", () => {
   const build = () => {
-    const ids: Record<string, string> = {}
     const file = fresh("everything")
-    const { bytes, sm } = writePi(pi, file, (sm) => {
-      sm.appendSessionInfo("Everything Pi writes")
-      sm.appendModelChange("anthropic", "claude-sonnet-4-5")
-      sm.appendThinkingLevelChange("high")
-      ids.u1 = sm.appendMessage(piUser("A string prompt"))
-      ids.a1 = sm.appendMessage(piAssistant([
-        thinking("Let me think about this.", { thinkingSignature: "EqQBCkgIARABGAIiQL+signature==" }),
-        thinking("[Reasoning redacted]", { thinkingSignature: "EmwKAhgBEgy3va+encrypted", redacted: true }),
-        { type: "text", text: "I will look.", textSignature: "{\"v\":1,\"id\":\"msg_1\"}" } as never,
-        { ...toolCall("toolu_01", "read", { path: "a.png", opts: { n: 1.5, list: [1, null, "x"] } }), thoughtSignature: "sig-tc" } as never,
-        toolCall("toolu_02", "bash", { command: "ls" })
-      ], { responseId: "msg_01", responseModel: "claude-sonnet-4-5-20250929" }))
-      ids.t1 = sm.appendMessage(piToolResult("toolu_01", "read", [text("the image:"), image()], false, { bytes: 70, lines: [1, 2] }))
-      ids.t2 = sm.appendMessage(piToolResult("toolu_02", "bash", [text("permission denied")], true))
-      ids.u2 = sm.appendMessage(piUser([text("Look at this:"), image(), text("and this")]))
-      ids.a2 = sm.appendMessage(piAssistant([text("Partial")], { stopReason: "aborted", errorMessage: "Request was aborted" }))
-      ids.label = sm.appendLabelChange(ids.a1!, "checkpoint")
-      sm.appendLabelChange(ids.a1!, undefined)
-      ids.bash = sm.appendMessage(piBash("ls -la", "total 0"))
-      ids.custom = sm.appendMessage(piCustom("my-ext", "an extension's message"))
-      sm.appendCustomMessageEntry("my-ext", piParts([text("injected"), image()]), false, { source: "hook" })
-      sm.appendCustomMessageEntry("my-ext", "injected as a string", true)
-      sm.appendCustomEntry("my-ext-state", { count: 42, nested: { list: [true, false] } })
-      sm.appendCustomEntry("my-ext-empty")
-      ids.compaction = sm.appendCompaction("Summary of the work so far.", ids.u2!, 12345, { readFiles: ["a.png"], modifiedFiles: [] }, false)
-      ids.u3 = sm.appendMessage(piUser([text("after the compaction")]))
-      sm.appendModelChange("openai", "gpt-5")
-      sm.appendThinkingLevelChange("low")
-      ids.a3 = sm.appendMessage(piAssistant([text("Answer from another model.")], { provider: "openai", model: "gpt-5", api: "openai-responses" }))
-      sm.appendSessionInfo("")
-      sm.appendCompaction("A second summary, no details.", ids.u3!, 99)
-      ids.summary = sm.branchWithSummary(ids.a1!, "What the abandoned branch did.", { files: 2 }, true)
-      ids.u4 = sm.appendMessage(piUser("on the new branch"))
-      ids.a4 = sm.appendMessage(piAssistant([]))
-      sm.resetLeaf()
-      sm.appendThinkingLevelChange("minimal")
-      sm.appendMessage(piUser("a second root"))
-    })
-    return { ids, file, bytes, sm }
+    return { ...everything(pi, file), file }
   }
 
   it("maps back to exactly what Pi's SessionManager reads from the original, field by field", () => {
@@ -175,6 +122,14 @@ describe("a Pi session holding every entry kind and content block, written by Pi
       },
       options: { pi: { api: "anthropic-messages", responseModel: "claude-sonnet-4-5-20250929", usage: { totalTokens: 120 } } }
     })
+    // What Anthropic's client sends back, derived from Pi's own fields, which stay as Pi wrote them.
+    expect(a1.role === "assistant" && a1.content.slice(0, 2).map((p) => p.options)).toEqual([
+      { pi: { thinkingSignature: "EqQBCkgIARABGAIiQL+signature==" }, anthropic: { type: "thinking", signature: "EqQBCkgIARABGAIiQL+signature==" } },
+      {
+        pi: { thinking: "[Reasoning redacted]", thinkingSignature: "EmwKAhgBEgy3va+encrypted", redacted: true },
+        anthropic: { type: "redacted_thinking", redactedData: "EmwKAhgBEgy3va+encrypted" }
+      }
+    ])
     expect(message(ids.t1!)).toMatchObject({
       role: "tool",
       toolCallId: "toolu_01",
@@ -225,6 +180,37 @@ describe("a Pi session holding every entry kind and content block, written by Pi
   })
 })
 
+describePi("reasoning as the provider's client sends it back", () => {
+  it("an OpenAI Responses message's reasoning item (Pi's thinkingSignature) gives its item ID and encrypted content; other APIs give nothing", () => {
+    const item = { type: "reasoning", id: "rs_0123", summary: [{ type: "summary_text", text: "Checked." }], encrypted_content: "gAAAAB-encrypted==" }
+    const file = fresh("openai")
+    const { bytes } = writePi(pi, file, (sm) => {
+      sm.appendMessage(piUser([text("Why?")]))
+      sm.appendMessage(piAssistant([thinking("Checked.", { thinkingSignature: JSON.stringify(item) }), text("Because.")], {
+        api: "openai-responses",
+        provider: "openai",
+        model: "gpt-5"
+      }))
+      sm.appendMessage(piAssistant([thinking("Hmm.", { thinkingSignature: "reasoning_content" }), text("So.")], {
+        api: "openai-completions",
+        provider: "deepseek",
+        model: "deepseek-reasoner"
+      }))
+    })
+    const converted = ok(fromPiV2(bytes))
+    const reasoning = converted.entries.flatMap((e) => e.kind === "message" && e.message.role === "assistant" ? e.message.content.filter((p) => p.type === "reasoning") : [])
+    expect(reasoning.map((p) => p.options)).toEqual([
+      { pi: { thinkingSignature: JSON.stringify(item) }, openai: { itemId: "rs_0123", encryptedContent: "gAAAAB-encrypted==" } },
+      { pi: { thinkingSignature: "reasoning_content" } }
+    ])
+    // Mapping back reads Pi's own fields only: the derived keys change nothing of Pi's file.
+    const [piHeader, ...piEntries] = parsedLines(bytes)
+    const back = toPi(converted.header, converted.entries)
+    expect(back.header).toStrictEqual(piHeader)
+    expect(back.entries).toStrictEqual(piEntries)
+  })
+})
+
 describe("what fromPiV2 refuses, naming the line", () => {
   const user = (id: string, parentId: string | null, second: number, content: unknown = "hi") =>
     ({ type: "message", ...at(id, parentId, second), message: { role: "user", content, timestamp: 1 } })
@@ -272,7 +258,10 @@ describe("what fromPiV2 refuses, naming the line", () => {
     expectError(lines({ ...HEADER, id: "" }), "SESSION_INVALID_HEADER", 1)
     expectError(lines(HEADER, user("a", null, 1), HEADER), "SESSION_INVALID_HEADER", 3)
     expectError(new TextEncoder().encode(`${JSON.stringify(HEADER)}\n{"type":"message",\n`), "SESSION_INVALID_JSON", 2)
-    expectError(new Uint8Array([0xff]), "SESSION_INVALID_UTF8", undefined as never)
+    expectError(new Uint8Array([0xff, 0x0a]), "SESSION_INVALID_UTF8", 1)
+    // A last line cut short is Pi still writing it: left out, and said so.
+    const torn = ok(fromPiV2(new TextEncoder().encode(`${JSON.stringify(HEADER)}\n${JSON.stringify(user("a", null, 1))}\n{"type":"message","id":"b`)))
+    expect([torn.entries.length, torn.torn]).toEqual([2, { line: 3, bytes: 25 }])
   })
 
   it("what a load would refuse (tool links, caps), at the Pi line it comes from", () => {

@@ -14,7 +14,7 @@ import { count, LONG, report } from "./support/config.js"
 import { type Finding, judge } from "./support/judge.js"
 import { bytesOf, corpus, lineOfBytes, mutations, rngFrom, type Rng } from "./support/mutations.js"
 
-const TOTAL = Number(process.env["RELIABILITY_FUZZ_INPUTS"] ?? count(20_000, 1_000_000))
+const TOTAL = Number(process.env["RELIABILITY_FUZZ_INPUTS"] ?? count(5_000, 1_000_000))
 /** An input slower than this is a hang (the largest inputs, 4 MB, take tens of milliseconds). */
 const HANG_MS = 2_000
 const seed = Number(process.env["RELIABILITY_SEED"] ?? Date.now() % 1_000_000_007)

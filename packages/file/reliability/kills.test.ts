@@ -18,7 +18,7 @@ import { leftoverPattern } from "./support/crash-check.js"
 import { attempt } from "./support/run.js"
 import { messageOf, textOf } from "@session-tree/core/Record"
 
-const KILLS = count(50, 1_000)
+const KILLS = count(20, 1_000)
 /** A file is retired past this size: above the kernel-copy threshold, below every cap. */
 const ROTATE_BYTES = 384 * 1024
 const WARM = 2

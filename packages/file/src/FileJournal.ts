@@ -11,13 +11,17 @@
  * Within a process, stores of one file share a lock, so their commits take
  * turns; the loser of a race gets SESSION_REPLACED or SESSION_BUSY.
  */
+import { SearchIndex } from "@session-tree/core/Search"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import { SessionChanges } from "@session-tree/core/SessionChanges"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import { type ReadError, SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Around, Fs, type FsService, intercept, node } from "./Fs.js"
 import * as FileCatalog from "./FileCatalog.js"
+import * as FileChanges from "./FileChanges.js"
+import * as FileSearch from "./FileSearch.js"
 import * as internal from "./internal/fileJournal.js"
 
 /**
@@ -60,15 +64,25 @@ export const make: (fs: FsService, options?: Options) => SessionJournalService =
  */
 export const layer: Layer.Layer<SessionJournal, never, Fs> = Layer.effect(SessionJournal, Effect.map(Fs, (fs) => make(fs)))
 
+/** What a program that stores sessions in files is given by `layerWithFs`. */
+export type Services = SessionJournal | SessionCatalog | SearchIndex | SessionChanges | Fs
+
 /**
- * The file journal, its catalog (`FileCatalog`) and the filesystem service they run on (the real
- * one, `Fs.node`, by default): everything a program that stores sessions in files provides.
+ * The file journal, its catalog (`FileCatalog`), its search (`FileSearch`), its changes
+ * (`FileChanges`) and the filesystem service they run on (the real one, `Fs.node`, by default):
+ * everything a program that stores sessions in files provides.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<SessionJournal | SessionCatalog | Fs> =>
-  Layer.mergeAll(Layer.succeed(SessionJournal, make(fs, options)), Layer.succeed(SessionCatalog, FileCatalog.make(fs)), Layer.succeed(Fs, fs))
+export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Layer<Services> =>
+  Layer.mergeAll(
+    Layer.succeed(SessionJournal, make(fs, options)),
+    Layer.succeed(SessionCatalog, FileCatalog.make(fs)),
+    Layer.succeed(SearchIndex, FileSearch.make(fs)),
+    Layer.succeed(SessionChanges, FileChanges.make(fs)),
+    Layer.succeed(Fs, fs)
+  )
 
 /**
  * The file journal on the real filesystem seen through `around` (see `Fs.intercept`), and that `Fs`.
@@ -76,7 +90,7 @@ export const layerWithFs = (fs: FsService = node, options?: Options): Layer.Laye
  * @since 0.1.0
  * @category testing
  */
-export const layerIntercepted = (around: Around): Layer.Layer<SessionJournal | SessionCatalog | Fs> =>
+export const layerIntercepted = (around: Around): Layer.Layer<Services> =>
   layerWithFs(intercept(node, around))
 
 /**

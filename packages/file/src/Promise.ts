@@ -7,7 +7,10 @@
  *   create when missing), read (without holding anything), append, flush, close.
  * - `SessionTree`: the branch navigation over a store.
  * - `Sessions`: list a directory, the latest session, fork, read, delete, export
- *   the canonical JSONL, import a session file or a Pi session file.
+ *   the canonical JSONL, import a file (this project's session, a Pi session, a
+ *   Claude Code transcript or a Codex rollout, the format detected from its
+ *   content), sync a tree of transcripts into a directory, search the sessions
+ *   of a directory, sum their usage.
  *
  * Each store owns a Scope that holds its file and directory open; `close()`
  * releases them, and a store that is dropped without `close()` is released when
@@ -24,6 +27,8 @@ import * as NodeUtil from "node:util"
 import type { Ids } from "@session-tree/core/Ids"
 import * as Options from "@session-tree/core/Options"
 import * as PiSession from "@session-tree/core/PiSession"
+import type * as Search from "@session-tree/core/Search"
+import type * as Stats from "@session-tree/core/Stats"
 import type * as RecordV2 from "@session-tree/core/RecordV2"
 import type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import * as Errors from "@session-tree/core/SessionError"
@@ -32,9 +37,15 @@ import * as Core from "@session-tree/core/SessionStore"
 import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as Tree from "@session-tree/core/SessionTree"
+import * as Import from "@session-tree/core/Import"
+import * as Sync from "@session-tree/core/Sync"
+import * as NFS from "node:fs"
+import * as Path from "node:path"
 import * as FileJournal from "./FileJournal.js"
+import * as Recovery from "./Recovery.js"
+import * as SyncFiles from "./SyncFiles.js"
 import * as Files from "./Files.js"
-import type { Fs } from "./Fs.js"
+import { type Fs, Fs as FsTag } from "./Fs.js"
 
 /**
  * What every promise of this module rejects with: the library's error as one `Error` class, so that
@@ -85,6 +96,20 @@ export type { Dropped } from "@session-tree/core/PiSession"
  * @category reexports
  */
 export type { Listed, ListingPage, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
+/**
+ * What a search finds.
+ *
+ * @since 0.2.0
+ * @category reexports
+ */
+export type { Hit, SearchOptions, SearchResult, Snippet } from "@session-tree/core/Search"
+/**
+ * What usage sums.
+ *
+ * @since 0.2.0
+ * @category reexports
+ */
+export type { StatsOptions, StatsResult, StatsRow, Totals } from "@session-tree/core/Stats"
 /**
  * What a read-only load finds.
  *
@@ -427,21 +452,48 @@ export class SessionTree {
  * @category models
  */
 export interface ImportOptions {
-  /** The format of the file: this project's (the default) or a Pi coding-agent session (format 3). */
-  from?: "session-tree" | "pi"
-  /** Pi only: drop what Message IR cannot hold (images, thinking, summaries) instead of refusing the file. */
+  /**
+   * The format of the file: this project's, a Pi coding-agent session (format 3), a Claude Code
+   * transcript or a Codex rollout. Detected from the content when not given.
+   */
+  from?: "session-tree" | "pi" | "claude" | "codex"
+  /** Pi only: 1 converts to the course format, refusing what Message IR v1 cannot hold; version 2 (the default) keeps everything. */
+  version?: 1 | 2
+  /** Pi only: a version-1 session, dropping what Message IR cannot hold (images, thinking, summaries) instead of refusing the file. */
   lossy?: boolean
+  /** Pi, Claude Code, Codex: store every line that has no place in version 2 as a `custom` entry `<format>:<kind>`. */
+  keepAll?: boolean
+  /** Pi, Claude Code, Codex: import around damaged lines, each kept in the session and listed in `damaged`. */
+  skipDamaged?: boolean
 }
 
 /**
- * What an import stored, and what a lossy Pi import dropped (all zero otherwise).
+ * What an import stored, and what it did not or could not store.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Imported {
+  /** The file's own session. */
   readonly session: CoreSessions.Summary
+  /** The sessions of the subagents whose lines the file holds (Claude Code sidechains), beside `to`. */
+  readonly subagents: ReadonlyArray<CoreSessions.Summary>
+  /** What a lossy Pi import dropped (all zero otherwise). */
   readonly dropped: PiSession.Dropped
+  /** Lines not stored, per kind; lines kept whole (`keepAll`), per kind. */
+  readonly skipped: Readonly<Record<string, number>>
+  readonly kept: Readonly<Record<string, number>>
+  /** Damaged lines kept aside (`skipDamaged`), and a last line left out because it was cut short. */
+  readonly damaged: ReadonlyArray<Import.Damaged>
+  readonly torn: Import.TornLine | undefined
+}
+
+/** What `Sessions.sync` takes besides its sources and directory (see `Sync.SyncOptions`). */
+export interface SyncOptions {
+  keepAll?: boolean
+  skipDamaged?: boolean
+  /** How long a source must be unchanged for a response whose blocks may still arrive to be stored; default 10,000 ms. */
+  quietMs?: number
 }
 
 /** The most a Pi session file may hold: images make them large, and a lossy import drops those. */
@@ -523,22 +575,84 @@ export class Sessions {
 
   /**
    * Stores the session in `file` as a new session file at `to` that keeps its header, validated as
-   * a load validates; SESSION_EXISTS when `to` is taken. With `from: "pi"`, `file` is a Pi
-   * session, converted as `PiSession.fromPi` converts it.
+   * a load validates; SESSION_EXISTS when `to` is taken. The format is detected from the content
+   * (SESSION_UNKNOWN_FORMAT when it is none read) unless `from` says it: a Pi session, a Claude
+   * Code transcript or a Codex rollout becomes version 2 (`docs/import.md`), its subagents'
+   * sessions beside `to` (`<to without .jsonl>.<…>.jsonl`, all stored or none); with `version: 1`
+   * or `lossy` a Pi session becomes version 1, as `PiSession.fromPi` converts it.
    */
   import(file: string, to: string, options?: ImportOptions): Promise<Imported> {
-    const from = options?.from ?? "session-tree"
     const lossy = options?.lossy ?? false
     return this.#run((s) =>
       Effect.gen(function*() {
-        if (from === "pi") {
-          const bytes = yield* Files.readBytes(file, MAX_PI_FILE_BYTES)
+        const bytes = yield* Files.readBytes(file, MAX_PI_FILE_BYTES)
+        const from = options?.from ?? (yield* Import.detect(bytes))
+        const nothing = { subagents: [], skipped: {}, kept: {}, damaged: [], torn: undefined }
+        if ((lossy || options?.version === 1) && from !== "pi") return yield* sessionError("SESSION_INVALID_OPTIONS", "lossy and version 1 apply to imports from pi only")
+        if (lossy || options?.version === 1) {
           const converted = yield* PiSession.fromPi(bytes, { lossy })
-          return { session: yield* s.import(converted, to), dropped: converted.dropped }
+          return { ...nothing, session: yield* s.import(converted, to), dropped: converted.dropped }
         }
-        if (lossy) return yield* sessionError("SESSION_INVALID_OPTIONS", "lossy applies to imports from pi only")
-        return { session: yield* s.import(yield* FileJournal.readSession(file), to), dropped: NOTHING_DROPPED }
+        if (from === "session-tree") return { ...nothing, session: yield* s.import(yield* FileJournal.readSession(file), to), dropped: NOTHING_DROPPED }
+        const imported = yield* Import.convert(bytes, { from, keepAll: options?.keepAll, skipDamaged: options?.skipDamaged })
+        const stem = to.endsWith(".jsonl") ? to.slice(0, -".jsonl".length) : to
+        const [own, ...subagents] = imported.sessions
+        const made: Array<CoreSessions.Summary> = []
+        for (const session of [own!, ...subagents]) {
+          const id = session.header.id
+          const suffix = id.startsWith(`${own!.header.id}.`) ? id.slice(own!.header.id.length + 1) : id
+          const at = session === own ? to : Path.join(Path.dirname(stem), Sync.fileName(`${Path.basename(stem)}.${suffix}`))
+          const stored = yield* Effect.either(s.import(session, at))
+          if (Either.isLeft(stored)) {
+            for (const summary of made) yield* Effect.ignore(s.delete(summary.location))
+            return yield* stored.left
+          }
+          made.push(stored.right)
+        }
+        const [session, ...rest] = made
+        return { session: session!, subagents: rest, dropped: NOTHING_DROPPED, skipped: imported.skipped, kept: imported.kept, damaged: imported.damaged, torn: imported.torn }
       })
+    )
+  }
+
+  /**
+   * The entries of the session files of `options.directory` (the current one by default) that
+   * match `options.query`: words and "quoted phrases", all required, without case, in message
+   * text, tool arguments and results; newest first, a page of `options.limit` (50) hits and how
+   * many there are. Filters: `roles`, `models`, `since`, `until`, `sessions`. See `Search`.
+   */
+  search(options: Search.SearchOptions): Promise<Search.SearchResult> {
+    return this.#run((s) => s.search(options))
+  }
+
+  /**
+   * The usage (`meta.usage`: tokens, and the cost where the usage carries it) of the session
+   * files of `options.directory`, in all and, with `options.by`, per day, model or session. See `Stats`.
+   */
+  stats(options?: Stats.StatsOptions): Promise<Stats.StatsResult> {
+    return this.#run((s) => s.stats(options))
+  }
+
+  /**
+   * Syncs every transcript under `sources` (files or directories) into `dir` (`docs/sync.md`): one
+   * session file each, named by its ID; a rerun appends only what is new. Resolves with the report
+   * of each source (a source that changed where it was imported, or failed, is in it with its error).
+   */
+  sync(sources: ReadonlyArray<string>, dir: string, options?: SyncOptions): Promise<Sync.SyncReport> {
+    const target = Path.resolve(dir)
+    return this.#run(() =>
+      Effect.gen(function*() {
+        const fs = yield* FsTag
+        yield* Effect.sync(() => NFS.mkdirSync(target, { recursive: true }))
+        return yield* Sync.sync(sources, {
+          locate: (id) => Path.join(target, Sync.fileName(id)),
+          exclude: [target],
+          keepAll: options?.keepAll,
+          skipDamaged: options?.skipDamaged,
+          quietMs: options?.quietMs,
+          recover: (location) => Effect.provideService(Recovery.recover(location), FsTag, fs)
+        }).pipe(Effect.provideService(Sync.SyncFiles, SyncFiles.make(fs, { state: Path.join(target, SyncFiles.STATE_FILE) })))
+      }).pipe(Effect.provideService(CoreSessions.Sessions, this.#service))
     )
   }
 

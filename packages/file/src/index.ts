@@ -6,6 +6,13 @@
  */
 export * as FileCatalog from "./FileCatalog.js"
 /**
+ * What changes in a directory of session files, as it changes (`fs.watch`).
+ *
+ * @since 0.2.0
+ * @category modules
+ */
+export * as FileChanges from "./FileChanges.js"
+/**
  * The file backend: one session per JSONL file.
  *
  * @since 0.1.0
@@ -19,6 +26,13 @@ export * as FileJournal from "./FileJournal.js"
  * @category modules
  */
 export * as Files from "./Files.js"
+/**
+ * Search over a directory of session files: a scan of their bytes.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
+export * as FileSearch from "./FileSearch.js"
 /**
  * The filesystem service every step of the store goes through.
  *
@@ -40,3 +54,5 @@ export * as Jsonl from "./Jsonl.js"
  * @category modules
  */
 export * as Recovery from "./Recovery.js"
+export * as SyncFiles from "./SyncFiles.js"
+export * as SyncWatch from "./SyncWatch.js"

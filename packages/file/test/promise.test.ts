@@ -155,10 +155,12 @@ describe("Sessions", () => {
     await b.append(null, user("m1", "later"))
     await b.close()
     NFS.writeFileSync(Path.join(dir, "broken.jsonl"), "not json\n")
-    // Newest change first, by the files' modification times.
-    NFS.utimesSync(Path.join(dir, "a.jsonl"), 1_000, 1_000)
-    NFS.utimesSync(Path.join(dir, "b.jsonl"), 2_000, 2_000)
-    NFS.utimesSync(Path.join(dir, "broken.jsonl"), 3_000, 3_000)
+    // Newest change first, by the files' modification times (after the sessions' own times: a
+    // listing never shows a session updated before what its records tell).
+    const now = Math.floor(Date.now() / 1000)
+    NFS.utimesSync(Path.join(dir, "a.jsonl"), now + 1_000, now + 1_000)
+    NFS.utimesSync(Path.join(dir, "b.jsonl"), now + 2_000, now + 2_000)
+    NFS.utimesSync(Path.join(dir, "broken.jsonl"), now + 3_000, now + 3_000)
     const sessions = new Sessions()
     const listing = await sessions.list({ directory: dir })
     expect(listing.total).toBe(3)
@@ -254,14 +256,16 @@ describe("Sessions", () => {
     NFS.writeFileSync(file, lines.map((l) => JSON.stringify(l) + "\n").join(""))
     const sessions = new Sessions()
     const to = Path.join(dir, "imported.jsonl")
-    expect((await rejection(sessions.import(file, to, { from: "pi" }))).code).toBe("SESSION_INVALID_MESSAGE")
+    expect((await rejection(sessions.import(file, to, { from: "pi", version: 1 }))).code).toBe("SESSION_INVALID_MESSAGE")
     expect(NFS.existsSync(to)).toBe(false)
     const imported = await sessions.import(file, to, { from: "pi", lossy: true })
     expect([imported.session.id, imported.session.entries, imported.dropped.thinking]).toEqual(["pi-session-1", 2, 1])
     const read = await sessions.read(to)
     expect(V1.entries(read.entries).map((e) => [e.id, e.parentId, e.message.content])).toEqual([["p1", null, "hi"], ["p2", "p1", "hello"]])
-    // A Pi file read as this project's format is refused by its header's version.
-    expect((await rejection(sessions.import(file, Path.join(dir, "x.jsonl")))).code).toBe("SESSION_UNSUPPORTED_VERSION")
+    // A Pi file read as this project's format is refused by its header's version; without `from`, its format is detected.
+    expect((await rejection(sessions.import(file, Path.join(dir, "x.jsonl"), { from: "session-tree" }))).code).toBe("SESSION_UNSUPPORTED_VERSION")
+    const detected = await sessions.import(file, Path.join(dir, "y.jsonl"))
+    expect([detected.session.id, detected.session.entries, detected.subagents]).toEqual(["pi-session-1", 3, []])
   })
 
   it("an instance's clock and ID factory are validated when it is made", () => {

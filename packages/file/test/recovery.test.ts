@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { spawn } from "node:child_process"
+import { track } from "@session-tree/testing/Tracked"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import * as FileJournal from "../src/FileJournal.js"
@@ -148,7 +149,7 @@ describe("recover", () => {
   it.scoped("refuses while a leftover names a running writer, and proceeds once it is gone", () =>
     Effect.gen(function*() {
       const { bytes, dir, path } = yield* session
-      const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
+      const child = track(spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" }), ["node", "-e", "setInterval"])
       yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
       yield* Effect.promise(() => new Promise<void>((resolve) => child.once("spawn", () => resolve())))
       const pid = child.pid!
@@ -192,7 +193,7 @@ describe("recover", () => {
         `a recovery marker (${marker}) left by an interrupted commit blocks appends; no writer is running, ` +
         `so run \`session-tree recover ${path}\` (Recovery.recover) to resolve it`
       ])
-      const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
+      const child = track(spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" }), ["node", "-e", "setInterval"])
       yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
       yield* Effect.promise(() => new Promise<void>((resolve) => child.once("spawn", () => resolve())))
       const pid = child.pid!

@@ -7,7 +7,7 @@ import { afterAll, expect, it } from "vitest"
 import { layer, TestDatabase } from "./support/database.js"
 import { runKills } from "./support/kills.js"
 
-const KILLS = 20
+const KILLS = 8
 const runtime = ManagedRuntime.make(layer("kills"))
 afterAll(() => runtime.dispose())
 

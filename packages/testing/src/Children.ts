@@ -7,11 +7,14 @@
  * times. The workspace's packages are bundled from their sources, as the tests
  * run them. Without esbuild, children run through tsx.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { track } from "./Tracked.js"
+
+export { track }
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
 
@@ -93,6 +96,7 @@ export const spawnChild = (
     ...(options.uid !== undefined ? { uid: options.uid } : {}),
     ...(options.gid !== undefined ? { gid: options.gid } : {})
   })
+  track(proc, [process.execPath, ...command, ...args])
   const lines: Array<string> = []
   const waiters: Array<{ prefix: string; resolve: (l: string) => void; reject: (e: Error) => void }> = []
   const counters: Array<{ prefix: string; left: number; resolve: (reached: boolean) => void }> = []
@@ -151,3 +155,52 @@ export const spawnChild = (
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+export interface Finished {
+  /** The exit code, or null when a signal ended it. */
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export interface RunOptions {
+  readonly cwd?: string
+  /** The whole environment of the child (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv
+  /** What the child reads on stdin; it reads an empty stdin otherwise. */
+  readonly input?: string | Uint8Array | undefined
+  /** Another user to run as (this process must be root). */
+  readonly uid?: number | undefined
+  readonly gid?: number | undefined
+}
+
+/**
+ * Runs `command …args` to its end, tracked like `spawnChild`, and resolves with how it ended and
+ * its output, whatever its code. Start Node programs with `runNode`: a command that is a wrapper
+ * (the `tsx` command runs a second Node) leaves the process that works out of reach of a kill.
+ */
+export const runCommand = (command: string, args: ReadonlyArray<string>, options: RunOptions = {}): Promise<Finished> =>
+  new Promise((resolve, reject) => {
+    const child = execFile(command, [...args], {
+      cwd: options.cwd ?? root,
+      encoding: "utf8",
+      maxBuffer: 256 * 1024 * 1024,
+      ...(options.env !== undefined ? { env: options.env } : {}),
+      ...(options.uid !== undefined ? { uid: options.uid } : {}),
+      ...(options.gid !== undefined ? { gid: options.gid } : {})
+    }, (error, stdout, stderr) => {
+      if (error === null) return resolve({ code: 0, signal: null, stdout, stderr })
+      // Not started at all (ENOENT, EACCES): no code and no signal.
+      if (typeof error.code !== "number" && error.signal == null) return reject(error)
+      resolve({ code: typeof error.code === "number" ? error.code : null, signal: error.signal ?? null, stdout, stderr })
+    })
+    track(child, [command, ...args])
+    // A child that exits without reading all of its input closes the pipe: that is its business.
+    child.stdin!.on("error", () => {})
+    child.stdin!.end(options.input)
+  })
+
+/** Runs `node …args` (this Node, started directly, so that a kill reaches the process that works) with `runCommand`. */
+export const runNode = (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<Finished> =>
+  runCommand(process.execPath, args, options)

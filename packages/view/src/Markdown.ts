@@ -32,14 +32,23 @@ export interface Options extends LeafOption {
    * render instead of appearing in it.
    */
   readonly blobs?: BlobReader | undefined
+  /**
+   * Everything the records hold for a program, not only what a reader needs: every entry's,
+   * message's and call's ID, provider options (their keys), the model's meta (model, provider,
+   * response, usage, stop reason), blob hashes, and a tool's JSON result beside its text.
+   * Default: a transcript for a reader, whose sections refer to each other by number.
+   */
+  readonly verbose?: boolean | undefined
 }
 
 /**
  * Renders the root-to-`leaf` path of a session as Markdown: a header block
- * (session ID, created and updated times, entry counts, which leaf), then one
- * section per message, user / assistant / tool result told apart, with each
- * assistant's tool calls (name, ID, JSON arguments) and, for each tool result,
- * the call it answers and whether it is an error.
+ * (title, created and updated times, entry counts, which leaf), then one
+ * numbered section per message, user / assistant / tool result told apart, with
+ * each assistant's tool calls (name, JSON arguments, the section that answers
+ * it) and, for each tool result, the call it answers and whether it is an
+ * error; a tool's result once (its text, or its JSON value when it has no text).
+ * With `options.verbose`, every ID, provider option, model meta and blob hash too.
  *
  * A version-2 session is titled by its title entry when it has one, and shows
  * every entry of the path by its kind: a message's system prompt or parts in

@@ -68,10 +68,10 @@ describe("blobs in the HTML page", () => {
 })
 
 describe("blobs in Markdown and the text views", () => {
-  it("Markdown names each blob on one line: media type, size, the start of its hash; never its bytes", async () => {
+  it("Markdown names each blob on one line: media type, size, the start of its hash (verbose); never its bytes", async () => {
     const session = await blobSession()
     const reader = counting(session.blob)
-    const md = await Effect.runPromise(Markdown.render(session.header, session.entries, { blobs: reader.read }))
+    const md = await Effect.runPromise(Markdown.render(session.header, session.entries, { blobs: reader.read, verbose: true }))
     // Every blob on the path is read, so a missing one fails the export rather than being named.
     expect(reader.asked).toEqual([A, P, B])
     expect(md).toContain(`File \`a.png\` · \`image/png\` · ${IMAGE_A.length.toLocaleString("en-US")} bytes · blob \`${A.slice(0, 19)}…\``)

@@ -13,8 +13,9 @@
  * A version-2 page may draw images from `data:` URLs, so the DevTools
  * recorder sees those too, and nothing else but the page.
  *
- * Without Chromium these tests are skipped with a loud message, unless CI or
- * REQUIRE_BROWSER=1 is set: then they fail (see support/browser.ts).
+ * Without Chromium these tests are skipped, each named on stderr with what to
+ * install and how to run them, unless CI or REQUIRE_BROWSER=1 is set: then
+ * they fail (see support/browser.ts).
  */
 import type { Entry, Header } from "@session-tree/core/Record"
 import { leavesOf, pathTo } from "@session-tree/core/SessionTree"
@@ -27,7 +28,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Html from "../src/Html.js"
 import { pathTo as pathOf } from "../src/internal/session.js"
-import { browserFound, browserRequired, launch, MISSING, runBrowserTests } from "./support/browser.js"
+import { browserFound, browserIt, browserRequired, launch, MISSING, runBrowserTests } from "./support/browser.js"
 import type { DomDocument, DomElement, DomWindow } from "./support/dom.js"
 import { big, demo, HOSTILE, hostile, twin } from "./support/sessions.js"
 import { base64Of, blobSession, IMAGE_A, IMAGE_B, PDF, refOf } from "./support/blobs.js"
@@ -85,12 +86,13 @@ const census = (page: Page) =>
 
 const ids = (path: ReadonlyArray<Entry>) => path.map((entry) => entry.id)
 
-describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
+describe("the HTML page in Chromium", () => {
   let browser: Browser | undefined
   let dir = ""
   const contexts: Array<BrowserContext> = []
 
   beforeAll(async () => {
+    if (!runBrowserTests) return
     if (!browserFound) throw new Error(`${MISSING}. CI or REQUIRE_BROWSER=1 is set, so the browser tests must run.`)
     browser = await launch()
     dir = NFS.mkdtempSync(Path.join(OS.tmpdir(), "session-tree-view-"))
@@ -154,7 +156,7 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
     expect(opened.errors).toEqual([])
   }
 
-  it("shows the demo session: every entry, the active path, any entry's path on click or key", async () => {
+  browserIt("shows the demo session: every entry, the active path, any entry's path on click or key", async () => {
     const session = await demo()
     const opened = await open("demo", await htmlOf(session))
     const { page } = opened
@@ -201,7 +203,7 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
     await opened.close()
   })
 
-  it("renders hostile content as text: nothing runs, no element is added, nothing is requested", async () => {
+  browserIt("renders hostile content as text: nothing runs, no element is added, nothing is requested", async () => {
     const session = await hostile()
     const opened = await open("hostile", await htmlOf(session))
     const harmless = await open("hostile-twin", await htmlOf(twin(session)))
@@ -252,7 +254,7 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
     expect(opened.errors).toEqual([])
   }
 
-  it("shows a version-2 session: every kind, labels, the title, reasoning collapsed, images from data: URLs only", async () => {
+  browserIt("shows a version-2 session: every kind, labels, the title, reasoning collapsed, images from data: URLs only", async () => {
     const session = agent()
     const leaf = "text 59#e10"
     const opened = await open("agent", await htmlOf(session, { leaf }))
@@ -299,7 +301,7 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
     await opened.close()
   })
 
-  it("renders hostile version-2 content as text: nothing runs, no element is added, nothing but data: images requested", async () => {
+  browserIt("renders hostile version-2 content as text: nothing runs, no element is added, nothing but data: images requested", async () => {
     const session = hostileAgent()
     const opened = await open("agent-hostile", await htmlOf(session))
     const harmless = await open("agent-hostile-twin", await htmlOf(harmlessAgent()))
@@ -328,7 +330,7 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
     await harmless.close()
   })
 
-  it("draws image blobs read through the store from data: URLs: the page stays self-contained", async () => {
+  browserIt("draws image blobs read through the store from data: URLs: the page stays self-contained", async () => {
     const session = await blobSession()
     const opened = await open("blobs", await htmlOf(session, { blobs: session.blob }))
     const { page } = opened
@@ -345,7 +347,7 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
     await opened.close()
   })
 
-  it("loads a 4,096-entry session quickly, folded, and changes the path without freezing", async () => {
+  browserIt("loads a 4,096-entry session quickly, folded, and changes the path without freezing", async () => {
     const session = await big()
     expect(session.entries).toHaveLength(4_096)
     const html = await htmlOf(session)
@@ -417,4 +419,3 @@ describe.runIf(runBrowserTests)("the HTML page in Chromium", () => {
 it.runIf(browserRequired)("Chromium is installed, as CI requires", () => {
   expect(browserFound, MISSING).toBe(true)
 })
-if (!runBrowserTests) it.skip(`Chromium is missing, so the browser tests are skipped: ${MISSING}`, () => {})

@@ -12,7 +12,7 @@ import { blocks, codeSpans, normalize, spanValue, withoutSpans } from "./support
 import { HOSTILE } from "./support/sessions.js"
 import { agent, BLOB, build2, harmlessAgent, hostileAgent, PIXEL, type Session2 } from "./support/v2.js"
 
-const render = (session: Session2, leaf?: string | null) => Effect.runPromise(Markdown.render(session.header, session.entries, { leaf }))
+const render = (session: Session2, leaf?: string | null) => Effect.runPromise(Markdown.render(session.header, session.entries, { leaf, verbose: true }))
 
 /** The transcript of the agent session's first branch, which holds every kind of entry. */
 const full = () => render(agent(), "text 59#e10")

@@ -15,7 +15,7 @@ import { escapeTerminal } from "../src/internal/session.js"
 import { blocks, codeSpans, normalize, spanValue } from "./support/commonmark.js"
 import { build, demo, HOSTILE, hostile, type Session } from "./support/sessions.js"
 
-const render = (session: Session, leaf?: string | null) => Effect.runPromise(Markdown.render(session.header, session.entries, { leaf }))
+const render = (session: Session, leaf?: string | null) => Effect.runPromise(Markdown.render(session.header, session.entries, { leaf, verbose: true }))
 
 /**
  * Checks the whole structure of a transcript of `path`: exactly one heading per

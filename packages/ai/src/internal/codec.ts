@@ -5,15 +5,17 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import * as Schema from "effect/Schema"
-import { BlobMissingError, type BlobResolver, type FromPromptOptions, type FromResponseOptions, NAMESPACE, type ToPromptOptions } from "../Codec.js"
+import type { BlobResolver, FromPromptOptions, FromResponseOptions, ToPromptOptions } from "../Codec.js"
+import { BlobMissingError, NAMESPACE } from "./codecErrors.js"
 
 type Message = RecordV2.Message
 type Opaque = RecordV2.Opaque
 type Bag = { [key: string]: unknown }
 
-/** Sets a key as an own property whatever its name, `__proto__` included. */
+/** Sets a key as an own property whatever its name, `__proto__` included (which assignment would not set). */
 const put = (target: { [key: string]: unknown }, key: string, value: unknown): void => {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  else target[key] = value
 }
 
 const isPlainObject = (u: unknown): u is { readonly [key: string]: unknown } =>
@@ -24,18 +26,108 @@ const isPlainObject = (u: unknown): u is { readonly [key: string]: unknown } =>
  * it; when that alone would not give the options back (a value that is not an object, our own key,
  * empty options), the whole object is also kept in the bag.
  */
-const toProviderOptions = (options: Opaque | undefined, bag: Bag): Prompt.ProviderOptions => {
+const toProviderOptions = (
+  options: Opaque | undefined,
+  bag: Bag,
+  repaired?: { readonly [provider: string]: { readonly [key: string]: unknown } }
+): Prompt.ProviderOptions => {
   const out: { [key: string]: { [key: string]: unknown } | undefined } = {}
   if (options !== undefined) {
-    let direct = Object.keys(options).length > 0
+    let direct = Object.keys(options).length > 0 && repaired === undefined
     for (const [key, value] of Object.entries(options)) {
       if (key !== NAMESPACE && isPlainObject(value)) put(out, key, value)
       else direct = false
     }
+    // What a provider is shown in place of a legacy form; the stored options travel whole in the bag.
+    if (repaired !== undefined) for (const [key, value] of Object.entries(repaired)) put(out, key, value)
     if (!direct) bag = { ...bag, options }
   }
   if (Object.keys(bag).length > 0) out[NAMESPACE] = bag
   return out
+}
+
+// -----------------------------------------------------------------------------
+// Reasoning in the form its provider's client sends back
+// -----------------------------------------------------------------------------
+
+/** The message-level facts that say which provider wrote a reasoning part. */
+interface Origin {
+  readonly provider: string | undefined
+  readonly api: string | undefined
+}
+
+const originOf = (message: RecordV2.AssistantMessage): Origin => {
+  const pi = message.options?.["pi"]
+  const api = isPlainObject(pi) && typeof pi["api"] === "string" ? pi["api"] : undefined
+  return { provider: message.meta?.provider, api }
+}
+
+/** Pi's thinkingSignature for OpenAI's Responses API: the reasoning item itself, as JSON. */
+const reasoningItem = (signature: string): { readonly id: string; readonly encrypted?: string } | undefined => {
+  if (!signature.startsWith("{")) return undefined
+  try {
+    const item: unknown = JSON.parse(signature)
+    if (!isPlainObject(item) || item["type"] !== "reasoning" || typeof item["id"] !== "string") return undefined
+    const encrypted = item["encrypted_content"]
+    return typeof encrypted === "string" ? { id: item["id"], encrypted } : { id: item["id"] }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * An ID for a reasoning item whose source did not record one (Codex rollouts keep the item's
+ * `encrypted_content` but not its `id`): `@effect/ai-openai` sends a reasoning item only with an
+ * `itemId`. Derived from the encrypted content (64 bits of FNV-1a), so the summaries of one item share
+ * it and the same item gets the same ID in every request.
+ */
+const syntheticItemId = (encrypted: string): string => {
+  // Two 32-bit FNV-1a passes with different offsets: 64 bits without BigInt arithmetic per character.
+  let a = 0x811c9dc5
+  let b = 0x050c5d1f
+  for (let i = 0; i < encrypted.length; i++) {
+    const c = encrypted.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x01000193)
+  }
+  return `rs_${(a >>> 0).toString(16).padStart(8, "0")}${(b >>> 0).toString(16).padStart(8, "0")}`
+}
+
+/**
+ * The provider-true form of a reasoning part's options written before it was the rule (the repair
+ * rules of docs/ai.md), or undefined when they need none: `@effect/ai-anthropic` sends a reasoning
+ * part back only with `anthropic.type` (`thinking` with its `signature`, `redacted_thinking` with
+ * its `redactedData`), `@effect/ai-openai` only with `openai.itemId` (and `encryptedContent`).
+ */
+export const repairReasoning = (
+  options: Opaque | undefined,
+  origin: Origin
+): { readonly [provider: string]: { readonly [key: string]: unknown } } | undefined => {
+  if (options === undefined) return undefined
+  const anthropic = options["anthropic"]
+  if (isPlainObject(anthropic)) {
+    if (anthropic["type"] !== undefined) return undefined
+    if (typeof anthropic["redactedData"] === "string") return { anthropic: { type: "redacted_thinking", ...anthropic } }
+    if (typeof anthropic["signature"] === "string") return { anthropic: { type: "thinking", ...anthropic } }
+    return undefined
+  }
+  const openai = options["openai"]
+  if (anthropic === undefined && isPlainObject(openai) && typeof openai["encryptedContent"] === "string" && typeof openai["itemId"] !== "string") {
+    return { openai: { ...openai, itemId: syntheticItemId(openai["encryptedContent"]) } }
+  }
+  const pi = options["pi"]
+  if (anthropic !== undefined || openai !== undefined || !isPlainObject(pi)) return undefined
+  const signature = pi["thinkingSignature"]
+  if (typeof signature !== "string") return undefined
+  const item = reasoningItem(signature)
+  if (item !== undefined && (origin.api === undefined || origin.api.includes("responses"))) {
+    return { openai: item.encrypted === undefined ? { itemId: item.id } : { itemId: item.id, encryptedContent: item.encrypted } }
+  }
+  const isAnthropic = origin.api === undefined ? origin.provider === "anthropic" : origin.api === "anthropic-messages"
+  if (!isAnthropic || item !== undefined) return undefined
+  return pi["redacted"] === true
+    ? { anthropic: { type: "redacted_thinking", redactedData: signature } }
+    : { anthropic: { type: "thinking", signature } }
 }
 
 const bagOf = (options: Prompt.ProviderOptions): Bag => {
@@ -74,10 +166,10 @@ export const storeBlobs = <E>(store: {
 }): BlobResolver<E, never> =>
 (blob) => store.blob(blob.blob)
 
-const filePart = <E, R>(
-  part: RecordV2.FilePart,
-  blobs: BlobResolver<E, R>
-): Effect.Effect<Prompt.FilePart, E | InputError, R> => {
+/** The bytes of the blobs the messages refer to, read before the prompt is built, by reference. */
+type Read = ReadonlyMap<string, Uint8Array>
+
+const filePart = (part: RecordV2.FilePart, read: Read): Either.Either<Prompt.FilePart, InputError> => {
   const make = (data: Prompt.FilePart["data"], bag: Bag): Prompt.FilePart =>
     Prompt.makePart("file", {
       mediaType: part.mediaType,
@@ -88,33 +180,37 @@ const filePart = <E, R>(
   const data = part.data
   if ("base64" in data) {
     return Either.match(Encoding.decodeBase64(data.base64), {
-      onLeft: () => Effect.fail(invalid("a file's base64 data cannot be decoded")),
-      onRight: (bytes) => Effect.succeed(make(bytes, {}))
+      onLeft: () => Either.left(invalid("a file's base64 data cannot be decoded")),
+      onRight: (bytes) => Either.right(make(bytes, {}))
     })
   }
   if ("url" in data) {
-    if (!URL.canParse(data.url)) return Effect.fail(invalid(`a file's url is not an absolute URL: ${JSON.stringify(data.url)}`))
+    if (!URL.canParse(data.url)) return Either.left(invalid(`a file's url is not an absolute URL: ${JSON.stringify(data.url)}`))
     const url = new URL(data.url)
-    return Effect.succeed(make(url, url.href === data.url ? {} : { url: data.url }))
+    return Either.right(make(url, url.href === data.url ? {} : { url: data.url }))
   }
-  return Effect.map(blobs({ blob: data.blob, size: data.size }), (bytes) => make(bytes, { blob: data.blob, size: data.size }))
+  return Either.right(make(read.get(data.blob)!, { blob: data.blob, size: data.size }))
 }
 
-const textLike = (part: RecordV2.TextPart | RecordV2.ReasoningPart): Prompt.TextPart | Prompt.ReasoningPart =>
-  Prompt.makePart(part.type, { text: part.text, options: toProviderOptions(part.options, {}) })
+const textLike = (part: RecordV2.TextPart | RecordV2.ReasoningPart, origin?: Origin): Prompt.TextPart | Prompt.ReasoningPart =>
+  Prompt.makePart(part.type, {
+    text: part.text,
+    options: toProviderOptions(part.options, {}, part.type === "reasoning" && origin !== undefined ? repairReasoning(part.options, origin) : undefined)
+  })
 
-const assistantPart = <E, R>(
+const assistantPart = (
   part: RecordV2.AssistantPart,
-  blobs: BlobResolver<E, R>
-): Effect.Effect<Prompt.AssistantMessagePart, E | InputError, R> => {
+  read: Read,
+  origin: Origin
+): Either.Either<Prompt.AssistantMessagePart, InputError> => {
   switch (part.type) {
     case "text":
     case "reasoning":
-      return Effect.succeed(textLike(part))
+      return Either.right(textLike(part, origin))
     case "file":
-      return filePart(part, blobs)
+      return filePart(part, read)
     case "tool-call":
-      return Effect.succeed(Prompt.makePart("tool-call", {
+      return Either.right(Prompt.makePart("tool-call", {
         id: part.id,
         name: part.name,
         params: part.arguments,
@@ -122,7 +218,7 @@ const assistantPart = <E, R>(
         options: toProviderOptions(part.options, {})
       }))
     case "tool-result":
-      return Effect.succeed(Prompt.makePart("tool-result", {
+      return Either.right(Prompt.makePart("tool-result", {
         id: part.toolCallId,
         name: part.toolName,
         isFailure: part.isError,
@@ -133,11 +229,16 @@ const assistantPart = <E, R>(
   }
 }
 
-const userPart = <E, R>(
-  part: RecordV2.UserPart,
-  blobs: BlobResolver<E, R>
-): Effect.Effect<Prompt.UserMessagePart, E | InputError, R> =>
-  part.type === "text" ? Effect.succeed(textLike(part) as Prompt.TextPart) : filePart(part, blobs)
+/** Each part converted, in order; the first that cannot be is the error. */
+const partsOf = <P, A>(parts: ReadonlyArray<P>, convert: (part: P) => Either.Either<A, InputError>): Either.Either<Array<A>, InputError> => {
+  const out: Array<A> = []
+  for (const part of parts) {
+    const converted = convert(part)
+    if (Either.isLeft(converted)) return Either.left(converted.left)
+    out.push(converted.right)
+  }
+  return Either.right(out)
+}
 
 /** The result a tool message sends: its `result`, else its one plain text, else its parts as JSON. */
 const toolResult = (message: RecordV2.ToolMessage): { readonly result: unknown; readonly bag: Bag } => {
@@ -149,34 +250,34 @@ const toolResult = (message: RecordV2.ToolMessage): { readonly result: unknown; 
   return { result: message.content, bag: { result: false } }
 }
 
-const toPromptMessage = <E, R>(
-  message: Message,
-  blobs: BlobResolver<E, R>
-): Effect.Effect<Prompt.Message, E | InputError, R> => {
+const toPromptMessage = (message: Message, read: Read): Either.Either<Prompt.Message, InputError> => {
   const id = { id: message.id }
   switch (message.role) {
     case "system":
-      return Effect.succeed(Prompt.makeMessage("system", {
+      return Either.right(Prompt.makeMessage("system", {
         content: message.content,
         options: toProviderOptions(message.options, id)
       }))
     case "user":
-      return Effect.map(
-        Effect.forEach(message.content, (part) => userPart(part, blobs)),
+      return Either.map(
+        partsOf(message.content, (part): Either.Either<Prompt.UserMessagePart, InputError> =>
+          part.type === "text" ? Either.right(textLike(part) as Prompt.TextPart) : filePart(part, read)),
         (content) => Prompt.makeMessage("user", { content, options: toProviderOptions(message.options, id) })
       )
-    case "assistant":
-      return Effect.map(
-        Effect.forEach(message.content, (part) => assistantPart(part, blobs)),
+    case "assistant": {
+      const origin = originOf(message)
+      return Either.map(
+        partsOf(message.content, (part) => assistantPart(part, read, origin)),
         (content) =>
           Prompt.makeMessage("assistant", {
             content,
             options: toProviderOptions(message.options, message.meta === undefined ? id : { ...id, meta: message.meta })
           })
       )
+    }
     case "tool": {
       const { bag, result } = toolResult(message)
-      return Effect.succeed(Prompt.makeMessage("tool", {
+      return Either.right(Prompt.makeMessage("tool", {
         content: [Prompt.makePart("tool-result", {
           id: message.toolCallId,
           name: message.toolName,
@@ -191,12 +292,34 @@ const toPromptMessage = <E, R>(
   }
 }
 
+/** The blobs the messages' files refer to, each once, in the order they first appear. */
+const blobRefs = (messages: ReadonlyArray<Message>): Array<{ readonly blob: string; readonly size: number }> => {
+  const seen = new Map<string, { readonly blob: string; readonly size: number }>()
+  for (const message of messages) {
+    if (message.role === "system") continue
+    for (const part of message.content) {
+      if (part.type === "file" && "blob" in part.data && !seen.has(part.data.blob)) seen.set(part.data.blob, part.data)
+    }
+  }
+  return [...seen.values()]
+}
+
 export const toPrompt = <E = never, R = never>(
   messages: ReadonlyArray<Message>,
   options?: ToPromptOptions<E, R>
 ): Effect.Effect<Prompt.Prompt, E | InputError | BlobMissingError, R> => {
   const blobs: BlobResolver<E | BlobMissingError, R> = options?.blobs ?? noBlobs
-  return Effect.map(Effect.forEach(messages, (message) => toPromptMessage(message, blobs)), Prompt.fromMessages)
+  // The blobs are read first (the only effects); the conversion itself is one synchronous pass.
+  return Effect.suspend(() => {
+    const refs = blobRefs(messages)
+    const build = (read: Read) => {
+      const converted = partsOf(messages, (message) => toPromptMessage(message, read))
+      return Either.isLeft(converted) ? Effect.fail(converted.left) : Effect.succeed(Prompt.fromMessages(converted.right))
+    }
+    return refs.length === 0
+      ? build(new Map())
+      : Effect.flatMap(Effect.forEach(refs, (ref) => Effect.map(blobs(ref), (bytes) => [ref.blob, bytes] as const)), (pairs) => build(new Map(pairs)))
+  })
 }
 
 // -----------------------------------------------------------------------------
@@ -330,7 +453,7 @@ const metadataOptions = (metadata: Response.ProviderMetadata): Opaque | undefine
 }
 
 /** A part's metadata as options, with the provider's own name of a tool when it differs from the toolkit's. */
-const partOptions = (part: Response.AnyPart): Opaque | undefined => {
+const partOptions = (part: Response.AnyPart | Assembled): Opaque | undefined => {
   const options = metadataOptions(part.metadata)
   if ((part.type !== "tool-call" && part.type !== "tool-result") || part.providerName === undefined || part.providerName === part.name) {
     return options
@@ -346,6 +469,98 @@ const describeError = (error: unknown): string =>
 
 const isCount = (n: number | undefined): n is number => n !== undefined && Number.isSafeInteger(n) && n >= 0
 
+/** A finish part's usage as Message IR v2's, when both of its required counts are known. */
+export const usageOf = (part: Response.FinishPart): RecordV2.Usage | undefined => {
+  const { cachedInputTokens, inputTokens, outputTokens, reasoningTokens } = part.usage
+  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined
+  return {
+    inputTokens,
+    outputTokens,
+    ...(isCount(reasoningTokens) ? { reasoningTokens } : {}),
+    ...(isCount(cachedInputTokens) ? { cachedInputTokens } : {})
+  }
+}
+
+/** A text or reasoning part put together from a streamed response's start, delta and end parts. */
+interface Assembled {
+  readonly type: "text" | "reasoning"
+  text: string
+  readonly metadata: { [provider: string]: { [key: string]: unknown } }
+}
+
+/** Merges a streamed part's metadata into what its part has gathered: later values win, an absent one never erases. */
+const gather = (into: Assembled["metadata"], metadata: Response.ProviderMetadata | undefined): void => {
+  for (const [provider, value] of Object.entries(metadata ?? {})) {
+    if (!isPlainObject(value)) continue
+    if (into[provider] === undefined) put(into, provider, {})
+    const target = into[provider]!
+    for (const [key, v] of Object.entries(value)) if (v !== undefined) put(target, key, v)
+  }
+}
+
+/**
+ * A response's parts with each streamed text or reasoning (its start, deltas and end) as one part
+ * at the place it started, its metadata gathered from all of them: a reasoning signature arrives in
+ * a delta, an encrypted reasoning item in the end part. The parameters' deltas of a tool call are
+ * dropped: the stream gives the whole call as a part of its own.
+ */
+export const assemble = (parts: ReadonlyArray<Response.AnyPart>): Array<Response.AnyPart | Assembled> => {
+  const out: Array<Response.AnyPart | Assembled> = []
+  const open = new Map<string, Assembled>()
+  const slot = (type: Assembled["type"], id: string): Assembled => {
+    const key = `${type}:${id}`
+    let found = open.get(key)
+    if (found === undefined) {
+      found = { type, text: "", metadata: {} }
+      open.set(key, found)
+      out.push(found)
+    }
+    return found
+  }
+  for (const part of parts) {
+    switch (part.type) {
+      case "text-start":
+      case "reasoning-start":
+        gather(slot(part.type === "text-start" ? "text" : "reasoning", part.id).metadata, part.metadata)
+        break
+      case "text-delta":
+      case "reasoning-delta": {
+        const found = slot(part.type === "text-delta" ? "text" : "reasoning", part.id)
+        found.text += part.delta
+        gather(found.metadata, part.metadata)
+        break
+      }
+      case "text-end":
+      case "reasoning-end": {
+        const type = part.type === "text-end" ? "text" : "reasoning"
+        gather(slot(type, part.id).metadata, part.metadata)
+        open.delete(`${type}:${part.id}`)
+        break
+      }
+      case "tool-params-start":
+      case "tool-params-delta":
+      case "tool-params-end":
+        break
+      default:
+        out.push(part)
+    }
+  }
+  return out
+}
+
+/** An OpenAI reasoning item that cannot be sent back when nothing stores it server-side (`store: false`). */
+const withoutEncryptedContent = (parts: ReadonlyArray<Response.AnyPart | Assembled>): ReadonlyArray<string> => {
+  const ids = new Set<string>()
+  for (const part of parts) {
+    if (part.type !== "reasoning") continue
+    const openai = part.metadata["openai"]
+    if (isPlainObject(openai) && typeof openai["itemId"] === "string" && typeof openai["encryptedContent"] !== "string") {
+      ids.add(openai["itemId"])
+    }
+  }
+  return [...ids]
+}
+
 export const fromResponse = (
   response: { readonly content: ReadonlyArray<Response.AnyPart> },
   options: FromResponseOptions
@@ -356,7 +571,14 @@ export const fromResponse = (
     if (options.provider !== undefined) meta.provider = options.provider
     let responseId: string | undefined
     let error: string | undefined
-    for (const part of response.content) {
+    const parts = assemble(response.content)
+    const missing = withoutEncryptedContent(parts)
+    const warned = missing.length === 0 ? Effect.void : Effect.logWarning(
+      `OpenAI reasoning item ${missing.join(", ")} arrived without its encrypted content: with store: false it cannot be ` +
+        `sent back. Ask for include: ["reasoning.encrypted_content"] and a reasoning summary (reasoning: { summary: "auto" }); ` +
+        `@effect/ai-openai drops the encrypted content of an item whose summary is empty.`
+    )
+    for (const part of parts) {
       const options = partOptions(part)
       switch (part.type) {
         case "text":
@@ -396,15 +618,8 @@ export const fromResponse = (
           break
         case "finish": {
           meta.stopReason = part.reason
-          const { cachedInputTokens, inputTokens, outputTokens, reasoningTokens } = part.usage
-          if (isCount(inputTokens) && isCount(outputTokens)) {
-            meta.usage = {
-              inputTokens,
-              outputTokens,
-              ...(isCount(reasoningTokens) ? { reasoningTokens } : {}),
-              ...(isCount(cachedInputTokens) ? { cachedInputTokens } : {})
-            }
-          }
+          const usage = usageOf(part)
+          if (usage !== undefined) meta.usage = usage
           break
         }
         case "error":
@@ -428,7 +643,7 @@ export const fromResponse = (
     }
     return Either.match(decodeMessage(candidate), {
       onLeft: (e) => Effect.fail(invalid(`the response is not a valid assistant message: ${e.message}`)),
-      onRight: (message) => Effect.succeed(message as RecordV2.AssistantMessage)
+      onRight: (message) => Effect.as(warned, message as RecordV2.AssistantMessage)
     })
   })
 

@@ -2,7 +2,8 @@
  * An agent in a process of its own, on a session file: `node agent.ts <file> <scenario>`.
  * - `tools`: a turn with reasoning (with a signature) and a tool call, then an answer.
  * - `hang`: a turn whose first step calls a tool and whose second model call never
- *   returns; prints `calling` first, so that the parent can kill it mid-step.
+ *   returns; prints `calling PID` first (its own process ID), so that the parent can kill
+ *   it mid-step and check that the process that works is gone.
  * - `resume`: a turn answered at once; prints the prompt the model was given.
  * Prints `done <entry count>` when the turn is committed.
  */
@@ -24,7 +25,7 @@ const answers: { readonly [scenario: string]: ReadonlyArray<Answer> } = {
   tools: [step1, text("It holds README.md and src/.")],
   hang: [
     [callTool("call-2", "list_dir", { path: "/project" }), finish(40, 4)],
-    Effect.zipRight(Effect.sync(() => console.log("calling")), Effect.never)
+    Effect.zipRight(Effect.sync(() => console.log(`calling ${process.pid}`)), Effect.never)
   ],
   resume: [text("Still here.")]
 }

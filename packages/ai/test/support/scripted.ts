@@ -41,7 +41,8 @@ export const scripted = (answers: ReadonlyArray<Answer>): Scripted => {
   return { prompts, layer }
 }
 
-export const SIGNATURE = { anthropic: { signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
+/** A thinking block's metadata as `@effect/ai-anthropic` gives it, and as its prompt needs it back. */
+export const SIGNATURE = { anthropic: { type: "thinking" as const, signature: "EqQBCkYIBxgCKkB0c2lnbmF0dXJl" } }
 
 export const finish = (inputTokens = 10, outputTokens = 5): Response.PartEncoded => ({
   type: "finish",

@@ -9,6 +9,7 @@
  * - Pi: `SessionManager.create`, then `appendMessage` (and its model, title
  *   and label appends) of the same entries: one `appendFileSync` each, no fsync.
  */
+import type { PiSessionManager } from "@session-tree/testing/PiReference"
 import { Buffer } from "node:buffer"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
@@ -109,7 +110,7 @@ export const benchSizeFill = async (options: SizeFillOptions): Promise<{ readonl
   }
 }
 
-type PiManager = Awaited<ReturnType<typeof pi>>["SessionManager"]["prototype"]
+type PiManager = PiSessionManager
 
 /** Appends `e` to Pi's session as Pi would record it, under the parent its own IDs give. */
 const appendPi = (sm: PiManager, e: EntryV2, ids: Map<string, string>): void => {

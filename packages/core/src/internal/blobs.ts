@@ -158,3 +158,26 @@ export const carry = <A>(value: A, blobs: ReadonlyArray<BlobBytes>): A => {
 /** The blobs `carry` left with `value`, if any. */
 export const carriedBy = (value: unknown): ReadonlyArray<BlobBytes> =>
   (typeof value === "object" && value !== null ? carried.get(value) : undefined) ?? []
+
+/**
+ * Whole entries (an import, a sync) with each message's file data over the inline size taken out
+ * as blobs, as an append takes it out: so a session holds the same records whichever way its
+ * entries arrived, on every backend. The entries given when nothing changes.
+ */
+export const extractEntries = <E extends { readonly version: number }>(
+  entries: ReadonlyArray<E>,
+  sha256: Sha256
+): Either.Either<{ readonly entries: ReadonlyArray<E>; readonly blobs: ReadonlyArray<BlobBytes> }, CorruptError> => {
+  let out: Array<E> | undefined
+  const blobs: Array<BlobBytes> = []
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!
+    const extracted = extractBody(entry, sha256)
+    if (Either.isLeft(extracted)) return Either.left(extracted.left)
+    if (extracted.right.value === entry) continue
+    out ??= entries.slice()
+    out[i] = extracted.right.value as E
+    blobs.push(...extracted.right.blobs)
+  }
+  return Either.right({ entries: out ?? entries, blobs })
+}

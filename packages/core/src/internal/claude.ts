@@ -1,26 +1,74 @@
 /**
- * A Claude Code transcript → a version-2 session (`docs/import.md`, "Claude
- * Code transcripts"). Two passes over the parsed lines: the first gathers the
- * lines of each API response (Claude Code writes one content block per line,
- * all with the response's `message.id`) and pairs each compaction boundary
- * with its summary; the second emits entries in file order.
+ * A Claude Code transcript → version-2 sessions (`docs/import.md`, "Claude Code transcripts"):
+ * the conversation of the file, and one session per subagent whose lines the file holds inline.
+ *
+ * Two passes over the parsed lines. The first routes every line to its session (a sidechain's
+ * lines to the subagent's, by the chain they hang from), gathers the lines of each API response
+ * (Claude Code writes one content block per line, chained by `parentUuid`, all with the
+ * response's `message.id`) and pairs each compaction boundary with its summary line. The second
+ * emits entries in file order, each session on its own.
+ *
+ * A source that is still being written (`final: false`) is converted up to what may still change:
+ * a response is stored once a later line shows it complete (another response, a user's prompt, a
+ * system line, a stop reason), a compaction once its summary line is there; from the first thing
+ * that may still change, every later line of that session waits. What an earlier conversion
+ * already stored (`stored`) is converted again exactly as it was, so that a grown source gives
+ * the entries stored before, then new ones: the blocks of a response that arrive after it was
+ * stored become a message of their own that says which one it continues.
  */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { firstInexactNumber, parseObjectLine } from "../Json.js"
 import { checkLoads } from "./importCheck.js"
 import { deepFreeze, isCanonicalTimestamp } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
 import { type CorruptError, sessionError } from "../SessionError.js"
-import { decodeUtf8, type JsonRecord, own, restOf, splitLines } from "./piFile.js"
+import { plainTitle, SUBAGENT, SUBAGENT_OF } from "./links.js"
+import { type JsonRecord, own, restOf } from "./piFile.js"
+import type { SourceLine } from "./source.js"
 
-export interface ConvertedClaude {
+/** The entry with ID `id` that an earlier conversion stored in session `session`, if any. */
+export type StoredEntries = (session: string, id: string) => RecordV2.SessionEntry | undefined
+
+export interface ClaudeOptions {
+  /** Store the lines that have no place in version 2 as `custom` entries `claude:<kind>`. */
+  readonly keepAll?: boolean | undefined
+  /** Whether the source is complete (the default): false withholds what may still be arriving. */
+  readonly final?: boolean | undefined
+  /** Lines to leave out as damaged (the caller records them): their children hang from their parent. */
+  readonly skip?: ReadonlySet<number> | undefined
+  /** What an earlier conversion of this source stored, to convert it again the same way. */
+  readonly stored?: StoredEntries | undefined
+  /**
+   * A line whose `parentUuid` names no line of the file follows the conversation where the file's
+   * order puts it, instead of being refused (with `--skip-damaged`: its parent may be a damaged line).
+   */
+  readonly followOrphans?: boolean | undefined
+}
+
+/** One converted session, frozen. */
+export interface ConvertedSession {
   readonly header: RecordV2.SessionHeader
   readonly entries: ReadonlyArray<RecordV2.SessionEntry>
-  /** Lines that are not part of the conversation, per kind (`progress`, `system:turn_duration`, `sidechain`, …). */
-  readonly skipped: Readonly<Record<string, number>>
+  /** The source line of each entry. */
+  readonly origins: ReadonlyArray<number>
 }
+
+export interface ConvertedClaude extends ConvertedSession {
+  /** The sessions of the subagents whose lines the file holds inline (sidechains), in the order they start. */
+  readonly subagents: ReadonlyArray<ConvertedSession>
+  /** Every line read, per kind (`user`, `assistant`, `progress`, `system:turn_duration`, …). */
+  readonly read: Readonly<Record<string, number>>
+  /** The lines not stored, per kind: they have no place in version 2 (without `keepAll`), or repeat what is stored. */
+  readonly skipped: Readonly<Record<string, number>>
+  /** The lines stored whole as `custom` entries `claude:<kind>` (with `keepAll`), per kind. */
+  readonly kept: Readonly<Record<string, number>>
+  /** The lines withheld because what they belong to may still change (`final: false`). */
+  readonly pending: number
+}
+
+/** The prefix of the custom type of a line kept whole: `claude:` and its kind. */
+export const KEPT_PREFIX = "claude:"
 
 type Mutable = Record<string, unknown>
 const hasOwn = Object.prototype.hasOwnProperty
@@ -33,16 +81,12 @@ const decodeHeader = Schema.decodeUnknownEither(RecordV2.SessionHeader, strict)
 const decodeEntry = Schema.decodeUnknownEither(RecordV2.SessionEntry, strict)
 const explain = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
 
+type Line = SourceLine
 
 /** `value` with the block's other fields under `options.anthropic` (they are the Messages API's). */
 const withApi = (value: Mutable, block: JsonRecord, used: ReadonlyArray<string>): Mutable => {
   const rest = restOf(block, ["type", ...used])
   return rest === undefined ? value : { ...value, options: { anthropic: rest } }
-}
-
-interface Line {
-  readonly line: number
-  readonly record: JsonRecord
 }
 
 /** An image or document block's `source` → file data. */
@@ -94,10 +138,15 @@ const assistantPart = (block: unknown, index: number, calls: Map<string, string>
     case "text":
       return withApi({ type: "text", text: own(block, "text") }, block, ["text"])
     case "thinking":
-      return withApi({ type: "reasoning", text: own(block, "thinking") }, block, ["thinking"])
+      // As @effect/ai-anthropic names what it sends back: the block's type and its signature, then any other field.
+      return {
+        type: "reasoning",
+        text: own(block, "thinking"),
+        options: { anthropic: { type: "thinking", signature: own(block, "signature"), ...restOf(block, ["type", "thinking", "signature"]) } }
+      }
     case "redacted_thinking":
       // Redacted reasoning has no text: its encrypted payload goes back to the API as it came.
-      return { type: "reasoning", text: "", options: { anthropic: { redactedData: own(block, "data"), ...restOf(block, ["type", "data"]) } } }
+      return { type: "reasoning", text: "", options: { anthropic: { type: "redacted_thinking", redactedData: own(block, "data"), ...restOf(block, ["type", "data"]) } } }
     case "tool_use":
     case "server_tool_use": {
       const id = own(block, "id")
@@ -140,133 +189,242 @@ const textOf = (content: unknown): string =>
 const invalid = (code: "SESSION_INVALID_RECORD" | "SESSION_INVALID_MESSAGE", reason: string, line: number): CorruptError =>
   sessionError(code, reason, { line })
 
-/** The kinds of line that matter: a side chain's (a subagent's, skipped), a turn of the conversation, a compaction boundary. */
-const isSidechain = (r: JsonRecord) => own(r, "isSidechain") === true
-const isConversation = (r: JsonRecord) => (r.type === "user" || r.type === "assistant") && !isSidechain(r)
-const isBoundary = (r: JsonRecord) => r.type === "system" && own(r, "subtype") === "compact_boundary" && !isSidechain(r)
-
-/** What the first pass finds: every line parsed, the session's ID and the first timestamp. */
-interface Read {
-  readonly lines: ReadonlyArray<Line>
-  readonly sessionId: unknown
-  readonly started: unknown
+const isConversation = (r: JsonRecord) => r.type === "user" || r.type === "assistant"
+const isBoundary = (r: JsonRecord) => r.type === "system" && own(r, "subtype") === "compact_boundary"
+const uuidOf = (l: Line): unknown => own(l.record, "uuid")
+const messageOf = (l: Line): JsonRecord | undefined => {
+  const message = own(l.record, "message")
+  return isObject(message) ? message : undefined
 }
 
-/** Pass 1: every line parsed and held to the rules every line must meet, in file order. */
-const readLines = (texts: ReadonlyArray<string>): Either.Either<Read, CorruptError> => {
-  const lines: Array<Line> = []
-  let sessionId: unknown
-  let started: unknown
-  for (let i = 0; i < texts.length; i++) {
-    const line = i + 1
-    if (texts[i] === "" && i === texts.length - 1) break
-    const parsed = parseObjectLine(texts[i]!)
-    if (Either.isLeft(parsed)) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.left, { line }))
-    const record = parsed.right
-    const type = own(record, "type")
-    if (typeof type !== "string") return Either.left(invalid("SESSION_INVALID_RECORD", "not a Claude Code transcript line: no string type", line))
-    if (type === "session" || type === "entry") {
-      return Either.left(sessionError("SESSION_INVALID_HEADER", "a session file (Pi or session-tree), not a Claude Code transcript", { line }))
-    }
-    const inexact = firstInexactNumber(texts[i]!)
-    if (inexact !== undefined) {
-      return Either.left(invalid("SESSION_INVALID_RECORD", `the number ${inexact.literal} cannot be held exactly (it would become ${JSON.stringify(Number(inexact.literal))})`, line))
-    }
-    if (sessionId === undefined && hasOwn.call(record, "sessionId")) sessionId = record.sessionId
-    if (started === undefined && hasOwn.call(record, "timestamp")) started = record.timestamp
-    lines.push({ line, record })
-  }
-  return Either.right({ lines, sessionId, started })
+/** The kind a line is counted under: its type, `system:<subtype>` for system lines. */
+const kindOf = (r: JsonRecord): string => {
+  const type = own(r, "type")
+  return type === "system" ? `system:${String(own(r, "subtype"))}` : String(type)
 }
 
-/** The lines of each API response, by its message ID, and each compaction's summary line, by the boundary's uuid. */
-interface Index {
-  readonly responses: ReadonlyMap<string, ReadonlyArray<Line>>
-  readonly summaries: ReadonlyMap<string, Line>
+/** The title a line gives the session: `ai-title`, `summary` and `custom-title` lines. */
+const TITLES: ReadonlyMap<string, string> = new Map([["ai-title", "aiTitle"], ["summary", "summary"], ["custom-title", "customTitle"]])
+
+/** Whether a user line holds anything but tool results: a prompt, which comes only once the response before it is complete. */
+const isPrompt = (r: JsonRecord): boolean => {
+  const message = own(r, "message")
+  const content = isObject(message) ? own(message, "content") : undefined
+  return typeof content === "string" || (Array.isArray(content) && content.some((b) => !(isObject(b) && own(b, "type") === "tool_result")))
 }
 
-const indexLines = (lines: ReadonlyArray<Line>): Index => {
-  const responses = new Map<string, Array<Line>>()
-  const summaries = new Map<string, Line>()
-  for (const l of lines) {
+/** The lines of one API response, in file order (chained by `parentUuid`, one `message.id`). */
+interface Group {
+  readonly messageId: string | undefined
+  readonly lines: Array<Line>
+}
+
+/** What the first pass finds for one session: its lines and the link items in file order, its responses, its compactions' summaries. */
+interface Plan {
+  readonly id: string
+  readonly timestamp: unknown
+  readonly items: Array<Item>
+  readonly groupOf: Map<Line, Group>
+  readonly summaries: Map<string, Line>
+  /** Each line's place in `items`. */
+  readonly position: Map<Line, number>
+  /** For a subagent's session: its first entry's data (who started it). */
+  readonly startedBy: Mutable | undefined
+  /** For a subagent's session: the line its chain starts with, whose parent (in the parent session) is not its own. */
+  readonly root: Line | undefined
+}
+
+/** A line of the session, or (in the parent) the start of a subagent whose lines the file holds inline. */
+type Item =
+  | { readonly kind: "line"; readonly l: Line }
+  | { readonly kind: "link"; readonly l: Line; readonly child: string; readonly toolCallId: string | undefined }
+
+const newPlan = (id: string, timestamp: unknown, startedBy: Mutable | undefined, root?: Line): Plan => ({
+  id,
+  timestamp,
+  items: [],
+  groupOf: new Map(),
+  summaries: new Map(),
+  position: new Map(),
+  startedBy,
+  root
+})
+
+/** The ID of a subagent's session: the parent's, and the agent's ID (or the uuid its chain starts with). */
+const subagentId = (sessionId: string, root: Line): string => {
+  const agentId = own(root.record, "agentId")
+  return isId(agentId) ? `${sessionId}.agent-${agentId}` : `${sessionId}.sidechain-${String(uuidOf(root))}`
+}
+
+/** Pass 1's index of one plan as lines are added: the responses (by the chain of their lines) and the summaries. */
+class Indexer {
+  private readonly groupByUuid = new Map<string, Group>()
+  constructor(readonly plan: Plan, private readonly skip: ReadonlySet<number> | undefined) {}
+  add(l: Line): void {
+    this.plan.position.set(l, this.plan.items.length)
+    this.plan.items.push({ kind: "line", l })
     const r = l.record
-    if (r.type === "assistant" && !isSidechain(r) && isObject(r.message) && isId(own(r.message, "id"))) {
-      const id = r.message.id as string
-      const group = responses.get(id)
-      if (group === undefined) responses.set(id, [l])
-      else group.push(l)
+    const uuid = own(r, "uuid")
+    const parentUuid = own(r, "parentUuid")
+    if (r.type === "assistant" && this.skip?.has(l.line) !== true) {
+      const message = messageOf(l)
+      const messageId = message !== undefined && isId(own(message, "id")) ? (message.id as string) : undefined
+      // A block continues the response of the line it hangs from when both carry the same message ID.
+      let group = typeof parentUuid === "string" ? this.groupByUuid.get(parentUuid) : undefined
+      if (group === undefined || messageId === undefined || group.messageId !== messageId) group = { messageId, lines: [] }
+      group.lines.push(l)
+      this.plan.groupOf.set(l, group)
+      if (typeof uuid === "string") this.groupByUuid.set(uuid, group)
+    } else if ((r.type !== "user" || !isPrompt(r)) && typeof uuid === "string" && typeof parentUuid === "string") {
+      // A line between two blocks (progress, a hook's system line, the result of a call the response made while it was
+      // still streaming) passes the response on to what hangs from it.
+      const inherited = this.groupByUuid.get(parentUuid)
+      if (inherited !== undefined) this.groupByUuid.set(uuid, inherited)
     }
-    if (r.type === "user" && own(r, "isCompactSummary") === true && typeof own(r, "parentUuid") === "string" && !summaries.has(r.parentUuid as string)) {
-      summaries.set(r.parentUuid as string, l)
+    if (
+      r.type === "user" && own(r, "isCompactSummary") === true && typeof parentUuid === "string" && !this.plan.summaries.has(parentUuid) &&
+      this.skip?.has(l.line) !== true
+    ) {
+      this.plan.summaries.set(parentUuid, l)
     }
   }
-  return { responses, summaries }
 }
 
-/** Pass 2: the entries of the lines, emitted in file order; `add` takes one line and answers its problem, if any. */
+/** Pass 2 for one session: its entries, emitted in file order; `process` takes one item and answers its problem, if any. */
 class Conversion {
   readonly entries: Array<RecordV2.SessionEntry> = []
-  /** The transcript line each entry comes from, to report what the loader finds where it comes from. */
   readonly origins: Array<number> = []
-  readonly skipped: Record<string, number> = {}
-  private readonly seen = new Set<string>()
+  pending = 0
+  private blocked = false
+  private started = false
+  private readonly byId = new Map<string, RecordV2.SessionEntry>()
   /** Claude line uuid → the entry its children hang from. */
   private readonly attach = new Map<string, string | null>()
-  /** A response's entry and the tool messages answering it so far: results are chained after it in file order. */
+  /** An entry inserted after another takes its place as the parent of what comes later (`null`: the roots). */
+  private readonly redirect = new Map<string | null, string>()
+  /** Where the conversation is in file order: the entry the next line most likely follows. */
+  private tip: string | null = null
+  /** A response's entry → the newest entry chained after it (its results, its continuations); and each chained entry → its response. */
   private readonly tails = new Map<string, string>()
   private readonly chainOf = new Map<string, string>()
-  private readonly callsOf = new Map<string, ReadonlySet<string>>()
+  private readonly callsOf = new Map<string, Set<string>>()
   /** Tool-call ID → the tool's name, for every call made so far. */
   private readonly calls = new Map<string, string>()
-  /** Summary lines already taken into their compaction. */
   private readonly consumed = new Set<Line>()
+  /** Each response's entries, by the group, as stored or about to be: the first is the response's own. */
+  private readonly cuts = new Map<Group, Array<Array<Line>>>()
+  private readonly groupEntry = new Map<Group, string>()
+  private title: string | undefined
 
-  constructor(private readonly index: Index) {}
+  constructor(
+    private readonly plan: Plan,
+    private readonly header: RecordV2.SessionHeader,
+    private readonly sessionId: string,
+    private readonly options: ClaudeOptions,
+    private readonly counts: { readonly skipped: Record<string, number>; readonly kept: Record<string, number> }
+  ) {}
+
+  private stored(id: string): RecordV2.SessionEntry | undefined {
+    return this.options.stored?.(this.plan.id, id)
+  }
+
+  private resolve(at: string | null): string | null {
+    let to: string | null = at
+    for (let next = this.redirect.get(to); next !== undefined; next = this.redirect.get(to)) to = next
+    return to
+  }
+
+  private responseOf(at: string | null): string | undefined {
+    return at === null ? undefined : this.tails.has(at) ? at : this.chainOf.get(at)
+  }
 
   private emit(l: Line, id: string, parentId: string | null, timestamp: unknown, body: Mutable): CorruptError | undefined {
-    if (this.seen.has(id)) return sessionError("SESSION_DUPLICATE_ID", `the entry ID "${id}" is already used`, { line: l.line })
+    if (this.byId.has(id)) return sessionError("SESSION_DUPLICATE_ID", `the entry ID "${id}" is already used`, { line: l.line })
     const decoded = decodeEntry({ type: "entry", version: RecordV2.VERSION, id, parentId, timestamp, ...body })
     if (Either.isLeft(decoded)) {
       return invalid(body.kind === "message" ? "SESSION_INVALID_MESSAGE" : "SESSION_INVALID_RECORD", `line "${id}", converted: ${explain(decoded.left)}`, l.line)
     }
-    this.seen.add(id)
-    this.entries.push(deepFreeze(decoded.right))
+    const entry = deepFreeze(decoded.right)
+    this.byId.set(id, entry)
+    this.entries.push(entry)
     this.origins.push(l.line)
+    return undefined
+  }
+
+  /** The timestamp of an entry made of a line that has none of its own: the line's, else the newest entry's before it. */
+  private timestampFor(l: Line): string {
+    const own_ = own(l.record, "timestamp")
+    if (typeof own_ === "string" && isCanonicalTimestamp(own_)) return own_
+    const at = this.resolve(this.tip)
+    return at === null ? this.header.timestamp : this.byId.get(at)!.timestamp
+  }
+
+  /**
+   * An entry that has no parent line of its own (a title, a kept line, a link): inserted where the
+   * conversation is, and what would have followed there follows it instead, so it never forks.
+   */
+  private insert(l: Line, id: string, body: Mutable): CorruptError | undefined {
+    const parent = this.resolve(this.tip)
+    const problem = this.emit(l, id, parent, this.timestampFor(l), body)
+    if (problem !== undefined) return problem
+    this.redirect.set(parent, id)
+    const response = this.responseOf(parent)
+    if (response !== undefined) this.chainOf.set(id, response)
+    this.tip = id
     return undefined
   }
 
   private parentOf(l: Line): Either.Either<string | null, CorruptError> {
     const parentUuid = own(l.record, "parentUuid")
-    if (parentUuid === null) return Either.right(null)
+    if (parentUuid === null || l === this.plan.root) return Either.right(null)
     const parent = typeof parentUuid === "string" ? this.attach.get(parentUuid) : undefined
     if (parent === undefined) {
+      if (this.options.followOrphans === true) return Either.right(this.tip)
       return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `parentUuid ${JSON.stringify(parentUuid)} is not an earlier line`, { line: l.line }))
     }
     return Either.right(parent)
   }
 
-  private skip(l: Line, kind: string): void {
-    this.skipped[kind] = (this.skipped[kind] ?? 0) + 1
-    // A skipped line's children hang from its own parent's entry (a parent missing from the file: a root).
-    const uuid = own(l.record, "uuid")
-    if (typeof uuid !== "string") return
+  /** A line left out: its children hang from its parent's entry (a parent missing from the file: a root). */
+  private passOver(l: Line): void {
+    const uuid = uuidOf(l)
+    if (typeof uuid !== "string" || this.attach.has(uuid)) return
     const parentUuid = own(l.record, "parentUuid")
     const parent = typeof parentUuid === "string" ? this.attach.get(parentUuid) : undefined
-    this.attach.set(uuid, parent ?? null)
+    this.attach.set(uuid, parent ?? (parentUuid !== null && this.options.followOrphans === true ? this.tip : null))
   }
 
-  add(l: Line): CorruptError | undefined {
+  private count(map: Record<string, number>, kind: string): void {
+    map[kind] = (map[kind] ?? 0) + 1
+  }
+
+  process(item: Item): CorruptError | undefined {
+    if (this.blocked) {
+      if (item.kind === "line" && !this.consumed.has(item.l)) this.pending++
+      return undefined
+    }
+    if (!this.started) {
+      this.started = true
+      if (this.plan.startedBy !== undefined) {
+        const problem = this.insert(item.l, "subagent-of", { kind: "custom", customType: SUBAGENT_OF, data: this.plan.startedBy })
+        if (problem !== undefined) return problem
+      }
+    }
+    if (item.kind === "link") {
+      const data: Mutable = { session: item.child }
+      if (item.toolCallId !== undefined) data.toolCallId = item.toolCallId
+      return this.insert(item.l, `${String(uuidOf(item.l))}:subagent`, { kind: "custom", customType: SUBAGENT, data })
+    }
+    const l = item.l
+    if (this.consumed.has(l)) return undefined
+    if (this.options.skip?.has(l.line) === true) {
+      // A damaged line (the caller records it): its children hang from its parent.
+      this.passOver(l)
+      return undefined
+    }
     const r = l.record
     const type = r.type as string
-    if (this.consumed.has(l)) return undefined
-    if (isSidechain(r)) {
-      this.skip(l, "sidechain")
-      return undefined
-    }
-    if (!isConversation(r) && !isBoundary(r)) {
-      this.skip(l, type === "system" ? `system:${String(own(r, "subtype"))}` : type)
-      return undefined
-    }
+    if (!isConversation(r) && !isBoundary(r)) return this.other(l, type)
     const uuid = own(r, "uuid")
     if (!isId(uuid)) return invalid("SESSION_INVALID_RECORD", `a ${type} line without a uuid`, l.line)
     if (this.attach.has(uuid)) return sessionError("SESSION_DUPLICATE_ID", `the uuid "${uuid}" is already used`, { line: l.line })
@@ -279,93 +437,217 @@ class Conversion {
     if (!isObject(message) || own(message, "role") !== type) {
       return invalid("SESSION_INVALID_MESSAGE", `a ${type} line whose message is not an object of role "${type}"`, l.line)
     }
-    const parent = this.parentOf(l)
-    if (Either.isLeft(parent)) return parent.left
-    return type === "assistant"
-      ? this.assistant(l, message, uuid, parent.right, timestamp)
-      : this.user(l, message, uuid, parent.right, timestamp)
+    return type === "assistant" ? this.assistant(l, uuid, timestamp) : this.user(l, message, uuid, timestamp)
+  }
+
+  /** A line that is not part of the conversation: a title, a line kept whole, or one skipped and counted. */
+  private other(l: Line, type: string): CorruptError | undefined {
+    const r = l.record
+    const kind = kindOf(r)
+    const titleKey = TITLES.get(type)
+    const titleText = titleKey === undefined ? undefined : own(r, titleKey)
+    if (typeof titleText === "string") {
+      const title = plainTitle(titleText)
+      // An empty title has no version-2 form; one the session has already is no change.
+      if (title !== "" && title !== this.title) {
+        this.title = title
+        return this.insert(l, `${type}:${l.line}`, { kind: "title", title })
+      }
+      this.count(this.counts.skipped, kind)
+      this.passOver(l)
+      return undefined
+    }
+    if (this.options.keepAll === true) {
+      const uuid = uuidOf(l)
+      const id = isId(uuid) && !this.byId.has(uuid) && !this.attach.has(uuid) ? uuid : `line:${l.line}`
+      const problem = this.insert(l, id, { kind: "custom", customType: KEPT_PREFIX + kind, data: r })
+      if (problem !== undefined) return problem
+      this.count(this.counts.kept, kind)
+      if (typeof uuid === "string" && !this.attach.has(uuid)) this.attach.set(uuid, id)
+      return undefined
+    }
+    this.count(this.counts.skipped, kind)
+    this.passOver(l)
+    return undefined
   }
 
   /** A compaction boundary: a compaction entry holding its summary's text. */
   private boundary(l: Line, uuid: string, timestamp: string): CorruptError | undefined {
     const r = l.record
-    // Claude Code starts the compacted conversation at a new root; its logical parent keeps it on the branch it ends.
+    const summary = this.plan.summaries.get(uuid)
+    const stored = this.stored(uuid)
+    // Without its summary line the compaction may still change: it waits, unless stored or the source is complete.
+    if (summary === undefined && stored === undefined && this.options.final === false) return this.block(l)
+    const summaryText = summary === undefined ? undefined : textOf(messageOf(summary)?.content)
+    const takes = summaryText !== undefined && (stored === undefined || (stored.kind === "compaction" && stored.summary === summaryText))
+    // Claude Code starts the compacted conversation at a new root; its logical parent keeps it on the branch it ends,
+    // and where that line is not in the file, the compaction follows the conversation as the file's order has it.
     const logical = own(r, "logicalParentUuid")
-    const parent = typeof logical === "string" ? this.attach.get(logical) ?? null : null
-    const summary = this.index.summaries.get(uuid)
+    const known = typeof logical === "string" ? this.attach.get(logical) : undefined
+    const parent = known !== undefined ? this.resolve(known) : this.resolve(this.tip)
     const metadata = own(r, "compactMetadata")
-    const body: Mutable = { kind: "compaction", summary: summary === undefined ? "" : textOf(isObject(summary.record.message) ? summary.record.message.content : undefined), firstKeptEntryId: null }
+    const body: Mutable = { kind: "compaction", summary: takes ? summaryText : "", firstKeptEntryId: null }
     if (isObject(metadata) && isCount(own(metadata, "preTokens"))) body.tokensBefore = metadata.preTokens
     const problem = this.emit(l, uuid, parent, timestamp, body)
     if (problem !== undefined) return problem
     this.attach.set(uuid, uuid)
-    if (summary !== undefined) {
-      this.consumed.add(summary)
-      if (isId(own(summary.record, "uuid"))) this.attach.set(summary.record.uuid as string, uuid)
+    this.tip = uuid
+    if (takes) {
+      this.consumed.add(summary!)
+      if (isId(uuidOf(summary!))) this.attach.set(uuidOf(summary!) as string, uuid)
     }
     return undefined
   }
 
-  /** The first line of an API response: one assistant message of all its lines' blocks. */
-  private assistant(l: Line, message: JsonRecord, uuid: string, parent: string | null, timestamp: string): CorruptError | undefined {
-    const r = l.record
-    const responseId = own(message, "id")
-    const group = isId(responseId) ? this.index.responses.get(responseId)! : [l]
-    if (group[0] !== l) {
-      // A later block of a response already emitted whole: its children hang from that response's entry.
-      this.attach.set(uuid, this.attach.get(own(group[0]!.record, "uuid") as string)!)
-      return undefined
+  private block(l: Line): undefined {
+    this.blocked = true
+    if (!this.consumed.has(l)) this.pending++
+    return undefined
+  }
+
+  /** A response's entries: the lines each stored entry took, then the rest as one (`docs/import.md`). */
+  private cut(group: Group): Array<Array<Line>> {
+    let cut = this.cuts.get(group)
+    if (cut !== undefined) return cut
+    cut = []
+    let rest = group.lines
+    while (rest.length > 0) {
+      const first = uuidOf(rest[0]!)
+      const stored = isId(first) ? this.stored(first) : undefined
+      if (stored === undefined || stored.kind !== "message" || stored.message.role !== "assistant") {
+        cut.push(rest)
+        break
+      }
+      const claude = stored.message.options?.claude
+      const listed: ReadonlyArray<unknown> = isObject(claude) && Array.isArray(own(claude, "lines")) ? own(claude, "lines") as ReadonlyArray<unknown> : [first]
+      let n = 0
+      while (n < rest.length && n < listed.length && uuidOf(rest[n]!) === listed[n]) n++
+      n = Math.max(n, 1)
+      cut.push(rest.slice(0, n))
+      rest = rest.slice(n)
     }
+    this.cuts.set(group, cut)
+    return cut
+  }
+
+  /** Whether the lines of `part` (the last of its response's) can change no more: a stop reason, or a later line that comes only after a response. */
+  private isComplete(group: Group, part: ReadonlyArray<Line>): boolean {
+    if (this.options.final !== false) return true
+    const last = messageOf(part[part.length - 1]!)
+    if (last !== undefined && typeof own(last, "stop_reason") === "string") return true
+    const start = this.plan.position.get(part[0]!)!
+    for (let i = start + 1; i < this.plan.items.length; i++) {
+      const item = this.plan.items[i]!
+      if (item.kind !== "line") continue
+      const r = item.l.record
+      if (r.type === "assistant" && this.plan.groupOf.get(item.l) !== group) return true
+      if (r.type === "system" || (r.type === "user" && isPrompt(r))) return true
+    }
+    return false
+  }
+
+  /** An assistant line: the first line of a response (or of its part stored apart) emits it whole; the others were taken with it. */
+  private assistant(l: Line, uuid: string, timestamp: string): CorruptError | undefined {
+    const group = this.plan.groupOf.get(l)!
+    const parts = this.cut(group)
+    const index = parts.findIndex((part) => part[0] === l)
+    // A later block of a part is taken with its part's first line, which comes before it.
+    if (index < 0) return undefined
+    const part = parts[index]!
+    if (this.stored(uuid) === undefined && !this.isComplete(group, part)) return this.block(l)
     const content: Array<Mutable> = []
     const madeCalls = new Set<string>()
-    for (const member of group) {
-      const blocks = own(member.record.message as JsonRecord, "content")
+    const written = new Map<string, string>()
+    for (const member of part) {
+      const blocks = own(messageOf(member)!, "content")
       const list = typeof blocks === "string" ? [{ type: "text", text: blocks }] : blocks
       if (!Array.isArray(list)) return invalid("SESSION_INVALID_MESSAGE", "an assistant's content is neither a string nor an array of blocks", member.line)
       for (let i = 0; i < list.length; i++) {
-        const part = assistantPart(list[i], i, this.calls)
-        if (typeof part === "string") return invalid("SESSION_INVALID_MESSAGE", part, member.line)
-        if (part.type === "tool-call" && typeof part.id === "string") madeCalls.add(part.id)
-        content.push(part)
+        const block: unknown = list[i]
+        const callId = isObject(block) && (block.type === "tool_use" || block.type === "server_tool_use") ? own(block, "id") : undefined
+        if (typeof callId === "string") {
+          // Claude Code has been seen writing a block twice: the same block again is one part; another block under its ID is refused.
+          const text = JSON.stringify(block)
+          const before = written.get(callId)
+          if (before === text) {
+            this.count(this.counts.skipped, "repeated block")
+            continue
+          }
+          if (before !== undefined) {
+            return invalid("SESSION_INVALID_MESSAGE", `tool call ID ${JSON.stringify(callId)} is written twice in one response, with different content`, member.line)
+          }
+          written.set(callId, text)
+        }
+        const converted = assistantPart(block, i, this.calls)
+        if (typeof converted === "string") return invalid("SESSION_INVALID_MESSAGE", converted, member.line)
+        if (converted.type === "tool-call" && typeof converted.id === "string") madeCalls.add(converted.id)
+        content.push(converted)
       }
     }
-    const last = group[group.length - 1]!.record.message as JsonRecord
+    const first = messageOf(part[0]!)!
+    const last = messageOf(part[part.length - 1]!)!
     const meta: Mutable = {}
     if (typeof own(last, "model") === "string") meta.model = last.model
-    if (isId(responseId)) meta.responseId = responseId
+    if (isId(own(first, "id"))) meta.responseId = first.id
     const usage = usageOf(own(last, "usage"))
     if (usage !== undefined) meta.usage = usage
-    const stop = [...group].reverse().map((m) => own(m.record.message as JsonRecord, "stop_reason")).find((s) => typeof s === "string")
+    const stop = [...part].reverse().map((m) => own(messageOf(m)!, "stop_reason")).find((s) => typeof s === "string")
     if (stop !== undefined) meta.stopReason = stop
     const claude: Mutable = {}
-    if (typeof own(r, "requestId") === "string") claude.requestId = r.requestId
-    if (group.length > 1) claude.lines = group.map((m) => own(m.record, "uuid"))
+    if (typeof own(l.record, "requestId") === "string") claude.requestId = l.record.requestId
+    if (part.length > 1) claude.lines = part.map((m) => uuidOf(m))
     if (hasOwn.call(last, "usage")) claude.usage = last.usage
-    if (own(r, "isApiErrorMessage") === true) claude.isApiErrorMessage = true
+    if (own(l.record, "isApiErrorMessage") === true) claude.isApiErrorMessage = true
+    // A part of the response stored after the response itself: it follows the response's chain and says so.
+    const response = index === 0 ? undefined : this.groupEntry.get(group)!
+    if (response !== undefined) claude.continues = response
     const value: Mutable = { role: "assistant", id: uuid, content }
     if (Object.keys(meta).length > 0) value.meta = meta
     if (Object.keys(claude).length > 0) value.options = { claude }
+    let parent: string | null
+    if (response === undefined) {
+      const found = this.parentOf(l)
+      if (Either.isLeft(found)) return found.left
+      parent = this.resolve(found.right)
+    } else {
+      parent = this.resolve(this.tails.get(response)!)
+    }
     const problem = this.emit(l, uuid, parent, timestamp, { kind: "message", message: value })
     if (problem !== undefined) return problem
-    this.attach.set(uuid, uuid)
-    this.tails.set(uuid, uuid)
-    this.callsOf.set(uuid, madeCalls)
+    for (const member of part) {
+      this.consumed.add(member)
+      const memberUuid = uuidOf(member)
+      if (typeof memberUuid === "string" && !this.attach.has(memberUuid)) this.attach.set(memberUuid, uuid)
+    }
+    if (response === undefined) {
+      this.groupEntry.set(group, uuid)
+      this.tails.set(uuid, uuid)
+      this.callsOf.set(uuid, madeCalls)
+    } else {
+      this.chainOf.set(uuid, response)
+      this.tails.set(response, uuid)
+      for (const call of madeCalls) this.callsOf.get(response)!.add(call)
+    }
+    this.tip = uuid
     return undefined
   }
 
   /** A user line: its tool results become tool messages, the rest one user message after them. */
-  private user(l: Line, message: JsonRecord, uuid: string, parent: string | null, timestamp: string): CorruptError | undefined {
+  private user(l: Line, message: JsonRecord, uuid: string, timestamp: string): CorruptError | undefined {
     const r = l.record
     const blocks = own(message, "content")
     const list: ReadonlyArray<unknown> = typeof blocks === "string" ? [blocks] : Array.isArray(blocks) ? blocks : []
     if (typeof blocks !== "string" && !Array.isArray(blocks)) return invalid("SESSION_INVALID_MESSAGE", "a user's content is neither a string nor an array of blocks", l.line)
+    const found = this.parentOf(l)
+    if (Either.isLeft(found)) return found.left
     const results = list.filter((b) => isObject(b) && own(b, "type") === "tool_result") as Array<JsonRecord>
     const rest = list.filter((b) => !(isObject(b) && own(b, "type") === "tool_result"))
     // Results of a response's parallel calls each name the block that made the call: they are chained after the response instead.
-    let at = parent
-    const response = at === null ? undefined : this.tails.has(at) ? at : this.chainOf.get(at)
+    const response = this.responseOf(found.right)
     const firstCall = results.length > 0 ? own(results[0]!, "tool_use_id") : undefined
-    if (response !== undefined && typeof firstCall === "string" && this.callsOf.get(response)?.has(firstCall) === true) at = this.tails.get(response)!
+    let at = response !== undefined && typeof firstCall === "string" && this.callsOf.get(response)?.has(firstCall) === true
+      ? this.resolve(this.tails.get(response)!)
+      : this.resolve(found.right)
     let n = 0
     const nextId = () => (n++ === 0 ? uuid : `${uuid}:${n - 1}`)
     for (const block of results) {
@@ -396,6 +678,16 @@ class Conversion {
       }
       at = id
     }
+    this.tip = at
+    // A subagent's result names the agent, whose transcript is a file of its own: the link follows the result.
+    const agent = isObject(own(r, "toolUseResult")) ? own(r.toolUseResult as JsonRecord, "agentId") : undefined
+    if (results.length > 0 && isId(agent)) {
+      const data: Mutable = { session: `${this.sessionId}.agent-${agent}` }
+      if (results.length === 1) data.toolCallId = own(results[0]!, "tool_use_id")
+      const problem = this.insert(l, `${uuid}:subagent`, { kind: "custom", customType: SUBAGENT, data })
+      if (problem !== undefined) return problem
+      at = this.tip
+    }
     if (rest.length > 0 || results.length === 0) {
       const parts: Array<Mutable> = []
       for (let i = 0; i < rest.length; i++) {
@@ -415,26 +707,135 @@ class Conversion {
       at = id
     }
     this.attach.set(uuid, at)
+    this.tip = at
     return undefined
   }
 }
 
-export const fromClaude = (bytes: Uint8Array): Either.Either<ConvertedClaude, CorruptError> => {
-  const text = decodeUtf8(bytes)
-  if (Either.isLeft(text)) return Either.left(text.left)
-  const read = readLines(splitLines(text.right))
-  if (Either.isLeft(read)) return Either.left(read.left)
-  const { lines, sessionId, started } = read.right
-  if (sessionId === undefined) return Either.left(sessionError("SESSION_INVALID_HEADER", "not a Claude Code transcript: no line names a sessionId", { line: 1 }))
-  const header = decodeHeader({ type: "session", version: RecordV2.VERSION, id: sessionId, timestamp: started })
-  if (Either.isLeft(header)) return Either.left(sessionError("SESSION_INVALID_HEADER", `the transcript's sessionId and first timestamp: ${explain(header.left)}`, { line: 1 }))
-  const conversion = new Conversion(indexLines(lines))
+/** The text of a sidechain's first line: the prompt its Task call was given. */
+const promptOf = (l: Line): string | undefined => {
+  const message = messageOf(l)
+  return message === undefined ? undefined : textOf(own(message, "content"))
+}
+
+/** A Task call's prompt, for each call of the main conversation that can start a subagent. */
+interface TaskCall {
+  readonly id: string
+  readonly prompt: string
+  used: boolean
+}
+
+const tasksOf = (l: Line): ReadonlyArray<TaskCall> => {
+  const content = messageOf(l)?.content
+  if (!Array.isArray(content)) return []
+  return content.flatMap((b) =>
+    isObject(b) && b.type === "tool_use" && isId(own(b, "id")) && isObject(own(b, "input")) && typeof own(b.input as JsonRecord, "prompt") === "string"
+      ? [{ id: b.id as string, prompt: (b.input as JsonRecord).prompt as string, used: false }]
+      : []
+  )
+}
+
+export const fromClaudeLines = (
+  lines: ReadonlyArray<SourceLine>,
+  options: ClaudeOptions = {}
+): Either.Either<ConvertedClaude, CorruptError> => {
+  // Pass 1: what every line must be, the session ID and the first timestamp, the kind of file.
+  let sessionId: unknown
+  let started: unknown
+  let first: Line | undefined
+  const read: Record<string, number> = {}
   for (const l of lines) {
-    const problem = conversion.add(l)
+    const r = l.record
+    const type = own(r, "type")
+    if (typeof type !== "string") return Either.left(invalid("SESSION_INVALID_RECORD", "not a Claude Code transcript line: no string type", l.line))
+    if (type === "session" || type === "entry") {
+      return Either.left(sessionError("SESSION_INVALID_HEADER", "a session file (Pi or session-tree), not a Claude Code transcript", { line: l.line }))
+    }
+    if (sessionId === undefined && hasOwn.call(r, "sessionId")) sessionId = r.sessionId
+    if (started === undefined && hasOwn.call(r, "timestamp")) started = r.timestamp
+    if (first === undefined && isConversation(r) && options.skip?.has(l.line) !== true) first = l
+    read[kindOf(r)] = (read[kindOf(r)] ?? 0) + 1
+  }
+  if (sessionId === undefined) return Either.left(sessionError("SESSION_INVALID_HEADER", "not a Claude Code transcript: no line names a sessionId", { line: 1 }))
+  if (!isId(sessionId)) return Either.left(sessionError("SESSION_INVALID_HEADER", `the transcript's sessionId ${JSON.stringify(sessionId)} is not a non-empty string`, { line: 1 }))
+  // A subagent's own file (every line a sidechain) is the subagent's session; it names the parent's session.
+  const subagentFile = first !== undefined && own(first.record, "isSidechain") === true && isId(uuidOf(first))
+  const mainId = subagentFile ? subagentId(sessionId, first!) : sessionId
+  let startedBy: Mutable | undefined
+  if (subagentFile) {
+    startedBy = { session: sessionId }
+    if (isId(own(first!.record, "agentId"))) startedBy.agentId = first!.record.agentId
+  }
+  const main = new Indexer(newPlan(mainId, started, startedBy), options.skip)
+  const children: Array<Indexer> = []
+  const sideRoot = new Map<string, Indexer>()
+  const tasks: Array<TaskCall> = []
+  for (const l of lines) {
+    const r = l.record
+    const uuid = own(r, "uuid")
+    const parentUuid = own(r, "parentUuid")
+    if (subagentFile || own(r, "isSidechain") !== true || options.skip?.has(l.line) === true) {
+      if (!subagentFile && r.type === "assistant") tasks.push(...tasksOf(l))
+      main.add(l)
+      continue
+    }
+    // A sidechain's line belongs to the subagent whose chain it hangs from; a line that starts a chain starts a subagent.
+    let owner = typeof parentUuid === "string" ? sideRoot.get(parentUuid) : undefined
+    if (owner === undefined) {
+      if (!isId(uuid)) {
+        main.add(l)
+        continue
+      }
+      const child = subagentId(sessionId, l)
+      const prompt = promptOf(l)
+      const task = prompt === undefined ? undefined : tasks.find((t) => !t.used && t.prompt === prompt)
+      if (task !== undefined) task.used = true
+      const data: Mutable = { session: sessionId }
+      if (task !== undefined) data.toolCallId = task.id
+      if (isId(own(r, "agentId"))) data.agentId = r.agentId
+      owner = new Indexer(newPlan(child, own(r, "timestamp"), data, l), options.skip)
+      children.push(owner)
+      main.plan.items.push({ kind: "link", l, child, toolCallId: task?.id })
+    }
+    if (typeof uuid === "string") sideRoot.set(uuid, owner)
+    owner.add(l)
+  }
+
+  // Pass 2: each session's entries, in file order.
+  const skipped: Record<string, number> = {}
+  const kept: Record<string, number> = {}
+  const counts = { skipped, kept }
+  const made: Array<{ readonly plan: Plan; readonly header: RecordV2.SessionHeader; readonly conversion: Conversion }> = []
+  for (const { plan } of [main, ...children]) {
+    const header = decodeHeader({ type: "session", version: RecordV2.VERSION, id: plan.id, timestamp: plan.timestamp })
+    if (Either.isLeft(header)) {
+      const at = plan === main.plan ? 1 : plan.items[0]!.l.line
+      return Either.left(sessionError("SESSION_INVALID_HEADER", `the transcript's session ID and first timestamp: ${explain(header.left)}`, { line: at }))
+    }
+    made.push({ plan, header: header.right, conversion: new Conversion(plan, header.right, sessionId, options, counts) })
+  }
+  // Items in file order across the sessions, so that each problem reported is the first in the file.
+  const queue = made.flatMap(({ conversion, plan }) => plan.items.map((item) => ({ item, conversion })))
+  queue.sort((a, b) => a.item.l.line - b.item.l.line || (a.item.kind === "link" ? -1 : 1))
+  for (const { conversion, item } of queue) {
+    const problem = conversion.process(item)
     if (problem !== undefined) return Either.left(problem)
   }
-  const { entries, origins, skipped } = conversion
-  const problem = checkLoads(header.right, entries, origins, "transcript")
-  if (Either.isLeft(problem)) return Either.left(problem.left)
-  return Either.right(Object.freeze({ header: Object.freeze(header.right), entries: Object.freeze(entries), skipped: Object.freeze(skipped) }))
+  const sessions: Array<ConvertedSession> = []
+  let pending = 0
+  for (const { conversion, header } of made) {
+    const problem = checkLoads(header, conversion.entries, conversion.origins, "transcript")
+    if (Either.isLeft(problem)) return Either.left(problem.left)
+    pending += conversion.pending
+    sessions.push(Object.freeze({ header: Object.freeze(header), entries: Object.freeze(conversion.entries), origins: Object.freeze(conversion.origins) }))
+  }
+  const [mainSession, ...subagents] = sessions
+  return Either.right(Object.freeze({
+    ...mainSession!,
+    subagents: Object.freeze(subagents),
+    read: Object.freeze(read),
+    skipped: Object.freeze(skipped),
+    kept: Object.freeze(kept),
+    pending
+  }))
 }

@@ -225,32 +225,50 @@ const view = (entries: ReadonlyArray<Entry>): View => {
 const startOf = (bounds: Bounds, g: number, entries: ReadonlyArray<Entry>): number =>
   g < bounds.count ? bounds.starts[g]! : entries.length
 
+/**
+ * Where a budget may cut: the groups that open with a user message, and the first kept group when a
+ * summary precedes it (the summary is then the user message the context opens with). A cut
+ * elsewhere would open the context on an answer whose question was dropped, which providers refuse.
+ */
+const cuts = (entries: ReadonlyArray<Entry>, view: View): Array<number> => {
+  const { bounds, keptFrom, summary } = view
+  const out: Array<number> = []
+  for (let g = keptFrom; g < bounds.count; g++) {
+    const opening = entries[bounds.starts[g]!]!
+    if ((g === keptFrom && summary !== undefined) || (opening.kind === "message" && opening.message.role === "user")) out.push(g)
+  }
+  return out
+}
+
 export const build = (entries: ReadonlyArray<Entry>, options?: BuildOptions): ReadonlyArray<Message> => {
-  const { bounds, head, keptFrom } = view(entries)
+  const seen = view(entries)
+  const { bounds, head, keptFrom } = seen
   const from = (g: number) => messagesBetween(head, entries, startOf(bounds, g, entries), entries.length)
   const budget = options?.budget
-  const last = bounds.count - 1
-  if (budget === undefined || keptFrom >= last) return from(keptFrom)
+  if (budget === undefined) return from(keptFrom)
+  const allowed = cuts(entries, seen)
+  // No user message to open with: nothing can be dropped without opening on an answer.
+  if (allowed.length === 0) return from(keptFrom)
   const custom = options?.estimate
-  let first = keptFrom
+  let at = 0
   if (custom === undefined) {
     // A response's usage counts the whole context it answered, so it cannot be re-read for a shorter one:
     // the rest costs the whole's estimate less the approximate cost of the groups dropped.
-    let total = estimate(from(keptFrom))
-    while (total > budget && first < last) {
-      total -= sumApproximate(messagesBetween([], entries, bounds.starts[first]!, bounds.ends[first]! + 1))
-      first++
+    let total = estimate(from(keptFrom)) - sumApproximate(messagesBetween([], entries, startOf(bounds, keptFrom, entries), startOf(bounds, allowed[0]!, entries)))
+    while (total > budget && at < allowed.length - 1) {
+      total -= sumApproximate(messagesBetween([], entries, bounds.starts[allowed[at]!]!, bounds.starts[allowed[at + 1]!]!))
+      at++
     }
   } else {
-    // Fewer messages never cost more, so the fewest groups to drop are found by bisection.
-    let high = last
-    while (first < high) {
-      const middle = (first + high) >>> 1
-      if (custom(from(middle)) <= budget) high = middle
-      else first = middle + 1
+    // Fewer messages never cost more, so the fewest groups to drop are found by bisection over the cuts.
+    let high = allowed.length - 1
+    while (at < high) {
+      const middle = (at + high) >>> 1
+      if (custom(from(allowed[middle]!)) <= budget) high = middle
+      else at = middle + 1
     }
   }
-  return from(first)
+  return from(allowed[at]!)
 }
 
 export const model = (entries: ReadonlyArray<Entry>): Option.Option<Model> => {

@@ -558,12 +558,28 @@ export const make = (schemas: Schemas): Decoder => {
       const summary = v["summary"]
       const firstKeptEntryId = v["firstKeptEntryId"]
       if (typeof summary !== "string" || (firstKeptEntryId !== null && !isId(firstKeptEntryId))) return undefined
-      if (!hasOwn.call(v, "tokensBefore")) {
-        return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, summary, firstKeptEntryId }) as RecordV2.CompactionEntry
+      // Keys in the Schema's order, so that the copy is canonical as written.
+      const copy: { [key: string]: unknown } = {
+        type: ENTRY,
+        version: VERSION,
+        id,
+        parentId,
+        timestamp,
+        kind,
+        summary,
+        firstKeptEntryId
       }
-      const tokensBefore = v["tokensBefore"]
-      if (!isCount(tokensBefore)) return undefined
-      return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, summary, firstKeptEntryId, tokensBefore }) as RecordV2.CompactionEntry
+      if (hasOwn.call(v, "tokensBefore")) {
+        const tokensBefore = v["tokensBefore"]
+        if (!isCount(tokensBefore)) return undefined
+        copy.tokensBefore = tokensBefore
+      }
+      if (hasOwn.call(v, "usage")) {
+        const copied = usage(v["usage"], tally)
+        if (copied === undefined) return undefined
+        copy.usage = copied
+      }
+      return Object.freeze(copy) as RecordV2.CompactionEntry
     }
     if (kind === KIND.label) {
       const targetId = v["targetId"]

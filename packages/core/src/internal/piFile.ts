@@ -68,7 +68,14 @@ export const readEntry = (
 ): Either.Either<{ readonly record: JsonRecord; readonly entry: typeof PiEntry.Type }, CorruptError> => {
   const parsed = parseObjectLine(text)
   if (Either.isLeft(parsed)) return Either.left(sessionError("SESSION_INVALID_JSON", parsed.left, { line }))
-  const record = parsed.right
+  return checkEntry(parsed.right, line)
+}
+
+/** An entry's record, parsed: it and what every entry holds, or the problem with it (a second header, no entry's fields). */
+export const checkEntry = (
+  record: JsonRecord,
+  line: number
+): Either.Either<{ readonly record: JsonRecord; readonly entry: typeof PiEntry.Type }, CorruptError> => {
   if (own(record, "type") === "session") return Either.left(sessionError("SESSION_INVALID_HEADER", "a second header", { line }))
   const entry = decodeEntry(record)
   return Either.isLeft(entry)
@@ -81,10 +88,12 @@ export const readEntry = (
 }
 
 /** The Pi header (line 1) as parsed, or why the file is not a Pi format-3 session. */
-export const readHeader = (text: string | undefined): Either.Either<JsonRecord, CorruptError> => {
-  const header = readRecord(text)
-  return Either.isLeft(header) || Either.isRight(decodeHeader(header.right)) ? header : Either.left(headerProblem(header.right))
-}
+export const readHeader = (text: string | undefined): Either.Either<JsonRecord, CorruptError> =>
+  Either.flatMap(readRecord(text), checkHeader)
+
+/** Line 1's record, parsed, when it is a Pi format-3 header; else why the file is not a Pi format-3 session. */
+export const checkHeader = (header: JsonRecord): Either.Either<JsonRecord, CorruptError> =>
+  Either.isRight(decodeHeader(header)) ? Either.right(header) : Either.left(headerProblem(header))
 
 const readRecord = (text: string | undefined): Either.Either<JsonRecord, CorruptError> => {
   if (text === undefined || text === "") {

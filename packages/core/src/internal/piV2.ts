@@ -12,12 +12,12 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { firstInexactNumber } from "../Json.js"
 import { checkLoads } from "./importCheck.js"
 import { deepFreeze } from "../Record.js"
 import * as RecordV2 from "../RecordV2.js"
 import { type CorruptError, sessionError } from "../SessionError.js"
-import { decodeUtf8, type JsonRecord, own, readEntry, readHeader, restOf, splitLines } from "./piFile.js"
+import { checkEntry, checkHeader, type JsonRecord, own, restOf } from "./piFile.js"
+import { readSource, type SourceLine, strictly, type TornLine } from "./source.js"
 
 /** The ID and custom type of the root entry that holds the Pi header's own fields (`cwd`, …). */
 export const SESSION_ENTRY = "pi:session"
@@ -35,6 +35,17 @@ export interface ConvertedV2 {
   readonly read: Readonly<Record<string, number>>
   /** The Pi entries kept whole as `custom` entries `pi:<type>`, per Pi type: no kind of their own, or not fitting it. */
   readonly whole: Readonly<Record<string, number>>
+  /** The source line of each entry. */
+  readonly origins: ReadonlyArray<number>
+  /** A last line cut short, left out (Pi still writing it). */
+  readonly torn: TornLine | undefined
+}
+
+export interface PiV2Options {
+  /** Lines to leave out as damaged (the caller records them): entries that hang from one hang from its parent. */
+  readonly skip?: ReadonlySet<number> | undefined
+  /** An entry whose parent is not in the file follows the entry before it (with `--skip-damaged`: its parent may be damaged). */
+  readonly followOrphans?: boolean | undefined
 }
 
 type Mutable = Record<string, unknown>
@@ -59,13 +70,42 @@ const explain = (error: ParseResult.ParseError): string =>
 const withRest = (value: Mutable, rest: Mutable | undefined): Mutable =>
   rest === undefined ? value : { ...value, options: { pi: rest } }
 
+/** Pi's `api` values whose reasoning signatures are Anthropic's, and those whose signature is a serialized OpenAI Responses reasoning item. */
+const ANTHROPIC_APIS: ReadonlySet<unknown> = new Set(["anthropic-messages"])
+const RESPONSES_APIS: ReadonlySet<unknown> = new Set(["openai-responses", "azure-openai-responses", "openai-codex-responses"])
+
+/**
+ * What a provider's client needs to send a reasoning part back (SPEC E3), derived from Pi's
+ * `thinkingSignature` by the message's API: Anthropic's signature or redacted payload, or an OpenAI
+ * reasoning item's ID and encrypted content. Derived only: mapping back to Pi reads `options.pi`.
+ */
+const providerReasoning = (part: JsonRecord, api: unknown): Mutable | undefined => {
+  const signature = own(part, "thinkingSignature")
+  if (typeof signature !== "string") return undefined
+  if (ANTHROPIC_APIS.has(api)) {
+    return own(part, "redacted") === true
+      ? { anthropic: { type: "redacted_thinking", redactedData: signature } }
+      : { anthropic: { type: "thinking", signature } }
+  }
+  if (!RESPONSES_APIS.has(api)) return undefined
+  let item: unknown
+  try {
+    item = JSON.parse(signature)
+  } catch {
+    return undefined
+  }
+  if (!isObject(item) || typeof own(item, "id") !== "string") return undefined
+  const encrypted = own(item, "encrypted_content")
+  return { openai: typeof encrypted === "string" ? { itemId: item.id, encryptedContent: encrypted } : { itemId: item.id } }
+}
+
 const PART_TYPES = {
   user: new Set(["text", "image"]),
   assistant: new Set(["text", "thinking", "toolCall"])
 } as const
 
 /** One Pi content part → a Message IR v2 part (left for the Schema to check), or why it has no place. */
-const convertPart = (part: unknown, index: number, allowed: ReadonlySet<string>): Mutable | string => {
+const convertPart = (part: unknown, index: number, allowed: ReadonlySet<string>, api?: unknown): Mutable | string => {
   if (!isObject(part)) return `part ${index} is not an object`
   const type = own(part, "type")
   if (typeof type !== "string" || !allowed.has(type)) {
@@ -79,11 +119,14 @@ const convertPart = (part: unknown, index: number, allowed: ReadonlySet<string>)
         { type: "file", mediaType: own(part, "mimeType"), data: { base64: own(part, "data") } },
         restOf(part, ["type", "mimeType", "data"])
       )
-    case "thinking":
+    case "thinking": {
       // Redacted thinking has no text to show: its payload (and Pi's placeholder text) stay in options.
-      return own(part, "redacted") === true
+      const reasoning = own(part, "redacted") === true
         ? withRest({ type: "reasoning", text: "" }, restOf(part, ["type"]))
         : withRest({ type: "reasoning", text: own(part, "thinking") }, restOf(part, ["type", "thinking"]))
+      const provider = providerReasoning(part, api)
+      return provider === undefined ? reasoning : { ...reasoning, options: { ...(reasoning.options as Mutable | undefined), ...provider } }
+    }
     default:
       return withRest(
         { type: "tool-call", id: own(part, "id"), name: own(part, "name"), arguments: own(part, "arguments") },
@@ -95,13 +138,14 @@ const convertPart = (part: unknown, index: number, allowed: ReadonlySet<string>)
 /** A message's content → parts, and whether Pi wrote it as one string; or why it has no place. */
 const convertContent = (
   content: unknown,
-  allowed: ReadonlySet<string>
+  allowed: ReadonlySet<string>,
+  api?: unknown
 ): { readonly parts: Array<Mutable>; readonly string: boolean } | string => {
   if (typeof content === "string") return { parts: [{ type: "text", text: content }], string: true }
   if (!Array.isArray(content)) return "content is neither a string nor an array of parts"
   const parts: Array<Mutable> = []
   for (let i = 0; i < content.length; i++) {
-    const part = convertPart(content[i], i, allowed)
+    const part = convertPart(content[i], i, allowed, api)
     if (typeof part === "string") return part
     parts.push(part)
   }
@@ -123,7 +167,7 @@ const META_STRINGS = [["provider", "provider"], ["model", "model"], ["responseId
 const convertAssistant = (message: JsonRecord, id: string): Mutable | string => {
   const content = own(message, "content")
   if (!Array.isArray(content)) return "an assistant's content is not an array of parts"
-  const converted = convertContent(content, PART_TYPES.assistant)
+  const converted = convertContent(content, PART_TYPES.assistant, own(message, "api"))
   if (typeof converted === "string") return converted
   const used: Array<string> = ["role", "content"]
   const meta: Mutable = {}
@@ -332,14 +376,18 @@ const convertEntry = (
 }
 
 export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptError> => {
-  const text = decodeUtf8(bytes)
-  if (Either.isLeft(text)) return Either.left(text.left)
-  const lines = splitLines(text.right)
-  const read = readHeader(lines[0])
+  const source = readSource(bytes)
+  return Either.map(strictly(source, (lines) => fromPiV2Lines(lines)), (converted) => Object.freeze({ ...converted, torn: source.torn }))
+}
+
+export const fromPiV2Lines = (lines: ReadonlyArray<SourceLine>, options: PiV2Options = {}): Either.Either<ConvertedV2, CorruptError> => {
+  const first = lines[0]
+  if (first === undefined || first.line !== 1) {
+    return Either.left(sessionError("SESSION_INVALID_HEADER", "the first line is not a Pi session header", { line: 1 }))
+  }
+  const read = checkHeader(first.record)
   if (Either.isLeft(read)) return Either.left(read.left)
   const piHeader = read.right
-  const inexactHeader = firstInexactNumber(lines[0]!)
-  if (inexactHeader !== undefined) return Either.left(inexact(inexactHeader.literal, "the header", 1))
   const header = decodeHeader({ type: "session", version: RecordV2.VERSION, id: own(piHeader, "id"), timestamp: own(piHeader, "timestamp") })
   if (Either.isLeft(header)) return Either.left(sessionError("SESSION_INVALID_HEADER", explain(header.left), { line: 1 }))
 
@@ -366,21 +414,27 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptE
   add(root, undefined)
 
   for (let i = 1; i < lines.length; i++) {
-    line = i + 1
-    const read = readEntry(lines[i]!, line)
+    line = lines[i]!.line
+    if (options.skip?.has(line) === true) {
+      // A damaged entry, left out: what hangs from it hangs from its parent.
+      const { id, parentId } = lines[i]!.record
+      if (typeof id === "string" && !run.attach.has(id)) {
+        run.attach.set(id, parentId === null || typeof parentId !== "string" ? SESSION_ENTRY : run.attach.get(parentId) ?? SESSION_ENTRY)
+      }
+      continue
+    }
+    const read = checkEntry(lines[i]!.record, line)
     if (Either.isLeft(read)) return Either.left(read.left)
     const { record } = read.right
     const { id, parentId, timestamp, type } = read.right.entry
     if (!KNOWN.has(type)) return Either.left(sessionError("SESSION_INVALID_RECORD", `Pi entry "${id}" has an unknown type ${JSON.stringify(type)}`, { line }))
     if (run.parents.has(id)) return Either.left(sessionError("SESSION_DUPLICATE_ID", `Pi entry ID "${id}" is already used`, { line }))
-    const parent = parentId === null ? null : run.attach.get(parentId)
+    // Pi's roots hang from the entry holding its header's fields, so that a linear Pi session is one branch.
+    let parent = parentId === null ? SESSION_ENTRY : run.attach.get(parentId)
+    if (parent === undefined && options.followOrphans === true) parent = entries[entries.length - 1]!.id
     if (parent === undefined) {
       return Either.left(sessionError("SESSION_UNKNOWN_PARENT", `Pi entry "${id}": parent "${parentId}" is not an earlier entry`, { line }))
     }
-    // Storing a number is writing it again: a literal no number holds exactly would change.
-    const inexactNumber = firstInexactNumber(lines[i]!)
-    if (inexactNumber !== undefined) return Either.left(inexact(inexactNumber.literal, `Pi entry "${id}"`, line))
-
     const converted = convertEntry(run, record, type, { id, parentId: parent, timestamp }, line)
     if (Either.isLeft(converted)) return Either.left(converted.left)
     const { entry, key, model } = converted.right
@@ -406,13 +460,8 @@ export const fromPiV2 = (bytes: Uint8Array): Either.Either<ConvertedV2, CorruptE
     header: Object.freeze(header.right),
     entries: Object.freeze(entries),
     read: Object.freeze(counts),
-    whole: Object.freeze(wholes)
+    whole: Object.freeze(wholes),
+    origins: Object.freeze(origins),
+    torn: undefined
   }))
 }
-
-const inexact = (literal: string, where: string, line: number): CorruptError =>
-  sessionError(
-    "SESSION_INVALID_RECORD",
-    `${where} holds the number ${literal}, which cannot be held exactly (it would become ${JSON.stringify(Number(literal))})`,
-    { line }
-  )

@@ -1,18 +1,26 @@
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { encodeLine } from "../Codec.js"
+import { decodeLines, encodeLine, encodeRecord } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import { type Remembered, type ScanError, SessionCatalog } from "../SessionCatalog.js"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
-import { type NewBlob, SessionJournal, type Stored } from "../SessionJournal.js"
-import type { ImportOptions, Listed, ListingPage, ListOptions, Records, SessionsService } from "../Sessions.js"
+import { type BlobBytes, type NewBlob, SessionJournal, type SessionJournalService, type Stored } from "../SessionJournal.js"
+import type { ImportOptions, Listed, ListingPage, ListOptions, Mirrored, Records, SessionsService } from "../Sessions.js"
 import * as SessionStore from "../SessionStore.js"
 import type { Entry } from "../Record.js"
 import * as V2 from "../RecordV2.js"
 import { type Linked, pathTo } from "../SessionTree.js"
+import { encodeAll } from "./entries.js"
+import { listingOf, SessionLister } from "./listing.js"
 import { createWhole, decode, newHeader, newSessionId } from "./sessionStore.js"
+import { extractEntries } from "./blobs.js"
 import { sha256Hex } from "./sha256.js"
 import { decodeSummary, encodeSummary, summarize, type Summary } from "./summary.js"
+import { SearchIndex } from "../Search.js"
+import * as Search from "./search.js"
+import { makeStats } from "./stats.js"
 
 export type { Summary }
 
@@ -20,6 +28,24 @@ const unreadable = (location: string, error: SessionError): Listed => ({
   location,
   error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
 })
+
+/**
+ * A listing whose `updated` is the time of the session's last commit, as the backend keeps it (a
+ * file's modification time, the database's commit time), but never before what the records tell
+ * (the creation, the newest entry's time: `summarize`'s `updated`): a clock that disagrees
+ * (another machine's, a file system's coarser one, a file's time set back) cannot make a session
+ * look updated before it was made or written.
+ */
+const lastCommit = (listed: Listed, changed: number): Listed =>
+  "error" in listed ? listed : { ...listed, updated: notBefore(listed.updated, changed) }
+
+/** The summary of a session this process has just committed: updated now (as its clock reads it), not at its newest entry's time. */
+const committedNow = (summary: Summary): Effect.Effect<Summary> =>
+  Effect.map(Clock.currentTimeMillis, (now) => ({ ...summary, updated: notBefore(summary.updated, now) }))
+
+/** `at` (epoch milliseconds) as an ISO timestamp, or `earliest` when that is later. */
+const notBefore = (earliest: string, at: number): string =>
+  Number.isFinite(at) && !(at < Date.parse(earliest)) ? new Date(at).toISOString() : earliest
 
 export const pathToOrFail = <E extends Linked>(entries: ReadonlyArray<E>, leaf: string): Effect.Effect<ReadonlyArray<E>, InputError> => {
   const path = pathTo(entries, leaf)
@@ -89,6 +115,67 @@ const blobsGiven = (
   return Either.right([...found.values()])
 }
 
+/** Each blob once, by its hash. */
+const uniqueBlobs = (blobs: ReadonlyArray<NewBlob>): ReadonlyArray<NewBlob> => [...new Map(blobs.map((blob) => [blob.hash, blob])).values()]
+
+const changed = (reason: string, location: string): SessionError =>
+  sessionError("SESSION_SOURCE_CHANGED", `the session holds what its source no longer says: ${reason}; it is left as it is`, { path: location })
+
+/**
+ * `mirror`'s work on a session that exists: held for appending (no other store appends meanwhile),
+ * compared record by record with `records`, and extended by the entries it lacks in one commit.
+ */
+const extend = (
+  journal: SessionJournalService,
+  location: string,
+  header: Records["header"],
+  entries: ReadonlyArray<Entry>,
+  blobs: ReadonlyArray<BlobBytes>
+): Effect.Effect<Mirrored | undefined, SessionError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const held = yield* Effect.catchIf(journal.hold(location), (e) => e.code === "SESSION_NOT_FOUND", () => Effect.succeed(undefined))
+    if (held === undefined) return undefined
+    const decoded = yield* decode(journal, held)
+    if (encodeRecord(decoded.header) !== encodeRecord(header)) return yield* changed("its header differs", held.location)
+    const stored = decoded.history.entries
+    if (stored.length > entries.length) {
+      return yield* changed(`it holds ${stored.length} entries, the source gives ${entries.length}`, held.location)
+    }
+    for (let i = 0; i < stored.length; i++) {
+      if (encodeRecord(stored[i]!) !== encodeRecord(entries[i]!)) return yield* changed(`entry "${stored[i]!.id}" (entry ${i + 1}) differs`, held.location)
+    }
+    const added = entries.slice(stored.length)
+    if (added.length === 0) return { location: held.location, created: false, appended: 0 }
+    // The whole session once extended, validated as a load validates it.
+    const sizes = new Map(held.blobs ?? [])
+    for (const blob of blobs) sizes.set(blob.hash, blob.size)
+    const all = encodeAll([header, ...stored, ...added])
+    const checked = decodeLines({ ...all, tail: "none", blobs: sizes })
+    if (Either.isLeft(checked)) {
+      const error = checked.left
+      return yield* sessionError(error.code, error.reason, { line: error.line, path: held.location })
+    }
+    const count = 1 + stored.length
+    // What the backend read is committed in its canonical form with the batch when it was spelled otherwise.
+    const canonical = held.tail === "none" && held.lines.every((line, i) => line === all.lines[i])
+      ? undefined
+      : { lines: all.lines.slice(0, count), sizes: all.sizes.slice(0, count) }
+    const lister = yield* SessionLister
+    yield* held.writer.append({
+      lines: all.lines.slice(count),
+      sizes: all.sizes.slice(count),
+      ids: added.map((entry) => entry.id),
+      canonical,
+      listing: listingOf(lister, { header: checked.right.header, entries: checked.right.history.entries }),
+      blobs: blobs.filter((blob) => !(held.blobs?.has(blob.hash) ?? false) && added.some((entry) => refersTo(entry, blob.hash)))
+    })
+    return { location: held.location, created: false, appended: added.length }
+  }))
+
+/** Whether `entry` refers to the blob `hash`. */
+const refersTo = (entry: Entry, hash: string): boolean =>
+  entry.version === 2 && entry.kind === "message" && V2.blobsOf(entry.message).some((ref) => V2.hashOf(ref.blob) === hash)
+
 export const toJsonl = (records: Records): string => encodeLine(records.header) + records.entries.map(encodeLine).join("")
 
 /** A page of `items`: `offset` and `limit` taken as given when they are whole numbers, else refused. */
@@ -156,10 +243,21 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
         })
         if (made.length > 0 && listings !== undefined) yield* listings.remember(made)
       }
-      return { sessions: wanted.map((entry) => passing.get(entry.location) ?? cache.get(entry.location)!.listed), total: ordered.length }
+      const sessions = wanted.map((entry, i) => {
+        const listed = lastCommit(passing.get(entry.location) ?? cache.get(entry.location)!.listed, entry.changed)
+        return { listed, key: "error" in listed ? entry.changed : Date.parse(listed.updated), i }
+      })
+      // The page is cut by the catalog's times; within it, the order is the one `updated` shows
+      // (which is later only where `created` is later than the catalog's time).
+      sessions.sort((a, b) => b.key - a.key || a.i - b.i)
+      return { sessions: sessions.map(({ listed }) => listed), total: ordered.length }
     })
 
   const read = (location: string) => provide(SessionStore.read(location))
+
+  // Search and usage: each in a module of its own, over the same ports.
+  const index = yield* Effect.serviceOption(SearchIndex)
+  const candidates = Option.isSome(index) ? index.value.candidates : Search.catalogCandidates(catalog)
 
   return {
     create: (location, options) => provide(SessionStore.create(location, options)),
@@ -182,7 +280,7 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           forkedFrom: version === 2 ? { session: loaded.header.id, entry: leaf } : undefined
         })
         const created = yield* createWhole(journal, target, header, converted(path, version), blobsFrom(path, loaded.location))
-        return summarize(created.location, created)
+        return yield* committedNow(summarize(created.location, created))
       }),
     delete: (location) =>
       Effect.tap(catalog.delete(location), (deleted) =>
@@ -191,17 +289,37 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           cache.delete(location)
         })),
     exportJsonl: (location) => Effect.map(read(location), toJsonl),
+    search: (options) => Search.runOptions(options, candidates),
+    stats: makeStats(journal, catalog),
     import: (records, to, options?: ImportOptions) =>
       Effect.gen(function*() {
         const version = yield* targetVersion(records.header.version, options?.version)
         if (version !== records.header.version) records = upgraded(records)
-        const blobs = yield* blobsGiven(records.entries, options?.blobs, journal.sha256 ?? sha256Hex)
+        const sha256 = journal.sha256 ?? sha256Hex
+        const given = yield* blobsGiven(records.entries, options?.blobs, sha256)
+        // File data over the inline size is a blob on every backend, as an append makes it.
+        const extracted = yield* extractEntries(records.entries, sha256)
         const location = to ?? (journal.locations === "sessionId" ? records.header.id : undefined)
         if (location === undefined) {
           return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to import to")
         }
-        const created = yield* createWhole(journal, location, records.header, records.entries, blobs)
-        return summarize(created.location, created)
+        const created = yield* createWhole(journal, location, records.header, extracted.entries, uniqueBlobs([...given, ...extracted.blobs]))
+        return yield* committedNow(summarize(created.location, created))
+      }),
+    mirror: (records, to) =>
+      Effect.gen(function*() {
+        const extracted = yield* extractEntries(records.entries, journal.sha256 ?? sha256Hex)
+        const blobs = uniqueBlobs(extracted.blobs) as ReadonlyArray<BlobBytes>
+        const location = to ?? (journal.locations === "sessionId" ? records.header.id : undefined)
+        if (location === undefined) return yield* sessionError("SESSION_INVALID_OPTIONS", "this backend needs a location to mirror to")
+        // Created whole when nothing is there; a create that another process won is then extended like any other.
+        for (let attempt = 0;; attempt++) {
+          const extended = yield* extend(journal, location, records.header, extracted.entries, blobs)
+          if (extended !== undefined) return extended
+          const created = yield* Effect.either(createWhole(journal, location, records.header, extracted.entries, blobs))
+          if (Either.isRight(created)) return { location: created.right.location, created: true, appended: extracted.entries.length }
+          if (created.left.code !== "SESSION_EXISTS" || attempt > 0) return yield* created.left
+        }
       })
   }
 })

@@ -2,6 +2,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { messageOf, textOf } from "../Record.js"
+import { parentOf, subagentsOf } from "./links.js"
 import type { Records } from "../Sessions.js"
 
 /** The fields of `session-tree list --json` for a session that loads. */
@@ -14,10 +15,18 @@ export const Summary = Schema.Struct({
   leaf: Schema.NullOr(Schema.String),
   /** The header's timestamp. */
   created: Schema.String,
-  /** The newest entry's timestamp; the header's when there is none. */
+  /**
+   * The time of the session's last commit, never before `created`. A listing takes it from the
+   * backend (a file's modification time, the database's commit time); a summary made from the
+   * records alone, from the newest entry (the header's time when it is later, or there is none).
+   */
   updated: Schema.String,
   /** The first at most 80 characters of the first user message's content; "" when there is none. */
-  title: Schema.String
+  title: Schema.String,
+  /** A subagent's session: the session that started it (`Subagents`). */
+  parent: Schema.optionalWith(Schema.String, { exact: true }),
+  /** The sessions of the subagents this session started, in the order it started them. */
+  subagents: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
 })
 export type Summary = typeof Summary.Type
 
@@ -52,9 +61,11 @@ export interface Scan {
   last: Records["entries"][number] | undefined
   newestTitle: number
   firstUser: number
+  parent: string | undefined
+  subagents: Array<string>
 }
 
-export const emptyScan = (): Scan => ({ scanned: 0, last: undefined, newestTitle: -1, firstUser: -1 })
+export const emptyScan = (): Scan => ({ scanned: 0, last: undefined, newestTitle: -1, firstUser: -1, parent: undefined, subagents: [] })
 
 /**
  * Extends `scan` over the entries added since, so that a store that summarizes its session at
@@ -69,6 +80,11 @@ const extend = (scan: Scan, entries: Records["entries"]): Scan => {
     const entry = entries[i]!
     if (entry.version === 2 && entry.kind === "title") scan.newestTitle = i
     else if (scan.firstUser < 0 && messageOf(entry)?.role === "user") scan.firstUser = i
+    else if (entry.version === 2 && entry.kind === "custom") {
+      // The links of a subagent's session and of the sessions it started (`Subagents`).
+      scan.parent ??= parentOf([entry])?.session
+      for (const link of subagentsOf([entry])) if (!scan.subagents.includes(link.session)) scan.subagents.push(link.session)
+    }
   }
   scan.scanned = entries.length
   scan.last = entries.length === 0 ? undefined : entries[entries.length - 1]
@@ -84,14 +100,20 @@ export const summarize = (location: string, records: Records, scan: Scan = empty
   const user = found.firstUser >= 0 ? messageOf(entries[found.firstUser]!) : undefined
   let title = titled !== undefined && titled.version === 2 && titled.kind === "title" ? firstCharacters(titled.title, TITLE_CHARACTERS) : ""
   if (title === "" && user !== undefined) title = firstCharacters(textOf(user), TITLE_CHARACTERS)
-  return {
+  const summary: Summary = {
     id: header.id,
     location,
     entries: entries.length,
     leaf: newest?.id ?? null,
     created: header.timestamp,
-    updated: newest?.timestamp ?? header.timestamp,
+    updated: newest !== undefined && Date.parse(newest.timestamp) > Date.parse(header.timestamp) ? newest.timestamp : header.timestamp,
     title
+  }
+  if (found.parent === undefined && found.subagents.length === 0) return summary
+  return {
+    ...summary,
+    ...(found.parent === undefined ? {} : { parent: found.parent }),
+    ...(found.subagents.length === 0 ? {} : { subagents: [...found.subagents] })
   }
 }
 

@@ -1,43 +1,45 @@
 /**
  * Pi's own SessionManager for the tests: the reference agent SDK writes the
- * session files that `PiSession.fromPi` is tested on. The package exports only
- * its main entry, whose import takes over a second; its session-manager module
- * alone takes a tenth of that. So the module is found the way Node finds the
- * package (the nearest node_modules above this file holding it, wherever the
- * workspace hoisted it) and imported by its file URL; its types are the ones
- * the main entry exports, which are the same classes.
+ * session files that `PiSession.fromPi` is tested on, and reads what the
+ * mapping back gives. Pi is not a dependency of the workspace: it is installed
+ * on demand (`npm run pi:install`, see `@session-tree/testing/PiReference`).
+ * The tests that need it run when it is there and are skipped, named, with the
+ * command that installs it, when it is not; the recorded check
+ * (`pi-recorded.test.ts`) runs either way. Only its session-manager module is
+ * imported (its main entry loads the whole agent, which takes over a second).
  */
 import * as NFS from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
-import type * as Pi from "@mariozechner/pi-coding-agent"
+import {
+  importPi,
+  installedVersion,
+  PI_INSTALL,
+  PI_PACKAGE,
+  PI_VERSION,
+  type PiCustomContent,
+  type PiMessage as Message,
+  type PiSessionManager,
+  type PiSessionModule
+} from "@session-tree/testing/PiReference"
 
-const PACKAGE = Path.join("node_modules", "@mariozechner", "pi-coding-agent")
+export type PiModule = PiSessionModule
+export type { PiSessionManager }
+export type PiMessage = Message
 
-const packageDir = (): string => {
-  for (let dir = Path.dirname(fileURLToPath(import.meta.url)); ; dir = Path.dirname(dir)) {
-    const candidate = Path.join(dir, PACKAGE)
-    if (NFS.existsSync(Path.join(candidate, "package.json"))) return candidate
-    if (Path.dirname(dir) === dir) throw new Error("@mariozechner/pi-coding-agent is not installed")
-  }
-}
-
-export type PiModule = Pick<typeof Pi, "SessionManager" | "buildSessionContext" | "CURRENT_SESSION_VERSION">
+/** Whether Pi is installed here, so that the tests that call it can run. */
+export const piInstalled = (): boolean => installedVersion() !== undefined
 
 /** Pi's session-manager module (`dist/core/session-manager.js` of the installed package). */
 export const loadPi = async (): Promise<PiModule> => {
-  const dir = packageDir()
-  const { version } = JSON.parse(NFS.readFileSync(Path.join(dir, "package.json"), "utf8")) as { version: string }
-  const module = (await import(pathToFileURL(Path.join(dir, "dist", "core", "session-manager.js")).href)) as PiModule
+  const version = installedVersion()
+  if (version === undefined) throw new Error(`${PI_PACKAGE} is not installed: ${PI_INSTALL} installs it`)
+  const module = await importPi<PiModule>(Path.join("dist", "core", "session-manager.js"))
   // The facts these tests rely on were measured on format 3 as Pi 0.73 writes it.
-  if (module.CURRENT_SESSION_VERSION !== 3) throw new Error(`Pi ${version} writes session format ${module.CURRENT_SESSION_VERSION}, not 3`)
+  if (module.CURRENT_SESSION_VERSION !== 3) throw new Error(`Pi ${version} writes session format ${module.CURRENT_SESSION_VERSION}, not 3 (the tests pin ${PI_VERSION})`)
   return module
 }
 
-export type PiSessionManager = Pi.SessionManager
-/** What `SessionManager.appendMessage` takes: Pi's user, assistant and tool-result messages and its own kinds. */
-export type PiMessage = Parameters<Pi.SessionManager["appendMessage"]>[0]
 export type PiPart =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "image"; readonly data: string; readonly mimeType: string }
@@ -88,8 +90,7 @@ export const piCustom = (customType: string, content: string): PiMessage =>
   ({ role: "custom", customType, content, display: true, timestamp: now() }) as unknown as PiMessage
 
 /** Parts as `appendCustomMessageEntry` takes them (text and image parts only). */
-export const piParts = (parts: ReadonlyArray<PiPart>): Parameters<Pi.SessionManager["appendCustomMessageEntry"]>[1] =>
-  parts as unknown as Parameters<Pi.SessionManager["appendCustomMessageEntry"]>[1]
+export const piParts = (parts: ReadonlyArray<PiPart>): PiCustomContent => parts
 
 export const text = (t: string): PiPart => ({ type: "text", text: t })
 export const image = (data: string = PNG): PiPart => ({ type: "image", data, mimeType: "image/png" })
@@ -107,8 +108,8 @@ export const tempDir = (): string => NFS.mkdtempSync(Path.join(NFS.realpathSync(
 export const writePi = (
   pi: PiModule,
   file: string,
-  build: (sm: Pi.SessionManager) => void
-): { readonly sm: Pi.SessionManager; readonly bytes: Uint8Array } => {
+  build: (sm: PiSessionManager) => void
+): { readonly sm: PiSessionManager; readonly bytes: Uint8Array } => {
   if (NFS.existsSync(file)) throw new Error(`${file} exists`)
   const sm = pi.SessionManager.open(file, Path.dirname(file), "/home/user/project")
   build(sm)

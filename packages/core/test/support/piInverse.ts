@@ -90,7 +90,8 @@ export const toPi = (
   let piHeader: Obj | undefined
   // The entry whose ID Pi's children name in place of an entry added by the conversion.
   const piParent = (id: string | null): string | null => {
-    if (id === null) return null
+    // Pi's roots hang from the entry of its header's fields.
+    if (id === null || id === SESSION_ENTRY) return null
     const entry = byId.get(id)!
     return entry.kind === "custom" && entry.customType === COMPACTION_FIELDS ? entry.parentId : id
   }

@@ -208,4 +208,6 @@ export const listLine = (listed: Listed, changed?: string): string =>
   isUnreadable(listed)
     ? `${listed.error.code} ${printable(listed.location)}  ${visible(listed.error.message)}`
     : `${changed ?? (listed.updated > listed.created ? listed.updated : listed.created)}  ${String(listed.entries).padStart(4)} entries  ` +
-      `${printable(listed.id)}  ${quote(listed.title)}  ${printable(listed.location)}`
+      `${printable(listed.id)}  ${quote(listed.title)}  ${printable(listed.location)}` +
+      (listed.parent === undefined ? "" : `  subagent of ${printable(listed.parent)}`) +
+      (listed.subagents === undefined ? "" : `  ${listed.subagents.length} subagent${listed.subagents.length === 1 ? "" : "s"}`)

@@ -10,6 +10,7 @@ import type * as V2 from "@session-tree/core/RecordV2"
 import { type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Encoding from "effect/Encoding"
+import * as Subagents from "@session-tree/core/Subagents"
 
 /**
  * The label of each labelled entry: the newest label entry for a target wins, in
@@ -123,3 +124,16 @@ export const sizeOf = (data: V2.FileData): number | undefined => {
 /** The keys of an `options` object, the only part of a provider's payload the views show. */
 export const optionKeys = (value: { readonly options?: V2.Opaque }): ReadonlyArray<string> =>
   value.options === undefined ? [] : Object.keys(value.options)
+
+/**
+ * What a link entry between a session and a subagent's says (`Subagents`): which way it points,
+ * the other session, and the tool call that started the subagent; undefined for any other entry.
+ */
+export const linkOf = (
+  entry: V2.SessionEntry
+): { readonly to: "subagent" | "parent"; readonly session: string; readonly toolCallId: string | undefined } | undefined => {
+  const [child] = Subagents.subagentsOf([entry])
+  if (child !== undefined) return { to: "subagent", session: child.session, toolCallId: child.toolCallId }
+  const parent = Subagents.parentOf([entry])
+  return parent === undefined ? undefined : { to: "parent", session: parent.session, toolCallId: parent.toolCallId }
+}
