@@ -63,6 +63,18 @@ export default defineWorkspace([
   {
     ...sources,
     test: {
+      name: "server",
+      isolate,
+      include: ["packages/server/test/**/*.test.ts"],
+      // Files and the run's PostgreSQL server; Chromium for the pages.
+      globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
+      testTimeout: 120_000,
+      hookTimeout: 120_000
+    }
+  },
+  {
+    ...sources,
+    test: {
       name: "ai",
       isolate,
       include: ["packages/ai/test/**/*.test.ts"],

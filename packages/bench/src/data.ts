@@ -28,7 +28,7 @@ export interface Header {
 }
 
 /** mulberry32: small, fast and the same on every machine. */
-const prng = (seed: number) => {
+export const prng = (seed: number) => {
   let a = seed >>> 0
   return (): number => {
     a = (a + 0x6d2b79f5) >>> 0

@@ -16,6 +16,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as RuntimeFlags from "effect/RuntimeFlags"
 import * as RuntimeFlagsPatch from "effect/RuntimeFlagsPatch"
 import * as Scope from "effect/Scope"
@@ -34,6 +35,8 @@ import * as Fs from "@session-tree/file/Fs"
 import { decode as decodeSession, toLines } from "@session-tree/file/Jsonl"
 import { arg } from "./args.js"
 import { conversation, ourFile, prefixOfSize, userMessage } from "./data.js"
+import { sessionOfSize } from "./dataSize.js"
+import { fileV2 } from "./dataV2.js"
 import { machine, median, now, rounds, summarize, table, tempDir } from "./harness.js"
 import * as Ours from "./ours.js"
 import { floorLoad, ourRead } from "./suites/load.js"
@@ -134,17 +137,23 @@ const profileAppend = async (size: number, appends: number, dir: string): Promis
   return out.join("\n")
 }
 
-/** Counts every step of every fiber it supervises (with op supervision on). */
+/** Counts every step of every fiber it supervises (with op supervision on), and the fibers that took them. */
 class StepCounter extends Supervisor.AbstractSupervisor<void> {
   steps = 0
+  readonly fibers = new Set<number>()
   readonly value = Effect.void
-  override onEffect(): void {
+  override onEffect(fiber: Fiber.RuntimeFiber<unknown, unknown>): void {
     this.steps++
+    this.fibers.add(fiber.id().id)
+  }
+  reset(): void {
+    this.steps = 0
+    this.fibers.clear()
   }
 }
 
-/** The median count of fiber steps an append to a copy of `path` takes, the store's own fibers included. */
-const stepsPerAppend = async (path: string, appends: number): Promise<number> => {
+/** The median count of fiber steps an append to `path` takes, and of the fibers that took them, the store's own fibers included. */
+const stepsPerAppend = async (path: string, appends: number): Promise<{ readonly steps: number; readonly fibers: number }> => {
   const counter = new StepCounter()
   // Fibers forked inside inherit the supervisor and the flag: the load's committer and closer too.
   const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -158,14 +167,16 @@ const stepsPerAppend = async (path: string, appends: number): Promise<number> =>
     ))
     let leaf = store.entries.at(-1)!.id
     const counts: Array<number> = []
+    const fibers: Array<number> = []
     for (let i = 0; i < appends; i++) {
-      counter.steps = 0
+      counter.reset()
       leaf = (await Effect.runPromise(counted(store.append(leaf, userMessage(i))))).id
       // One turn more: the close of the generation this append replaced runs after it resolved.
       await new Promise((resolve) => setImmediate(resolve))
       counts.push(counter.steps)
+      fibers.push(counter.fibers.size)
     }
-    return median(counts)
+    return { steps: median(counts), fibers: median(fibers) }
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }
@@ -178,8 +189,14 @@ try {
   if (process.argv.includes("--append-only") === false) for (const ascii of [false, true]) console.log(table(`Load phases (cumulative), ${ascii ? "ASCII" : "UTF-8"}`, await profileLoad(ascii, options, tmp.dir)))
   for (const size of [64 * 1024, 1024 * 1024, 4_000_000]) {
     console.log(await profileAppend(size, arg("appends", 20), tmp.dir))
-    console.log(`  steps of the fiber: ${await stepsPerAppend(Path.join(tmp.dir, `append-${size}.jsonl`), 20)} per append\n`)
+    const counted = await stepsPerAppend(Path.join(tmp.dir, `append-${size}.jsonl`), 20)
+    console.log(`  steps of the fiber: ${counted.steps} per append, on ${counted.fibers} fibers\n`)
   }
+  // Version 2 appends in place behind an intent: the same count on a version-2 session of 64 KiB.
+  const v2 = Path.join(tmp.dir, "append-v2.jsonl")
+  NFS.writeFileSync(v2, fileV2(sessionOfSize(64 * 1024)))
+  const countedV2 = await stepsPerAppend(v2, 20)
+  console.log(`version-2 append at 64 KiB\n  steps of the fiber: ${countedV2.steps} per append, on ${countedV2.fibers} fibers\n`)
 } finally {
   tmp.remove()
 }

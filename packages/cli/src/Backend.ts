@@ -15,8 +15,13 @@
  * - Errors name what they were about: the file's path, or the session ID and the
  *   database (host, port and database name; never the user or password).
  */
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as Ids from "@session-tree/core/Ids"
+import type { SearchIndex } from "@session-tree/core/Search"
 import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import type { SessionChanges } from "@session-tree/core/SessionChanges"
 import { isSessionError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as Sessions from "@session-tree/core/Sessions"
@@ -30,8 +35,11 @@ import * as Option from "effect/Option"
 import * as NodePath from "node:path"
 import { schemaWords } from "./words.js"
 
-/** What every command may use: the sessions of the backend and its ports, IDs, and the filesystem (import and export files). */
-export type Library = Sessions.Sessions | SessionJournal | SessionCatalog | Ids.Ids | Fs.Fs
+/**
+ * What every command may use: the sessions of the backend and its ports (search and changes
+ * included), IDs, and the filesystem (import and export files).
+ */
+export type Library = Sessions.Sessions | SessionJournal | SessionCatalog | SearchIndex | SessionChanges | Ids.Ids | Fs.Fs
 
 export type Backend =
   | { readonly _tag: "Files" }
@@ -77,6 +85,18 @@ export const isDatabaseUrl = (url: string): boolean => {
     return false
   }
 }
+
+/** `--db URL` and `--files`, parsed straight into the backend they name, so each command chooses it once. */
+export const option = Options.all({
+  db: Options.text("db").pipe(
+    Options.withPseudoName("URL"),
+    Options.optional,
+    Options.withDescription("a PostgreSQL database (default: $SESSION_TREE_DB); session paths are then session IDs; \"\" means files")
+  ),
+  files: Options.boolean("files").pipe(Options.withDescription("use session files, whatever $SESSION_TREE_DB says"))
+}).pipe(
+  Options.mapEffect((choice) => Either.mapLeft(choose(choice), (reason) => ValidationError.invalidValue(HelpDoc.p(reason))))
+)
 
 /** Whether `arg` reads as a file path rather than a session ID. */
 export const looksLikePath = (arg: string): boolean => arg.includes("/") || arg.includes("\\") || arg.endsWith(".jsonl")

@@ -46,6 +46,9 @@ import * as Input from "./input.js"
 import * as Usage from "./usage.js"
 import { fieldPath, plainIssue, schemaWords } from "./words.js"
 import * as SelfContained from "./selfContained.js"
+import { search } from "./commands/search.js"
+import { serve } from "./commands/serve.js"
+import { stats } from "./commands/stats.js"
 import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson, visible } from "@session-tree/view/Text"
 
 /** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
@@ -444,9 +447,11 @@ const list = Command.make(
   {
     dir: Args.text({ name: "DIR" }).pipe(Args.withDescription("the directory whose *.jsonl files are listed (default: .)"), Args.optional),
     json: Options.boolean("json").pipe(Options.withDescription("print one JSON array on stdout")),
+    limit: Options.integer("limit").pipe(Options.withPseudoName("N"), Options.optional, Options.withDescription("list at most N sessions (only those are read): a page of a large directory")),
+    offset: Options.integer("offset").pipe(Options.withPseudoName("N"), Options.withDefault(0), Options.withDescription("skip the N newest first (default: 0)")),
     db
   },
-  ({ db, dir, json }) =>
+  ({ db, dir, json, limit, offset }) =>
     Effect.gen(function*() {
       if (Option.isSome(dir) && db._tag === "Database") {
         return yield* new UsageError({
@@ -456,7 +461,7 @@ const list = Command.make(
         })
       }
       const directory = Option.getOrUndefined(dir)
-      const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ directory })), directory).pipe(
+      const listing = yield* Backend.run(db, Effect.flatMap(Sessions.Sessions, (sessions) => sessions.list({ directory, offset, limit: Option.getOrUndefined(limit) })), directory).pipe(
         Effect.mapError((error) =>
           // A session file given for DIR: the command that shows one session, and the directory to list.
           error.code === "SESSION_NOT_REGULAR_FILE" && directory !== undefined
@@ -652,7 +657,7 @@ const migrate = Command.make(
 // --- the application ----------------------------------------------------------------------
 
 /** The commands, in the order the help lists them; a new one is registered with a line here. */
-const COMMANDS = [create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, syncCommand, migrate] as const
+const COMMANDS = [create, append, verify, recover, deleteCommand, log, tree, list, fork, exportCommand, importCommand, syncCommand, migrate, search, stats, serve] as const
 
 const root = Command.make("session-tree", {}, () =>
   new UsageError({ reason: `a command is required: ${[...COMMAND_NAMES].join(", ")}` })).pipe(

@@ -10,7 +10,9 @@
  * regenerated answer on a new branch and a compaction. Every claim it prints is
  * checked; a failed check exits 1. Everything happens in a fresh temp directory
  * that is removed at the end, but for the HTML pages of the sessions, which it
- * leaves in the system's temp directory (`os.tmpdir()`) for a browser to open.
+ * leaves in the system's temp directory (`os.tmpdir()`) for a browser to open,
+ * and a directory of its sessions (the corrupt copy among them) for
+ * `session-tree serve --dir` to serve.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { encodeLine } from "@session-tree/core/Codec"
@@ -139,6 +141,21 @@ const conversation = Effect.gen(function*() {
 
 /** Where the demo leaves its session's page (the rest of its files are removed at the end). */
 const PAGE = Path.join(OS.tmpdir(), "session-tree-demo.html")
+
+/** Where the demo leaves its sessions for `session-tree serve --dir` (replaced by every run). */
+const SERVED = Path.join(OS.tmpdir(), "session-tree-demo-sessions")
+
+/** Part 4: the sessions left to browse, one that does not load among them. */
+const leaveToServe = (dir: string) =>
+  Effect.gen(function*() {
+    yield* heading("Sessions to browse")
+    NFS.rmSync(SERVED, { recursive: true, force: true })
+    NFS.mkdirSync(SERVED)
+    for (const name of ["session.jsonl", "agent.jsonl", "corrupt.jsonl"]) NFS.copyFileSync(Path.join(dir, name), Path.join(SERVED, name))
+    yield* check(NFS.readdirSync(SERVED).length === 3, "the sessions were left to serve")
+    yield* say(`three sessions (one of them corrupt) left in ${SERVED}; browse, search and follow them with:`)
+    yield* say(`npx session-tree serve --dir ${SERVED}`)
+  })
 
 /** Part 2: damage copies of the file. */
 const damage = (dir: string, original: string) =>
@@ -301,6 +318,7 @@ const program = Effect.gen(function*() {
     Layer.provideMerge(SessionStore.layerCreate(Path.join(dir, "agent.jsonl"), { id: "demo-agent" }))
   )
   yield* agentConversation.pipe(Effect.provide(Layer.merge(AgentLive, DemoHandlers)))
+  yield* leaveToServe(dir)
   yield* Console.log(`\nDone. Removing ${dir}.`)
 }).pipe(
   Effect.scoped,

@@ -20,7 +20,7 @@ import { bin, firstWord, otherBoot, records, removeTempDirs, runCli, STACK_FRAME
 afterAll(removeTempDirs)
 
 /** Every command of SPEC B6 and C5, in the order the help lists them. */
-const COMMANDS = ["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "sync", "migrate"]
+const COMMANDS = ["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "sync", "migrate", "search", "stats", "serve"]
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 

@@ -29,7 +29,7 @@ describe.concurrent("docs/cli.md", { timeout: 180_000 }, () => {
   }
 
   it("help a person reads: every option described, usage lines with the command's name, built-in options once", async ({ expect }) => {
-    const commands = ["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "sync", "migrate"]
+    const commands = ["create", "append", "verify", "recover", "delete", "log", "tree", "list", "fork", "export", "import", "sync", "migrate", "search", "stats", "serve"]
     const [top, ...helps] = await Promise.all([runCli("--help"), ...commands.map((c) => runCli(c, "--help"))])
     expect(top!.stdout).toMatch(/^BUILT-IN OPTIONS/m)
     expect(top!.stdout.match(/--completions/g)).toHaveLength(1)

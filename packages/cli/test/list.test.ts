@@ -90,6 +90,12 @@ describe("session-tree list", { timeout: 180_000 }, () => {
     // What the records tell instead: the newest entry's time (written after the creation).
     expect(listed[2]!.updated).toBe(records(c).at(-1)!["timestamp"])
     expectUpdatedOrder(expect, listed)
+    // A page of a large directory: --limit sessions after --offset, in the same order.
+    const page = await runCli("list", dir, "--json", "--offset", "1", "--limit", "1")
+    expect((JSON.parse(page.stdout) as Array<{ location: string }>).map((l) => l.location)).toEqual([b])
+    expect(JSON.parse((await runCli("list", dir, "--json", "--limit", "0")).stdout) as Array<unknown>).toEqual([])
+    const negative = await runCli("list", dir, "--limit", "-1")
+    expect([negative.code, negative.stderr.split(/\s+/)[0]]).toEqual([1, "SESSION_INVALID_OPTIONS"])
   })
 
   it("--db: the database's commit time, never before the creation, a fork and an append moving a session first", async ({ expect }) => {

@@ -17,6 +17,7 @@ import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Migrations from "@session-tree/pg/Migrations"
 import * as PgCatalog from "@session-tree/pg/PgCatalog"
 import * as PgJournal from "@session-tree/pg/PgJournal"
+import * as PgSearch from "@session-tree/pg/PgSearch"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
@@ -200,7 +201,7 @@ export const postgres = (adminUrl: string): Backend => ({
           remove: (location) => sql`DELETE FROM session_tree_sessions WHERE id = ${location}`.pipe(Effect.asVoid, Effect.orDie)
         }))
       )
-      return Layer.mergeAll(PgJournal.layer, PgCatalog.layer, kit).pipe(Layer.provide(client))
+      return Layer.mergeAll(PgJournal.layer, PgCatalog.layer, PgSearch.layer, kit).pipe(Layer.provide(client))
     })
   )
 })

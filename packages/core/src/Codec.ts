@@ -123,7 +123,12 @@ const decodeEntryLineV1 = (text: string, line: number, _blobs?: ReadonlyMap<stri
 const CANONICAL_PREFIX = `{"type":"entry","version":1,"`
 
 /** One entry line of a version-2 session → its entry, or the first problem with it. */
-const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string, number> | undefined): Entry | CorruptError => {
+const decodeEntryLineV2 = (
+  text: string,
+  line: number,
+  blobs: ReadonlyMap<string, number> | undefined,
+  checkBlobs = true
+): Entry | CorruptError => {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -132,7 +137,7 @@ const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string
   }
   const canonical = V2.decodeCanonicalLine(value, text)
   if (canonical !== undefined) {
-    const blob = V2.missingBlob(canonical.entry, blobs, line)
+    const blob = checkBlobs ? V2.missingBlob(canonical.entry, blobs, line) : undefined
     if (blob !== undefined) return blob
     return canonical.numbers ? exactNumbers(canonical.entry, text, line) : canonical.entry
   }
@@ -147,7 +152,7 @@ const decodeEntryLineV2 = (text: string, line: number, blobs: ReadonlyMap<string
   }
   const entry = V2.decodeEntry(record, line)
   if (Either.isLeft(entry)) return entry.left
-  return V2.missingBlob(entry.right, blobs, line) ?? exactNumbers(entry.right, text, line)
+  return (checkBlobs ? V2.missingBlob(entry.right, blobs, line) : undefined) ?? exactNumbers(entry.right, text, line)
 }
 
 
@@ -213,9 +218,9 @@ const decodeLinesOrError = (input: RecordLines): DecodedSession | CorruptError =
   const header = exactNumbers(decodedHeader.right, lines[0]!, 1, "SESSION_INVALID_HEADER")
   if (header instanceof CorruptError) return header
   const history = new History()
-  const decodeEntryLine = header.version === 1 ? decodeEntryLineV1 : decodeEntryLineV2
+  const decodeOne = header.version === 1 ? decodeEntryLineV1 : decodeEntryLineV2
   for (let i = 1; i < lines.length; i++) {
-    const entry = decodeEntryLine(lines[i]!, i + 1, input.blobs)
+    const entry = decodeOne(lines[i]!, i + 1, input.blobs)
     if (entry instanceof CorruptError) return entry
     const problem = history.checkAndAdd(entry, i + 1)
     if (problem !== undefined) return problem
@@ -226,6 +231,23 @@ const decodeLinesOrError = (input: RecordLines): DecodedSession | CorruptError =
     }
   }
   return { header, history, tail }
+}
+
+/**
+ * One entry line of a session of `version` → its entry, checked as a load checks that line on its
+ * own (JSON, record, exact numbers; with `blobs`, the blobs it refers to): not what needs the rest
+ * of the session (the history, the caps). For readers of single lines, such as search.
+ */
+export const decodeEntryLine = (
+  version: 1 | 2,
+  text: string,
+  line?: number,
+  blobs?: ReadonlyMap<string, number>
+): Either.Either<Entry, CorruptError> => {
+  // Without a line number an error names none (`line` is optional in every error).
+  const at = line as number
+  const entry = version === 1 ? decodeEntryLineV1(text, at) : decodeEntryLineV2(text, at, blobs, blobs !== undefined)
+  return entry instanceof CorruptError ? Either.left(entry) : Either.right(entry)
 }
 
 /** The canonical text of a record: `JSON.stringify` in schema key order, without the newline. */

@@ -13,16 +13,25 @@ import type * as Scope from "effect/Scope"
 import { utf8Length } from "./Codec.js"
 import { SessionCatalog, type SessionCatalogService } from "./SessionCatalog.js"
 import { type CorruptError, type InputError, sessionError } from "./SessionError.js"
-import { sha256Hex } from "./internal/sha256.js"
+import { sha256 } from "./internal/sha256.js"
+import * as Tracing from "./Tracing.js"
 import { type AppendError, type BlobBytes, type Created, type CreateError, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
 
 /**
  * Session location → its lines, the header's first, none with a terminator. A
  * commit replaces a session's array, so a writer knows the array it last wrote.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type Storage = Map<string, ReadonlyArray<string>>
 
-/** Session location → its blobs, by hash (64 lowercase hexadecimal digits). */
+/**
+ * Session location → its blobs, by hash (64 lowercase hexadecimal digits).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type BlobStorage = Map<string, Map<string, Uint8Array>>
 
 const missing = (location: string): InputError =>
@@ -72,7 +81,12 @@ const putBlobs = (blobs: BlobStorage, location: string, added: ReadonlyArray<Blo
   for (const blob of added) if (!held.has(blob.hash)) held.set(blob.hash, copy ? blob.bytes.slice() : blob.bytes)
 }
 
-/** A journal over `storage` and `blobs` (fresh maps by default). */
+/**
+ * A journal over `storage` and `blobs` (fresh maps by default).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map()): SessionJournalService => {
   const writerOf = (location: string, initial: ReadonlyArray<string>): Effect.Effect<Writer, never, Scope.Scope> =>
     Effect.map(
@@ -93,7 +107,7 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
           })
       })
     )
-  return {
+  const journal: SessionJournalService = {
     locations: "chosen",
     create: (location, session) =>
       Effect.suspend((): Effect.Effect<Created, CreateError, Scope.Scope> => {
@@ -125,11 +139,19 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
         if (bytes === undefined) {
           return Effect.fail(sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path: location }))
         }
-        if (sha256Hex(bytes) !== hash) {
+        if (sha256(bytes) !== hash) {
           return Effect.fail(sessionError("SESSION_BLOB_CORRUPT", `the bytes of blob "sha256:${hash}" do not match its hash`, { path: location }))
         }
         return Effect.succeed(bytes.slice())
       })
+  }
+  return {
+    locations: journal.locations,
+    create: (location, session) =>
+      Tracing.span("MemoryJournal.create", { session: location, batch: session.ids.length })(journal.create(location, session)),
+    hold: (location) => Tracing.span("MemoryJournal.hold", { session: location })(journal.hold(location)),
+    read: (location) => Tracing.span("MemoryJournal.read", { session: location })(journal.read(location)),
+    blob: (location, hash) => Tracing.span("MemoryJournal.blob", { session: location })(journal.blob(location, hash))
   }
 }
 
@@ -137,6 +159,9 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
  * The catalog of `storage`: every location in it. A session's version is the identity of its
  * array (a commit replaces it), numbered on first sight; its change time is when the catalog first
  * saw that array, so a session changed later lists before one changed earlier.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const makeCatalog = (storage: Storage, blobs: BlobStorage = new Map()): SessionCatalogService => {
   const seen = new WeakMap<ReadonlyArray<string>, { readonly version: number; readonly changed: number }>()
@@ -179,9 +204,19 @@ export const makeCatalog = (storage: Storage, blobs: BlobStorage = new Map()): S
   }
 }
 
-/** A fresh, empty memory journal and its catalog per build of the layer. */
+/**
+ * A fresh, empty memory journal and its catalog per build of the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionJournal | SessionCatalog> = Layer.suspend(() => layerStorage(new Map()))
 
-/** A memory journal and catalog over `storage` and `blobs`, which the caller can read and change. */
+/**
+ * A memory journal and catalog over `storage` and `blobs`, which the caller can read and change.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerStorage = (storage: Storage, blobs: BlobStorage = new Map()): Layer.Layer<SessionJournal | SessionCatalog> =>
   Layer.merge(Layer.succeed(SessionJournal, make(storage, blobs)), Layer.succeed(SessionCatalog, makeCatalog(storage, blobs)))

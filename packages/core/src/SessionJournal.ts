@@ -14,22 +14,34 @@ import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { RecordLines } from "./Codec.js"
 import type { ConflictError, CorruptError, InputError, IoError, LockedError, SessionError } from "./SessionError.js"
+import * as Hash from "./internal/sha256.js"
 
 /**
  * What reading a session can fail with: nothing readable at the location (SESSION_NOT_FOUND,
  * SESSION_NOT_REGULAR_FILE: `InputError`), bytes that cannot be a session's (a cap, invalid
  * UTF-8: `CorruptError`), a session replaced or busy while it was read (`ConflictError`), a failed
  * step (`IoError`).
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export type ReadError = InputError | CorruptError | ConflictError | IoError
 
-/** What opening a session for appending can fail with: a read's failures (another store holding it is a `ConflictError`). */
+/**
+ * What opening a session for appending can fail with: a read's failures (another store holding it is a `ConflictError`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export type OpenError = ReadError
 
 /**
  * What creating a session can fail with: any class. A location that cannot hold one
  * (`InputError`), a name already taken (`ConflictError`), a blob `from` does not hold
  * (`CorruptError`), a failed step (`IoError`), a rollback that could not be proven (`LockedError`).
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export type CreateError = SessionError
 
@@ -39,19 +51,37 @@ export type CreateError = SessionError
  * could not be proven (`LockedError`); and, where the batch brings blobs, a blob store that is not
  * a directory (`InputError`). Never `CorruptError`: the store checked the batch before handing it
  * over, and a batch's blobs are bytes, not references to another session's.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export type AppendError = InputError | ConflictError | IoError | LockedError
 
-/** What reading a blob can fail with: the session's location (`InputError`), a missing or damaged blob (`CorruptError`), a failed step (`IoError`). */
+/**
+ * What reading a blob can fail with: the session's location (`InputError`), a missing or damaged blob (`CorruptError`), a failed step (`IoError`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export type BlobError = InputError | CorruptError | ConflictError | IoError
 
-/** Canonical record lines: each text without its terminator, with its UTF-8 size in bytes. */
+/**
+ * Canonical record lines: each text without its terminator, with its UTF-8 size in bytes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Lines {
   readonly lines: ReadonlyArray<string>
   readonly sizes: ReadonlyArray<number>
 }
 
-/** What a backend read back: the lines of one session as stored, and where they are. */
+/**
+ * What a backend read back: the lines of one session as stored, and where they are.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Stored extends RecordLines {
   /** The session's location as the backend resolved it: an absolute path, a session ID. */
   readonly location: string
@@ -65,24 +95,42 @@ export interface Stored extends RecordLines {
  * same blob held by the session at `from` (a fork), which the backend shares or copies so that
  * either session can go without the other: SESSION_BLOB_MISSING when `from` does not hold it
  * with that size.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type NewBlob = BlobBytes | BlobCopy
 
-/** A new blob given by its bytes. */
+/**
+ * A new blob given by its bytes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BlobBytes {
   readonly hash: string
   readonly size: number
   readonly bytes: Uint8Array
 }
 
-/** A new blob taken from the session at `from`, which holds it (a fork). */
+/**
+ * A new blob taken from the session at `from`, which holds it (a fork).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BlobCopy {
   readonly hash: string
   readonly size: number
   readonly from: string
 }
 
-/** A batch of new entries, in commit order. */
+/**
+ * A batch of new entries, in commit order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Batch extends Lines {
   /** The entry ID of each line. */
   readonly ids: ReadonlyArray<string>
@@ -110,12 +158,18 @@ export interface Batch extends Lines {
  * Makes a session's listing (a `Sessions.Summary` as JSON text) under the location the backend
  * gives it; called only when a backend asks, so that one that keeps listings can keep it in the
  * same commit.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type ListingOf = (location: string) => string
 
 /**
  * One session held for appending, by one store. Appends through a writer never
  * run concurrently: the store hands it one batch at a time.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface Writer {
   /**
@@ -133,16 +187,33 @@ export interface Writer {
   readonly append: (batch: Batch) => Effect.Effect<void, AppendError>
 }
 
-/** A session held for appending: what was read, and the writer that appends after it. */
+/**
+ * A session held for appending: what was read, and the writer that appends after it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Held extends Stored {
   readonly writer: Writer
 }
 
+/**
+ * A session created and held for appending: where it is, and its writer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Created {
   readonly location: string
   readonly writer: Writer
 }
 
+/**
+ * What a backend provides: sessions created, read, held for appending, and their blobs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionJournalService {
   /**
    * How the backend's locations relate to the IDs of the sessions there: `"chosen"` where any
@@ -177,10 +248,26 @@ export interface SessionJournalService {
    */
   readonly blob: (location: string, hash: string) => Effect.Effect<Uint8Array, BlobError>
   /**
-   * A SHA-256 faster than the core's own (a platform's), as 64 lowercase hexadecimal digits;
-   * the store names new blobs with it.
+   * A SHA-256 of the backend's own, as 64 lowercase hexadecimal digits, for the store to name new
+   * blobs with; by default `sha256` (the platform's where there is one).
    */
   readonly sha256?: ((bytes: Uint8Array) => string) | undefined
 }
 
+/**
+ * The SHA-256 that names blobs (`docs/format.md`, "Blobs"), as 64 lowercase hexadecimal digits: the
+ * platform's where the runtime has one (Node, Deno, Bun), else the core's own. Backends name and
+ * check blobs with it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sha256: (bytes: Uint8Array) => string = Hash.sha256
+
+/**
+ * The backend in the context.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
 export class SessionJournal extends Context.Tag("@session-tree/SessionJournal")<SessionJournal, SessionJournalService>() {}

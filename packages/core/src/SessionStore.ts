@@ -14,14 +14,21 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessionStore.js"
 import type { Entry, Header } from "./Record.js"
-import type { SessionError } from "./SessionError.js"
+import type { InputError, SessionError } from "./SessionError.js"
 import type { AppendError, BlobError, ReadError, SessionJournal } from "./SessionJournal.js"
 
+/**
+ * One session held by a store: its accepted history in memory, and durable appends through the backend.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionStore {
   /** Where the session is, as its backend resolved it: an absolute path, a session ID. */
   readonly location: string
@@ -60,6 +67,22 @@ export interface SessionStore {
    * then the results of its tool calls). Bodies as `appendEntry` takes them (version 2).
    */
   readonly appendChain: (parentId: string | null, bodies: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Entry>, AppendError>
+  /**
+   * Checks and copies a message now, exactly as `append` does when it is called, for
+   * `appendPrepared` to commit later under the parent chosen then: how a caller that picks the
+   * parent only when its turn comes (the tree: its leaf) appends with one check and one copy.
+   */
+  readonly prepareMessage: (message: unknown) => Either.Either<Prepared<Entry>, InputError>
+  /** Checks and copies an entry body now, as `appendEntry` does (see `prepareMessage`). */
+  readonly prepareEntry: (body: unknown) => Either.Either<Prepared<Entry>, InputError>
+  /** Checks and copies the bodies of a chain now, as `appendChain` does (see `prepareMessage`). */
+  readonly prepareChain: (bodies: ReadonlyArray<unknown>) => Either.Either<Prepared<ReadonlyArray<Entry>>, InputError>
+  /**
+   * Appends what this store prepared under `parentId`, as `append`, `appendEntry` or
+   * `appendChain` would have; an append prepared by another store is SESSION_INVALID_OPTIONS.
+   * The same prepared append may be committed more than once, each time as a new entry.
+   */
+  readonly appendPrepared: <A>(parentId: string | null, prepared: Prepared<A>) => Effect.Effect<A, AppendError>
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when already canonical. */
   readonly flush: Effect.Effect<void, AppendError>
   /**
@@ -70,11 +93,55 @@ export interface SessionStore {
   readonly blob: (ref: string) => Effect.Effect<Uint8Array, BlobError>
 }
 
-export const SessionStore: Context.Tag<SessionStore, SessionStore> = Context.GenericTag<SessionStore>(
-  "@session-tree/SessionStore"
-)
+/**
+ * Marks an append prepared by a store (`SessionStore.prepareMessage` and the like).
+ *
+ * @since 0.1.0
+ * @category symbols
+ */
+export const PreparedTypeId: unique symbol = Symbol.for("@session-tree/core/SessionStore/Prepared")
+/**
+ * The type of `PreparedTypeId`.
+ *
+ * @since 0.1.0
+ * @category symbols
+ */
+export type PreparedTypeId = typeof PreparedTypeId
 
-/** How a new session starts. */
+/**
+ * An append a store has checked and copied, waiting for its parent (`SessionStore.appendPrepared`);
+ * `A` is what committing it gives: an entry, or a chain's entries. Opaque: only its store reads it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Prepared<out A> {
+  readonly [PreparedTypeId]: { readonly _A: (_: never) => A }
+}
+
+/**
+ * The tag of a store in the context, a class as every tag of the library is. Its identifier is the
+ * service's own interface (`SessionStore`), the name every caller already types a store with.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SessionStoreTag extends Context.Tag("@session-tree/SessionStore")<SessionStore, SessionStore>() {}
+
+/**
+ * The store in the context (see `SessionStoreTag`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionStore: typeof SessionStoreTag = SessionStoreTag
+
+/**
+ * How a new session starts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CreateOptions {
   /** The session ID; by default the backend's or a fresh one from `Ids`. */
   readonly id?: string | undefined
@@ -84,13 +151,23 @@ export interface CreateOptions {
   readonly forkedFrom?: { readonly session: string; readonly entry: string } | undefined
 }
 
-/** How a session is loaded. */
+/**
+ * How a session is loaded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface LoadOptions {
   /** The only format version accepted: a session of another is SESSION_UNSUPPORTED_VERSION. Any by default. */
   readonly version?: 1 | 2 | undefined
 }
 
-/** What a read-only load finds. */
+/**
+ * What a read-only load finds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Loaded {
   readonly location: string
   readonly header: Header
@@ -102,7 +179,12 @@ export interface Loaded {
   readonly blob: (ref: string) => Effect.Effect<Uint8Array, BlobError>
 }
 
-/** Loads a session read-only: it never writes, and holds nothing afterwards. */
+/**
+ * Loads a session read-only: it never writes, and holds nothing afterwards.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const read: (location: string) => Effect.Effect<Loaded, ReadError, SessionJournal> = internal.read
 
 /**
@@ -110,28 +192,57 @@ export const read: (location: string) => Effect.Effect<Loaded, ReadError, Sessio
  * location is taken. Version 2 unless `options.version` is 1. The ID comes from
  * `options.id`, from the backend when it names sessions by ID, or from `Ids`;
  * the timestamp from the clock.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const create: (
   location: string,
   options?: CreateOptions
 ) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> = internal.create
 
-/** Loads a session for appending; the backend holds it until the scope closes. */
+/**
+ * Loads a session for appending; the backend holds it until the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const load: (location: string, options?: LoadOptions) => Effect.Effect<SessionStore, ReadError, SessionJournal | Ids | Scope.Scope> =
   internal.load
 
 /**
  * Loads the session at `location`, creating it first when nothing is there (with `options`; a
  * `version` given is then also the only one a load accepts).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const open: (location: string, options?: CreateOptions) => Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> =
   internal.open
 
+/**
+ * A layer of the store of the session at `location`, loaded (see `load`) for the layer's lifetime.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerLoad = (location: string, options?: LoadOptions): Layer.Layer<SessionStore, ReadError, SessionJournal | Ids> =>
   Layer.scoped(SessionStore, load(location, options))
+/**
+ * A layer of a new store at `location` (see `create`), held for the layer's lifetime.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerCreate = (
   location: string,
   options?: CreateOptions
 ): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> => Layer.scoped(SessionStore, create(location, options))
+/**
+ * A layer of the store at `location`, loaded or created (see `open`), held for the layer's lifetime.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerOpen = (location: string, options?: CreateOptions): Layer.Layer<SessionStore, SessionError, SessionJournal | Ids> =>
   Layer.scoped(SessionStore, open(location, options))

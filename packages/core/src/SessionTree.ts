@@ -22,6 +22,12 @@ import type { InputError } from "./SessionError.js"
 import type { AppendError } from "./SessionJournal.js"
 import { SessionStore } from "./SessionStore.js"
 
+/**
+ * The tree over a store: the current leaf, the root-to-leaf projection, and appends that continue it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionTree {
   readonly store: SessionStore
   /** The entry the next `append` becomes a child of; null selects a new root. */
@@ -71,16 +77,38 @@ export interface SessionTree {
   readonly pathTo: (id: string) => ReadonlyArray<Entry>
 }
 
-export const SessionTree: Context.Tag<SessionTree, SessionTree> = Context.GenericTag<SessionTree>(
-  "@session-tree/SessionTree"
-)
+/**
+ * The tag of a tree in the context, a class as every tag of the library is. Its identifier is the
+ * service's own interface (`SessionTree`), the name every caller already types a tree with.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SessionTreeTag extends Context.Tag("@session-tree/SessionTree")<SessionTree, SessionTree>() {}
+
+/**
+ * The tree in the context (see `SessionTreeTag`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionTree: typeof SessionTreeTag = SessionTreeTag
 
 /**
  * The tree over `store`: its operations run one at a time (a one-permit semaphore), each seeing
  * the store as the last one left it.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make: (store: SessionStore) => Effect.Effect<SessionTree> = internal.make
 
+/**
+ * The tree over the store in the context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionTree, never, SessionStore> = Layer.effect(
   SessionTree,
   Effect.flatMap(SessionStore, make)
@@ -89,17 +117,64 @@ export const layer: Layer.Layer<SessionTree, never, SessionStore> = Layer.effect
 // ---------------------------------------------------------------------------------------------
 // Pure navigation over any entry list in commit order.
 
-/** What the navigation needs of an entry: its ID and its parent's. */
+/**
+ * What the navigation needs of an entry: its ID and its parent's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Linked {
   readonly id: string
   readonly parentId: string | null
 }
 
-/** The root-to-`id` path; [] when `id` is not in `entries` or its chain does not reach a root. */
+/**
+ * The navigation of one entry list, built once, for a caller that asks it many questions (a view walking the tree).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Index<E extends Linked> {
+  /** The list, as given. */
+  readonly entries: ReadonlyArray<E>
+  /** The first entry with this ID. */
+  readonly get: (id: string) => E | undefined
+  /** The children of `id` in commit order; null gives the roots. */
+  readonly children: (id: string | null) => ReadonlyArray<E>
+  /** The entries nobody names as parent, in commit order. */
+  readonly leaves: ReadonlyArray<E>
+  /** The root-to-`id` path; [] when `id` is not in the list or its chain does not reach a root. */
+  readonly pathTo: (id: string) => ReadonlyArray<E>
+}
+
+/**
+ * The navigation of `entries`, built in one pass: what the functions below answer, as a value to keep.
+ *
+ * @since 0.1.0
+ * @category navigation
+ */
+export const index: <E extends Linked>(entries: ReadonlyArray<E>) => Index<E> = internal.index
+
+/**
+ * The root-to-`id` path; [] when `id` is not in `entries` or its chain does not reach a root.
+ *
+ * @since 0.1.0
+ * @category navigation
+ */
 export const pathTo: <E extends Linked>(entries: ReadonlyArray<E>, id: string) => ReadonlyArray<E> = internal.pathTo
 
-/** The children of `id` in commit order; null gives the roots. */
+/**
+ * The children of `id` in commit order; null gives the roots.
+ *
+ * @since 0.1.0
+ * @category navigation
+ */
 export const childrenOf: <E extends Linked>(entries: ReadonlyArray<E>, id: string | null) => ReadonlyArray<E> = internal.childrenOf
 
-/** The entries nobody names as parent, in commit order. */
+/**
+ * The entries nobody names as parent, in commit order.
+ *
+ * @since 0.1.0
+ * @category navigation
+ */
 export const leavesOf: <E extends Linked>(entries: ReadonlyArray<E>) => ReadonlyArray<E> = internal.leavesOf

@@ -24,6 +24,8 @@ import type { InputError, SessionError, SessionErrorCode } from "./SessionError.
 import type { ReadError, SessionJournal } from "./SessionJournal.js"
 import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "./SessionStore.js"
 import type { Linked } from "./SessionTree.js"
+import type { SearchOptions, SearchResult } from "./Search.js"
+import type { StatsOptions, StatsResult } from "./Stats.js"
 
 /** What a listing shows of a session that loads (the fields of `session-tree list --json`). */
 export type Summary = internal.Summary
@@ -113,6 +115,21 @@ export interface SessionsService {
    * it, so an imported session holds the same records on every backend.
    */
   readonly import: (records: Records, to?: string, options?: ImportOptions) => Effect.Effect<Summary, SessionError>
+  /**
+   * The entries of every session of a directory (a database) that match `options.query`: a page of
+   * hits, newest first, and how many there are (`Search`). The backend's `SearchIndex` narrows
+   * the lines read where the context holds one (the file and database layers do); every hit is
+   * decided by the library. SESSION_INVALID_OPTIONS for a query with no word or a bad filter.
+   * @since 0.2.0
+   */
+  readonly search: (options: SearchOptions) => Effect.Effect<SearchResult, ScanError>
+  /**
+   * The usage recorded in every session of a directory (a database), summed per day, model or
+   * session (`Stats`). Each session is read once per version, as a listing reads it; one that does
+   * not load is listed with its error and counts nothing.
+   * @since 0.2.0
+   */
+  readonly stats: (options?: StatsOptions) => Effect.Effect<StatsResult, ScanError>
   /**
    * Makes the session at `to` (by default: the header's ID, where the backend locates sessions by
    * ID) hold `records`, which extend what it holds: created whole when nothing is there; else the

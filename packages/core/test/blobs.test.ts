@@ -19,7 +19,7 @@ import type { Entry } from "../src/Record.js"
 import type { FileData, Message } from "../src/RecordV2.js"
 import { SessionCatalog } from "../src/SessionCatalog.js"
 import type { SessionError } from "../src/SessionError.js"
-import { type NewBlob, SessionJournal, type SessionJournalService, type Writer } from "../src/SessionJournal.js"
+import { type NewBlob, SessionJournal, type SessionJournalService, sha256, type Writer } from "../src/SessionJournal.js"
 import * as Sessions from "../src/Sessions.js"
 import * as SessionStore from "../src/SessionStore.js"
 import * as SessionTree from "../src/SessionTree.js"
@@ -76,6 +76,13 @@ describe("the core's SHA-256", () => {
       expect(sha256Hex(bytes), `${n} bytes`).toBe(hex(bytes))
     }
     expect(sha256Hex(new TextEncoder().encode("abc"))).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+  })
+
+  it("is the platform's where the runtime has one: the SHA-256 every backend names blobs with", () => {
+    const bytes = bytesOf(1000)
+    expect(sha256(bytes)).toBe(hex(bytes))
+    // Node offers `process.getBuiltinModule`: the exported function is not the plain TypeScript one.
+    expect(sha256).not.toBe(sha256Hex)
   })
 })
 

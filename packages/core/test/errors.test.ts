@@ -14,7 +14,9 @@ import type * as Ids from "../src/Ids.js"
 import type { Message } from "../src/Record.js"
 import {
   asInput,
+  catchCode,
   classOf,
+  type ConflictError,
   CorruptError,
   InputError,
   isSessionError,
@@ -149,5 +151,29 @@ describe("who must act, through the store", () => {
         "LockedError SESSION_ROLLBACK_FAILED",
         "IoError SESSION_IO"
       ])
+    }))
+
+  it.effect("catchCode recovers the codes it names, whatever their class, and passes every other failure through", () =>
+    Effect.gen(function*() {
+      const fail = (code: "SESSION_BUSY" | "SESSION_REPLACED") =>
+        Effect.fail(sessionError(code, code === "SESSION_BUSY" ? "a commit in flight" : "changed")) as Effect.Effect<string, ConflictError | InputError>
+      const busyOnly = (effect: Effect.Effect<string, ConflictError | InputError>) =>
+        effect.pipe(catchCode("SESSION_BUSY", (e) => Effect.succeed(`caught ${e.code} (${e._tag})`)))
+      expect(yield* busyOnly(fail("SESSION_BUSY"))).toBe("caught SESSION_BUSY (ConflictError)")
+      // Same class, another code: not caught.
+      const replaced = yield* Effect.flip(busyOnly(fail("SESSION_REPLACED")))
+      expect([replaced._tag, replaced.code]).toEqual(["ConflictError", "SESSION_REPLACED"])
+      // Several codes at once; a code raised as another class (an append's input) is caught by its code too.
+      const input = Effect.fail(asInput(sessionError("SESSION_INVALID_MESSAGE", "bad"))) as Effect.Effect<string, ConflictError | InputError>
+      const either = (effect: Effect.Effect<string, ConflictError | InputError>) =>
+        catchCode(effect, ["SESSION_REPLACED", "SESSION_INVALID_MESSAGE"], (e) => Effect.succeed(`${e.code} ${e._tag}`))
+      expect(yield* either(fail("SESSION_REPLACED"))).toBe("SESSION_REPLACED ConflictError")
+      expect(yield* either(input)).toBe("SESSION_INVALID_MESSAGE InputError")
+      expect((yield* Effect.flip(either(fail("SESSION_BUSY")))).code).toBe("SESSION_BUSY")
+      // A failure that is not the library's passes through as it is; success is untouched.
+      const foreign = Effect.fail("not ours") as Effect.Effect<string, string | ConflictError>
+      expect(yield* Effect.flip(foreign.pipe(catchCode("SESSION_BUSY", () => Effect.succeed("no"))))).toBe("not ours")
+      const fine = Effect.succeed("fine") as Effect.Effect<string, ConflictError>
+      expect(yield* fine.pipe(catchCode("SESSION_BUSY", () => Effect.succeed("no")))).toBe("fine")
     }))
 })

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import * as GroupCommit from "../src/internal/groupCommit.js"
 import { type Message, messageOf } from "../src/Record.js"
@@ -50,6 +51,30 @@ describe("GroupCommit", () => {
       const outcomes = yield* Effect.all([1, -2, 3, 4].map((n) => Effect.either(group.submit(n))), { concurrency: "unbounded" })
       expect(outcomes).toEqual([Either.right(10), Either.left("refused -2"), Either.right(30), Either.right(40)])
       expect(batches).toEqual([[1, -2, 3, 4]])
+    }))
+
+  it.scoped("a submission made while no commit is in flight commits on its caller's fiber; one queued behind a commit, on its own", () =>
+    Effect.gen(function*() {
+      const committers: Array<string> = []
+      const { batches, commit, hold } = makeCommit()
+      const group = yield* make((batch) =>
+        Effect.flatMap(Effect.fiberId, (id) => {
+          committers.push(FiberId.threadName(id))
+          return commit(batch)
+        }))
+      const caller = yield* Effect.fiberId
+      expect(yield* group.submit(1)).toBe(10)
+      expect(committers).toEqual([FiberId.threadName(caller)])
+      const held = yield* hold
+      const first = yield* Effect.fork(group.submit(2))
+      yield* Deferred.await(held.arrived)
+      const second = yield* Effect.fork(group.submit(3))
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+      yield* Deferred.succeed(held.release, undefined)
+      expect([yield* Fiber.join(first), yield* Fiber.join(second)]).toEqual([20, 30])
+      // No fiber of the group commit's own: each batch ran on the fiber of its first submission.
+      expect(committers.slice(1)).toEqual([FiberId.threadName(first.id()), FiberId.threadName(second.id())])
+      expect(batches).toEqual([[1], [2], [3]])
     }))
 
   it.scoped("submissions made while a commit runs wait for it and form the next batch, in order", () =>

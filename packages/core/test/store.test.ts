@@ -36,6 +36,39 @@ describe("create", () => {
   })
 })
 
+describe("prepared appends", () => {
+  it.scoped("are checked and copied when prepared, committed under the parent given later, and only by their own store", () => {
+    const { layer, probe } = makeProbed()
+    return Effect.gen(function*() {
+      yield* atT
+      const store = yield* SessionStore.create(path)
+      const other = yield* SessionStore.create("other")
+      const root = yield* store.append(null, user("m1", "root"))
+      const message = { role: "user", id: "m2", content: "before" }
+      const prepared = Either.getOrThrow(store.prepareMessage(message))
+      // A change after the preparation never reaches the entry; nothing was committed yet.
+      message.content = "after"
+      const commits = probe.commits
+      const entry = yield* store.appendPrepared(root.id, prepared)
+      expect(probe.commits).toBe(commits + 1)
+      expect([entry.parentId, JSON.stringify(entry)]).toEqual([root.id, expect.stringContaining("before")])
+      // Committed again, it is a new entry, under the parent given then.
+      const again = yield* store.appendPrepared(entry.id, prepared)
+      expect([again.parentId, again.id === entry.id]).toEqual([entry.id, false])
+      // A refusal of the input is known when preparing; a parent when committing.
+      expect(Either.isLeft(store.prepareMessage({ role: "nobody" }))).toBe(true)
+      expect(codeOf(yield* Effect.either(store.appendPrepared("nowhere", prepared)))).toBe("SESSION_UNKNOWN_PARENT")
+      // Another store's preparation is refused, and nothing is committed.
+      const foreign = Either.getOrThrow(other.prepareMessage(user("m3", "elsewhere")))
+      expect(codeOf(yield* Effect.either(store.appendPrepared(root.id, foreign)))).toBe("SESSION_INVALID_OPTIONS")
+      const chain = Either.getOrThrow(store.prepareChain([{ kind: "title", title: "t" }, { kind: "label", targetId: root.id, label: "l" }]))
+      const added = yield* store.appendPrepared(root.id, chain)
+      expect(added.map((e) => e.parentId)).toEqual([root.id, added[0]!.id])
+      expect(store.entries.length).toBe(5)
+    }).pipe(Effect.provide(layer))
+  })
+})
+
 describe("the canonical lines a batch brings its backend", () => {
   it.scoped("come only after loading lines spelled otherwise, with every batch until one commits", () => {
     const { layer, probe, storage } = makeProbed()

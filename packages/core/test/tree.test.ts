@@ -285,6 +285,22 @@ describe("pure navigation", () => {
     expect(SessionTree.leavesOf(mutable).map((e) => e.id)).toEqual(["b"])
   })
 
+  it("an index is the same navigation as a value: built once, answering every question about its list", () => {
+    const navigation = SessionTree.index(list)
+    expect(navigation.entries).toBe(list)
+    expect(navigation.pathTo("d").map((e) => e.id)).toEqual(["a", "c", "d"])
+    expect(navigation.children("a").map((e) => e.id)).toEqual(["b", "c"])
+    expect(navigation.children(null).map((e) => e.id)).toEqual(["a", "e"])
+    expect(navigation.leaves.map((e) => e.id)).toEqual(["b", "d", "e"])
+    expect(navigation.get("c")?.parentId).toBe("a")
+    expect(navigation.get("x")).toBeUndefined()
+    // It answers for the list it was built from: a list that changes afterwards needs a new one.
+    const mutable = [entry("a", null)]
+    const before = SessionTree.index(mutable)
+    mutable.push(entry("b", "a"))
+    expect([before.leaves.map((e) => e.id), SessionTree.index(mutable).leaves.map((e) => e.id)]).toEqual([["a"], ["b"]])
+  })
+
   it("a list that is not in commit order cannot make pathTo loop", () => {
     const cyclic = [entry("a", "b"), entry("b", "a")]
     expect(SessionTree.pathTo(cyclic, "a")).toEqual([])

@@ -17,9 +17,16 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 
+/**
+ * A failed filesystem step: its name, its path and the errno.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class FsError extends Schema.TaggedError<FsError>("@session-tree/FsError")("FsError", {
   op: Schema.String,
   path: Schema.String,
@@ -32,12 +39,23 @@ export class FsError extends Schema.TaggedError<FsError>("@session-tree/FsError"
   }
 }
 
-/** The identity of a file: device and inode, compared as a pair. */
+/**
+ * The identity of a file: device and inode, compared as a pair.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FileId {
   readonly dev: bigint
   readonly ino: bigint
 }
 
+/**
+ * What lstat and fstat tell of a file.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Stat extends FileId {
   readonly size: number
   readonly nlink: number
@@ -50,26 +68,50 @@ export interface Stat extends FileId {
   readonly kind: "file" | "directory" | "symlink" | "other"
 }
 
-/** What `lstatAll` tells of a name: its kind and size. */
+/**
+ * What `lstatAll` tells of a name: its kind and size.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Entry {
   readonly kind: Stat["kind"]
   readonly size: number
 }
 
-/** An open descriptor, remembering the path it was opened by so every step can be named. */
+/**
+ * An open descriptor, remembering the path it was opened by so every step can be named.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Handle {
   readonly fd: number
   readonly path: string
 }
 
+/**
+ * Whether two identities name the same file.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sameFile = (a: FileId, b: FileId): boolean => a.dev === b.dev && a.ino === b.ino
 
+/**
+ * The open flags of the store's steps.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const Flags = {
   readNoFollow: NFS.constants.O_RDONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK,
   createExclusive: NFS.constants.O_WRONLY | NFS.constants.O_CREAT | NFS.constants.O_EXCL | NFS.constants.O_NOFOLLOW,
   directory: NFS.constants.O_RDONLY | NFS.constants.O_DIRECTORY | NFS.constants.O_NOFOLLOW,
   /** An existing regular file, for writing in place; never through a link, never blocking. */
   writeNoFollow: NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK,
+  /** An own name (a copy this process made), for writing; never through a link. */
+  writeOwn: NFS.constants.O_WRONLY | NFS.constants.O_NOFOLLOW,
   /** An existing regular file, for reading and writing in place (recovery); never through a link, never blocking. */
   readWriteNoFollow: NFS.constants.O_RDWR | NFS.constants.O_NOFOLLOW | NFS.constants.O_NONBLOCK
 } as const
@@ -79,6 +121,9 @@ export const Flags = {
  * implementation runs plain `node:fs` calls inside the Effect, a pooled one hands
  * them to Node's thread pool; either way a step replaced in a service (see
  * `intercept`) is the step that runs.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface FsService {
   readonly lstat: (path: string) => Effect.Effect<Stat, FsError>
@@ -123,9 +168,20 @@ export interface FsService {
   readonly mkdir: (path: string, mode: number) => Effect.Effect<void, FsError>
 }
 
-/** The name of a step, as an interceptor sees it (`closeDetached` is a `close`). */
+/**
+ * The name of a step, as an interceptor sees it (`closeDetached` is a `close`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Op = Exclude<keyof FsService, "closeDetached">
 
+/**
+ * The filesystem service in the context.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
 export class Fs extends Context.Tag("@session-tree/Fs")<Fs, FsService>() {}
 
 const toStat = (s: NFS.BigIntStats): Stat => ({
@@ -190,6 +246,9 @@ const closeInPool = (h: Handle) => call<void>("close", h.path, (cb) => NFS.close
  * The real filesystem, every step waited for synchronously: the default. The caller waits for
  * each step anyway, and a round trip through the thread pool costs more than most steps take;
  * only the close nobody waits for (`closeDetached`) goes to the pool.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const node: FsService = {
   lstat: (path) =>
@@ -231,7 +290,12 @@ export const node: FsService = {
   mkdir: (path, mode) => sync("mkdir", path, () => void NFS.mkdirSync(path, { mode }))
 }
 
-/** Every step in the thread pool: the event loop is never held by a filesystem call. */
+/**
+ * Every step in the thread pool: the event loop is never held by a filesystem call.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const threadPool: FsService = {
   lstat: (path) => Effect.map(call<NFS.BigIntStats>("lstat", path, (cb) => NFS.lstat(path, { bigint: true }, cb)), toStat),
   open: (path, flags, mode = 0o644) =>
@@ -269,10 +333,38 @@ export const threadPool: FsService = {
   mkdir: (path, mode) => call<void>("mkdir", path, (cb) => NFS.mkdir(path, { mode }, (err) => cb(err)))
 }
 
+/**
+ * `fs.open` as a resource of the scope, as `@effect/platform`'s `FileSystem.open` gives a file: the
+ * descriptor is closed when the scope closes (a failed close is ignored: the kernel releases the
+ * descriptor even then).
+ *
+ * @since 0.1.0
+ * @category resources
+ */
+export const open = (fs: FsService, path: string, flags: number, mode?: number): Effect.Effect<Handle, FsError, Scope.Scope> =>
+  Effect.acquireRelease(fs.open(path, flags, mode), (handle) => Effect.ignore(fs.close(handle)))
+
+/**
+ * The real filesystem, every step waited for synchronously (`node`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Fs> = Layer.succeed(Fs, node)
+/**
+ * The real filesystem, every step in the thread pool (`threadPool`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerThreadPool: Layer.Layer<Fs> = Layer.succeed(Fs, threadPool)
 
-/** One step as seen by an interceptor: its name and the path(s) it touches. */
+/**
+ * One step as seen by an interceptor: its name and the path(s) it touches.
+ *
+ * @since 0.1.0
+ * @category testing
+ */
 export interface Step {
   readonly op: Op
   readonly path: string
@@ -282,10 +374,20 @@ export interface Step {
   readonly length?: number
 }
 
-/** An interceptor: receives each step and its real effect, and may run it, replace it, fail it or record it. */
+/**
+ * An interceptor: receives each step and its real effect, and may run it, replace it, fail it or record it.
+ *
+ * @since 0.1.0
+ * @category testing
+ */
 export type Around = <A>(step: Step, run: Effect.Effect<A, FsError>) => Effect.Effect<A, FsError>
 
-/** Wraps every operation of `fs` with `around`; a detached close is seen as the step `close`. */
+/**
+ * Wraps every operation of `fs` with `around`; a detached close is seen as the step `close`.
+ *
+ * @since 0.1.0
+ * @category testing
+ */
 export const intercept = (fs: FsService, around: Around): FsService => ({
   lstat: (path) => around({ op: "lstat", path }, fs.lstat(path)),
   open: (path, flags, mode) => around({ op: "open", path }, fs.open(path, flags, mode)),
@@ -310,5 +412,10 @@ export const intercept = (fs: FsService, around: Around): FsService => ({
   mkdir: (path, mode) => around({ op: "mkdir", path }, fs.mkdir(path, mode))
 })
 
-/** A layer of the real filesystem seen through `around`. */
+/**
+ * A layer of the real filesystem seen through `around`.
+ *
+ * @since 0.1.0
+ * @category testing
+ */
 export const layerIntercepted = (around: Around): Layer.Layer<Fs> => Layer.succeed(Fs, intercept(node, around))

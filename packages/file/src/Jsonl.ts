@@ -14,6 +14,9 @@ import { classifyTail } from "./internal/tail.js"
  * A file's bytes → its record lines, or why they cannot be a session's. Bytes after the last newline are a last
  * line when they hold a complete JSON object, skipped (`tail: "incomplete"`)
  * when some continuation would make them one, and corruption otherwise.
+ *
+ * @since 0.1.0
+ * @category decoding
  */
 export const toLines = (bytes: Uint8Array): Either.Either<RecordLines, CorruptError> =>
   Either.flatMap(splitLines(bytes), (split): Either.Either<RecordLines, CorruptError> => {
@@ -30,5 +33,10 @@ export const toLines = (bytes: Uint8Array): Either.Either<RecordLines, CorruptEr
     return Either.right({ lines: [...split.lines, split.tail], sizes: [...split.sizes, split.tailSize!], size, tail: "none" })
   })
 
-/** A file's bytes → its validated records, or the first problem in line order (it fails closed). */
+/**
+ * A file's bytes → its validated records, or the first problem in line order (it fails closed).
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
 export const decode = (bytes: Uint8Array): Either.Either<DecodedSession, CorruptError> => Either.flatMap(toLines(bytes), decodeLines)

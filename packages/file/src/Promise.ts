@@ -9,7 +9,8 @@
  * - `Sessions`: list a directory, the latest session, fork, read, delete, export
  *   the canonical JSONL, import a file (this project's session, a Pi session, a
  *   Claude Code transcript or a Codex rollout, the format detected from its
- *   content), sync a tree of transcripts into a directory.
+ *   content), sync a tree of transcripts into a directory, search the sessions
+ *   of a directory, sum their usage.
  *
  * Each store owns a Scope that holds its file and directory open; `close()`
  * releases them, and a store that is dropped without `close()` is released when
@@ -26,6 +27,8 @@ import * as NodeUtil from "node:util"
 import type { Ids } from "@session-tree/core/Ids"
 import * as Options from "@session-tree/core/Options"
 import * as PiSession from "@session-tree/core/PiSession"
+import type * as Search from "@session-tree/core/Search"
+import type * as Stats from "@session-tree/core/Stats"
 import type * as RecordV2 from "@session-tree/core/RecordV2"
 import type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader } from "@session-tree/core/Record"
 import * as Errors from "@session-tree/core/SessionError"
@@ -49,6 +52,9 @@ import { type Fs, Fs as FsTag } from "./Fs.js"
  * code outside Effect can use `instanceof` and read `code`. `kind` says who must act (the class of
  * the Effect API's error: `InputError`, `CorruptError`, `ConflictError`, `IoError`, `LockedError`),
  * and `cause` is that error itself.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class SessionError extends Error {
   readonly code: Errors.SessionErrorCode
@@ -69,30 +75,84 @@ export class SessionError extends Error {
 const toFacade = (failure: unknown): unknown => Errors.isSessionError(failure) ? new SessionError(failure) : failure
 
 const sessionError = Errors.sessionError
+/**
+ * The record types the facade reads and writes.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { AnyMessage, CourseMessage, Entry, Header, Message, SessionEntry, SessionHeader }
+/**
+ * What a lossy Pi import dropped.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { Dropped } from "@session-tree/core/PiSession"
+/**
+ * The shapes of a listing and of records to import.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { Listed, ListingPage, Records, Summary, Unreadable } from "@session-tree/core/Sessions"
+/**
+ * What a search finds.
+ *
+ * @since 0.2.0
+ * @category reexports
+ */
+export type { Hit, SearchOptions, SearchResult, Snippet } from "@session-tree/core/Search"
+/**
+ * What usage sums.
+ *
+ * @since 0.2.0
+ * @category reexports
+ */
+export type { StatsOptions, StatsResult, StatsRow, Totals } from "@session-tree/core/Stats"
+/**
+ * What a read-only load finds.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { Loaded } from "@session-tree/core/SessionStore"
 
-/** Whether a listed session is one that does not load (it then holds `error` instead of a summary). */
+/**
+ * Whether a listed session is one that does not load (it then holds `error` instead of a summary).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isUnreadable: (listed: CoreSessions.Listed) => listed is CoreSessions.Unreadable = CoreSessions.isUnreadable
 
 /**
  * `now`: epoch milliseconds for timestamps; `createId`: entry IDs (the core's options, the one
  * definition). Session IDs are random UUIDs unless `create` is given one.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type SessionOptions = Options.SessionOptions
 
 /**
  * `SessionOptions`, `id`: the new session's ID (a random UUID by default), and `version`: the
  * format, 2 (the agent format) unless 1 (the course format) is asked for.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface CreateOptions extends Options.SessionOptions {
   readonly id?: string
   readonly version?: 1 | 2
 }
 
-/** `SessionOptions`, and `version`: the only format version to accept (any by default). */
+/**
+ * `SessionOptions`, and `version`: the only format version to accept (any by default).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface LoadOptions extends Options.SessionOptions {
   readonly version?: 1 | 2
 }
@@ -148,18 +208,18 @@ const run = <A>(effect: Effect.Effect<A, Errors.SessionError>): Promise<A> =>
     Exit.isSuccess(exit) ? exit.value : Promise.reject(toFacade(Cause.squash(exit.cause)))
   )
 
-interface Internal {
-  readonly core: Core.SessionStore
-  readonly scope: Scope.CloseableScope
-  closed: boolean
-}
-
-const internals = new WeakMap<SessionStore, Internal>()
-
 const release = (scope: Scope.CloseableScope) => Scope.close(scope, Exit.void)
+
+/**
+ * Closes the scope of a store that was dropped without `close()` once it is collected. One for
+ * the process: a registry must outlive the objects it watches.
+ */
 const registry = new FinalizationRegistry<Scope.CloseableScope>((scope) => {
   Effect.runFork(release(scope))
 })
+
+/** The core store a facade store runs, read by the tree of this module only (a symbol no caller can name). */
+const CORE = Symbol("@session-tree/file/Promise/core")
 
 /** Builds a store in a scope of its own, closed at once when the build fails and by `close` otherwise. */
 const acquire = async <S extends SessionStore>(
@@ -180,7 +240,12 @@ const acquire = async <S extends SessionStore>(
 /** The class a static constructor of `SessionStore` was called on (a subclass builds its own instances). */
 type StoreClass<S extends SessionStore> = new(core: Core.SessionStore, scope: Scope.CloseableScope) => S
 
-/** One session file, held open for appending. Get one with `create`, `load` or `open`; release it with `close`. */
+/**
+ * One session file, held open for appending. Get one with `create`, `load` or `open`; release it with `close`.
+ *
+ * @since 0.1.0
+ * @category facade
+ */
 export class SessionStore {
   /**
    * Creates a new session file holding only its header; SESSION_EXISTS if the path exists.
@@ -211,34 +276,44 @@ export class SessionStore {
     return run(Core.read(path).pipe(Effect.provide(FileJournal.layerWithFs())))
   }
 
+  readonly #core: Core.SessionStore
+  readonly #scope: Scope.CloseableScope
+  #closed = false
+
   /** @internal use `create` or `load`. */
   constructor(core: Core.SessionStore, scope: Scope.CloseableScope) {
-    internals.set(this, { core, scope, closed: false })
+    this.#core = core
+    this.#scope = scope
     registry.register(this, scope, this)
+  }
+
+  /** @internal the core store, for `SessionTree`. */
+  get [CORE](): Core.SessionStore {
+    return this.#core
   }
 
   /** The absolute path of the session file. */
   get path(): string {
-    return internals.get(this)!.core.location
+    return this.#core.location
   }
 
   get header(): Header {
-    return internals.get(this)!.core.header
+    return this.#core.header
   }
 
   /** Frozen, commit order; the very objects `append` resolved with. */
   get entries(): ReadonlyArray<Entry> {
-    return internals.get(this)!.core.entries
+    return this.#core.entries
   }
 
   /** Whether the loaded file ended in a skipped incomplete tail that no commit has removed yet. */
   get tail(): "none" | "incomplete" {
-    return internals.get(this)!.core.tail
+    return this.#core.tail
   }
 
   /** The entry with this ID, or undefined. */
   get(id: string): Entry | undefined {
-    return internals.get(this)!.core.get(id)
+    return this.#core.get(id)
   }
 
   /**
@@ -246,120 +321,136 @@ export class SessionStore {
    * Message IR of the session's version (a version-1 message to a version-2 session is stored in its version-2 form).
    */
   append(parentId: string | null, message: AnyMessage): Promise<Entry> {
-    return run(internals.get(this)!.core.append(parentId, message))
+    return run(this.#core.append(parentId, message))
   }
 
   /** Appends one entry of any kind under `parentId` (version 2): `body` holds `kind` first, then that kind's keys. */
   appendEntry(parentId: string | null, body: RecordV2.Body): Promise<Entry> {
-    return run(internals.get(this)!.core.appendEntry(parentId, body))
+    return run(this.#core.appendEntry(parentId, body))
   }
 
   /** Commits the canonical generation of what is accepted, with no new entry; a no-op when the file already holds it. */
   flush(): Promise<void> {
-    return run(internals.get(this)!.core.flush)
+    return run(this.#core.flush)
   }
 
   /** Releases the file and directory once any commit in flight is done; later appends and flushes reject (SESSION_IO). */
   async close(): Promise<void> {
-    const internal = internals.get(this)!
-    if (internal.closed) return
-    internal.closed = true
+    if (this.#closed) return
+    this.#closed = true
     registry.unregister(this)
-    await run(release(internal.scope))
+    await run(release(this.#scope))
   }
 }
 
-// The tree keeps its SessionStore reachable: the store's scope closes when the store is collected.
-const trees = new WeakMap<SessionTree, { readonly tree: Tree.SessionTree; readonly store: SessionStore }>()
 
-/** The branches of a store: the active leaf, the root→leaf path, and appends that continue it. */
+/**
+ * The branches of a store: the active leaf, the root→leaf path, and appends that continue it.
+ *
+ * @since 0.1.0
+ * @category facade
+ */
 export class SessionTree {
+  readonly #tree: Tree.SessionTree
+  // The tree keeps its SessionStore reachable: the store's scope closes when the store is collected.
+  readonly #store: SessionStore
+
   constructor(store: SessionStore) {
-    const internal = internals.get(store)
-    if (internal === undefined) throw toFacade(sessionError("SESSION_INVALID_OPTIONS", "SessionTree needs a SessionStore"))
-    trees.set(this, { tree: Effect.runSync(Tree.make(internal.core)), store })
+    if (!(store instanceof SessionStore)) throw toFacade(sessionError("SESSION_INVALID_OPTIONS", "SessionTree needs a SessionStore"))
+    this.#store = store
+    this.#tree = Effect.runSync(Tree.make(store[CORE]))
+  }
+
+  /** The store this tree appends through. */
+  get store(): SessionStore {
+    return this.#store
   }
 
   get activeLeafId(): string | null {
-    return trees.get(this)!.tree.activeLeafId
+    return this.#tree.activeLeafId
   }
 
   get entries(): ReadonlyArray<Entry> {
-    return trees.get(this)!.tree.entries
+    return this.#tree.entries
   }
 
   /** The root→leaf path: entries of every kind. */
   get activeEntries(): ReadonlyArray<Entry> {
-    return trees.get(this)!.tree.activeEntries
+    return this.#tree.activeEntries
   }
 
   /** The messages of the root→leaf path. */
   get activeMessages(): ReadonlyArray<AnyMessage> {
-    return trees.get(this)!.tree.activeMessages
+    return this.#tree.activeMessages
   }
 
   /** Changes only the in-memory leaf; null selects the position of a new root. */
   moveTo(id: string | null): Promise<void> {
-    return run(trees.get(this)!.tree.moveTo(id))
+    return run(this.#tree.moveTo(id))
   }
 
   /** Appends under the active leaf and makes the new entry the active leaf. */
   append(message: AnyMessage): Promise<Entry> {
-    return run(trees.get(this)!.tree.append(message))
+    return run(this.#tree.append(message))
   }
 
   /** Appends an entry of any kind under the active leaf (version 2) and makes it the active leaf. */
   appendEntry(body: RecordV2.Body): Promise<Entry> {
-    return run(trees.get(this)!.tree.appendEntry(body))
+    return run(this.#tree.appendEntry(body))
   }
 
   /** Appends a chain of entries under the active leaf in one commit, all or none; the last becomes the active leaf. */
   appendChain(bodies: ReadonlyArray<RecordV2.Body>): Promise<ReadonlyArray<Entry>> {
-    return run(trees.get(this)!.tree.appendChain(bodies))
+    return run(this.#tree.appendChain(bodies))
   }
 
   /** Labels an earlier entry (null removes its label). */
   label(targetId: string, label: string | null): Promise<Entry> {
-    return run(trees.get(this)!.tree.label(targetId, label))
+    return run(this.#tree.label(targetId, label))
   }
 
   /** Names the session. */
   setTitle(title: string): Promise<Entry> {
-    return run(trees.get(this)!.tree.setTitle(title))
+    return run(this.#tree.setTitle(title))
   }
 
   /** Records a change of model on this branch. */
   setModel(model: { readonly provider: string; readonly model: string; readonly thinking?: string }): Promise<Entry> {
-    return run(trees.get(this)!.tree.setModel(model))
+    return run(this.#tree.setModel(model))
   }
 
   /** Stores an extension's data on this branch. */
   custom(customType: string, data: unknown): Promise<Entry> {
-    return run(trees.get(this)!.tree.custom(customType, data))
+    return run(this.#tree.custom(customType, data))
   }
 
   /** Records a compaction: what came before `firstKeptEntryId` is replaced by `summary` in the context. */
   compact(compaction: { readonly summary: string; readonly firstKeptEntryId: string | null; readonly tokensBefore?: number }): Promise<Entry> {
-    return run(trees.get(this)!.tree.compact(compaction))
+    return run(this.#tree.compact(compaction))
   }
 
   /** The entries whose parent is `id` (null: the roots), in commit order. */
   children(id: string | null): ReadonlyArray<Entry> {
-    return trees.get(this)!.tree.children(id)
+    return this.#tree.children(id)
   }
 
   /** The entries without children, in commit order. */
   get leaves(): ReadonlyArray<Entry> {
-    return trees.get(this)!.tree.leaves
+    return this.#tree.leaves
   }
 
   /** The root→`id` path; empty when `id` is not in the tree. */
   pathTo(id: string): ReadonlyArray<Entry> {
-    return trees.get(this)!.tree.pathTo(id)
+    return this.#tree.pathTo(id)
   }
 }
 
-/** What `Sessions.import` reads. */
+/**
+ * What `Sessions.import` reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ImportOptions {
   /**
    * The format of the file: this project's, a Pi coding-agent session (format 3), a Claude Code
@@ -376,7 +467,12 @@ export interface ImportOptions {
   skipDamaged?: boolean
 }
 
-/** What an import stored, and what it did not or could not store. */
+/**
+ * What an import stored, and what it did not or could not store.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Imported {
   /** The file's own session. */
   readonly session: CoreSessions.Summary
@@ -412,23 +508,25 @@ const NOTHING_DROPPED: PiSession.Dropped = {
   bashExecutions: 0
 }
 
-const services = new WeakMap<Sessions, {
-  readonly service: CoreSessions.SessionsService
-  readonly live: Layer.Layer<SessionJournal | SessionCatalog | Fs | Ids | Options.CallerClock>
-}>()
 
 /**
  * The session files of any directory: list, fork, read, delete, export and import. One instance keeps
  * its listing cache, so a repeated listing reads again only the files that changed.
  * `options` (`now`, `createId`) set the clock and entry IDs of what it writes, as for a store;
  * an invalid one throws SESSION_INVALID_OPTIONS.
+ *
+ * @since 0.1.0
+ * @category facade
  */
 export class Sessions {
+  readonly #service: CoreSessions.SessionsService
+  readonly #live: Layer.Layer<SessionJournal | SessionCatalog | Fs | Ids | Options.CallerClock>
+
   constructor(options?: SessionOptions) {
     const valid = Options.validate(options)
     if (Either.isLeft(valid)) throw toFacade(valid.left)
-    const live = Layer.merge(FileJournal.layerWithFs(), Options.layerValid(valid.right))
-    services.set(this, { service: Effect.runSync(CoreSessions.make.pipe(Effect.provide(live))), live })
+    this.#live = Layer.merge(FileJournal.layerWithFs(), Options.layerValid(valid.right))
+    this.#service = Effect.runSync(CoreSessions.make.pipe(Effect.provide(this.#live)))
   }
 
   /**
@@ -518,6 +616,24 @@ export class Sessions {
   }
 
   /**
+   * The entries of the session files of `options.directory` (the current one by default) that
+   * match `options.query`: words and "quoted phrases", all required, without case, in message
+   * text, tool arguments and results; newest first, a page of `options.limit` (50) hits and how
+   * many there are. Filters: `roles`, `models`, `since`, `until`, `sessions`. See `Search`.
+   */
+  search(options: Search.SearchOptions): Promise<Search.SearchResult> {
+    return this.#run((s) => s.search(options))
+  }
+
+  /**
+   * The usage (`meta.usage`: tokens, and the cost where the usage carries it) of the session
+   * files of `options.directory`, in all and, with `options.by`, per day, model or session. See `Stats`.
+   */
+  stats(options?: Stats.StatsOptions): Promise<Stats.StatsResult> {
+    return this.#run((s) => s.stats(options))
+  }
+
+  /**
    * Syncs every transcript under `sources` (files or directories) into `dir` (`docs/sync.md`): one
    * session file each, named by its ID; a rerun appends only what is new. Resolves with the report
    * of each source (a source that changed where it was imported, or failed, is in it with its error).
@@ -536,7 +652,7 @@ export class Sessions {
           quietMs: options?.quietMs,
           recover: (location) => Effect.provideService(Recovery.recover(location), FsTag, fs)
         }).pipe(Effect.provideService(Sync.SyncFiles, SyncFiles.make(fs, { state: Path.join(target, SyncFiles.STATE_FILE) })))
-      }).pipe(Effect.provideService(CoreSessions.Sessions, services.get(this)!.service))
+      }).pipe(Effect.provideService(CoreSessions.Sessions, this.#service))
     )
   }
 
@@ -546,7 +662,6 @@ export class Sessions {
   }
 
   #run<A>(f: (sessions: CoreSessions.SessionsService) => Effect.Effect<A, Errors.SessionError, Fs>): Promise<A> {
-    const { live, service } = services.get(this)!
-    return run(Effect.suspend(() => f(service)).pipe(Effect.provide(live)))
+    return run(Effect.suspend(() => f(this.#service)).pipe(Effect.provide(this.#live)))
   }
 }

@@ -32,14 +32,17 @@
  */
 import { CAPS_V2, encodeLine } from "@session-tree/core/Codec"
 import { type ConflictError, type InputError, type IoError, type LockedError, restated, sessionError } from "@session-tree/core/SessionError"
-import * as Either from "effect/Either"
+import * as Tracing from "@session-tree/core/Tracing"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Path from "node:path"
-import { type FileId, Flags, Fs, type FsService, sameFile } from "./Fs.js"
-import * as Append from "./internal/append.js"
+import * as FsModule from "./Fs.js"
+import { type FileId, Flags, Fs, type FsService, sameFile, type Stat } from "./Fs.js"
 import { removeDeleted } from "./internal/delete.js"
 import * as Generation from "./internal/generation.js"
-import { closeQuietly, expectIdentity, lstatNamed, readBytes, readExactly, step } from "./internal/io.js"
+import { expectIdentity, lstatNamed, readBytes, readExactly, step } from "./internal/io.js"
+import * as Marker from "./internal/marker.js"
 import * as Owner from "./internal/owner.js"
 import { processLocks } from "./internal/locks.js"
 import * as Paths from "./internal/paths.js"
@@ -49,9 +52,18 @@ import { decode } from "./Jsonl.js"
  * What recovery can fail with: no session there (`InputError`), a writer still running or a
  * name that changed under it (`ConflictError`), a failed step (`IoError`), a state it must not
  * settle (`LockedError`). Never `CorruptError`: recovery judges names and bytes, not records.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export type RecoverError = InputError | ConflictError | IoError | LockedError
 
+/**
+ * What `recover` did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RecoveryReport {
   readonly path: string
   /** What happened to the marker. */
@@ -129,7 +141,7 @@ const settleIntent = (
 ): Effect.Effect<RecoveryReport["batch"], RecoverError> =>
   Effect.scoped(Effect.gen(function*() {
     const text = yield* step("readlink marker", fs.readlink(paths.marker))
-    const intent = Append.parseIntent(text)
+    const intent = Marker.parseIntent(text)
     if (intent === undefined) {
       return yield* sessionError("SESSION_REPLACED", "the marker is a link but not an append intent; it is left for inspection", { path: paths.marker })
     }
@@ -138,10 +150,10 @@ const settleIntent = (
     }
     // No file: an intent whose removal a crash undid, beside a session since deleted. Nothing to settle.
     if ((yield* lstatNamed(fs, "lstat", paths.path)) === undefined) return yield* removeMarker(fs, paths, markerStat, syncDir, "none" as const)
-    const handle = yield* Effect.acquireRelease(
-      step("open for recovery", fs.open(paths.path, Flags.readWriteNoFollow), { ENOENT: "SESSION_REPLACED", ELOOP: "SESSION_NOT_REGULAR_FILE" }),
-      (h) => closeQuietly(fs, h)
-    )
+    const handle = yield* step("open for recovery", FsModule.open(fs, paths.path, Flags.readWriteNoFollow), {
+      ENOENT: "SESSION_REPLACED",
+      ELOOP: "SESSION_NOT_REGULAR_FILE"
+    })
     const stat = yield* step("fstat", fs.fstat(handle))
     if (stat.kind !== "file") return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
     // Only the batch's bytes are needed: the rule looks at nothing before `from`.
@@ -152,7 +164,7 @@ const settleIntent = (
       intent.from,
       () => sessionError("SESSION_BUSY", "the file changed while recover read it", { path: paths.path })
     )
-    const end = Append.settle(stat.size, batchBytes, intent, paths.path)
+    const end = Marker.settle(stat.size, batchBytes, intent, paths.path)
     if (typeof end !== "number") return yield* Effect.fail(withInspection(end))
     const whole = end === intent.to
     if (!whole && stat.size > intent.from) {
@@ -183,76 +195,97 @@ const removeMarker = <A>(
     return result
   })
 
+/**
+ * Whether the file at the path stays (`false`) or the marker's generation goes back onto it
+ * (`true`), by rule 2 of this module: a missing path is restored, the marker's own file stays, and
+ * of two generations the one that loads and continues the other stays.
+ */
+const judge = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  markerStat: Stat,
+  current: Stat | undefined
+): Effect.Effect<boolean, RecoverError> =>
+  Effect.gen(function*() {
+    if (current === undefined) return true
+    if (current.kind !== "file") {
+      return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
+    }
+    if (sameFile(current, markerStat)) return false
+    const older = yield* decodeAt(fs, paths.marker)
+    const newer = yield* decodeAt(fs, paths.path)
+    if (newer !== undefined && (older === undefined || isPrefix(older, newer))) return false
+    if (newer === undefined && older !== undefined) return true
+    return yield* sessionError("SESSION_REPLACED", "the file is not a successor of the marker's generation; both are left for inspection", {
+      path: paths.path
+    })
+  })
+
+/**
+ * A version-1 commit's marker (or a delete's), judged (`judge`), then acted on only if the marker
+ * and the path are still exactly what was judged: the marker's generation renamed back onto the
+ * path through a name of its own (removed again if the rename fails), or the marker removed.
+ */
+const settleMarker = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  markerStat: Stat,
+  syncDir: Effect.Effect<void, RecoverError>
+): Effect.Effect<RecoveryReport["marker"], RecoverError> =>
+  Effect.gen(function*() {
+    const current = yield* lstatNamed(fs, "lstat", paths.path)
+    const restore = yield* judge(fs, paths, markerStat, current)
+    const markerNow = yield* lstatNamed(fs, "lstat marker", paths.marker)
+    const pathNow = yield* lstatNamed(fs, "lstat", paths.path)
+    if (
+      markerNow === undefined || !sameFile(markerNow, markerStat) ||
+      (current === undefined ? pathNow !== undefined : pathNow === undefined || !sameFile(pathNow, current))
+    ) {
+      return yield* sessionError("SESSION_BUSY", "the marker or the file changed while recover looked at them", { path: paths.path })
+    }
+    yield* leftoversOfGoneWriters(fs, paths)
+    if (restore) {
+      const rollback = Paths.ownName(paths, "rollback", Paths.nextSeq())
+      yield* Effect.scoped(Effect.acquireRelease(step("link marker", fs.link(paths.marker, rollback)), (_, exit) =>
+        Exit.isSuccess(exit) ? Effect.void : Effect.ignore(fs.unlink(rollback))).pipe(
+          Effect.zipRight(step("restore", fs.rename(rollback, paths.path)))
+        ))
+      yield* expectIdentity(fs, "restored generation", paths.path, "file", markerStat)
+      yield* syncDir
+    }
+    yield* step("unlink marker", fs.unlink(paths.marker))
+    yield* syncDir
+    return restore ? "restored" as const : "removed" as const
+  })
+
+/**
+ * Resolves what a crashed commit, append or delete left beside the session file at `path` (see
+ * the module's comment), with the file's in-process lock held.
+ *
+ * @since 0.1.0
+ * @category recovery
+ */
 export const recover = (path: string): Effect.Effect<RecoveryReport, RecoverError, Fs> =>
   Effect.scoped(Effect.gen(function*() {
     const fs = yield* Fs
     const paths = yield* Paths.resolve(fs, path)
-    const dir = yield* Generation.statDirectory(fs, paths)
-    const lock = yield* processLocks.lockFor(paths.lockKey(dir.dev, dir.ino))
+    const dirStat = yield* Generation.statDirectory(fs, paths)
+    const lock = yield* processLocks().lockFor(paths.lockKey(dirStat.dev, dirStat.ino))
     return yield* lock.withPermits(1)(Effect.gen(function*() {
       // The marker is looked at before the listing: a writer creates its temp name before it links the
       // marker and removes it after, so a marker seen here whose writer is running shows up below.
       const markerStat = yield* lstatNamed(fs, "lstat marker", paths.marker)
       const leftovers = yield* leftoversOfGoneWriters(fs, paths)
-      const dirHandle = yield* Effect.acquireRelease(Generation.openDirectory(fs, paths, dir), (h) => closeQuietly(fs, h))
-      return yield* Effect.gen(function*() {
-        const syncDir = step("fsync directory", fs.fsync(dirHandle))
-        let marker: RecoveryReport["marker"] = "none"
-        if (markerStat !== undefined) {
-          if (markerStat.kind === "symlink") {
-            const batch = yield* settleIntent(fs, paths, markerStat, syncDir)
-            return { path: paths.path, marker: "removed" as const, batch, removed: yield* removeLeftovers(fs, paths, leftovers, syncDir) }
-          }
-          if (markerStat.kind !== "file") {
-            return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the marker is not a regular file", { path: paths.marker })
-          }
-          const current = yield* lstatNamed(fs, "lstat", paths.path)
-          let restore: boolean
-          if (current === undefined) restore = true
-          else if (current.kind !== "file") {
-            return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the session path is not a regular file", { path: paths.path })
-          } else if (sameFile(current, markerStat)) restore = false
-          else {
-            const older = yield* decodeAt(fs, paths.marker)
-            const newer = yield* decodeAt(fs, paths.path)
-            if (newer !== undefined && (older === undefined || isPrefix(older, newer))) restore = false
-            else if (newer === undefined && older !== undefined) restore = true
-            else {
-              return yield* sessionError(
-                "SESSION_REPLACED",
-                "the file is not a successor of the marker's generation; both are left for inspection",
-                { path: paths.path }
-              )
-            }
-          }
-          // Judged on what was seen above: act only if the marker and the path are still exactly that.
-          const markerNow = yield* lstatNamed(fs, "lstat marker", paths.marker)
-          const pathNow = yield* lstatNamed(fs, "lstat", paths.path)
-          if (
-            markerNow === undefined || !sameFile(markerNow, markerStat) ||
-            (current === undefined ? pathNow !== undefined : pathNow === undefined || !sameFile(pathNow, current))
-          ) {
-            return yield* sessionError("SESSION_BUSY", "the marker or the file changed while recover looked at them", {
-              path: paths.path
-            })
-          }
-          yield* leftoversOfGoneWriters(fs, paths)
-          if (restore) {
-            const rollback = Paths.ownName(paths, "rollback", Paths.nextSeq())
-            yield* step("link marker", fs.link(paths.marker, rollback))
-            yield* step("restore", fs.rename(rollback, paths.path)).pipe(
-              Effect.tapError(() => Effect.ignore(fs.unlink(rollback)))
-            )
-            yield* expectIdentity(fs, "restored generation", paths.path, "file", markerStat)
-            yield* syncDir
-            marker = "restored"
-          } else {
-            marker = "removed"
-          }
-          yield* step("unlink marker", fs.unlink(paths.marker))
-          yield* syncDir
-        }
-        return { path: paths.path, marker, batch: "none" as const, removed: yield* removeLeftovers(fs, paths, leftovers, syncDir) }
-      })
+      const dir = yield* Generation.directory(fs, paths, dirStat)
+      const syncDir = step("fsync directory", fs.fsync(dir.handle))
+      if (markerStat?.kind === "symlink") {
+        const batch = yield* settleIntent(fs, paths, markerStat, syncDir)
+        return { path: paths.path, marker: "removed" as const, batch, removed: yield* removeLeftovers(fs, paths, leftovers, syncDir) }
+      }
+      if (markerStat !== undefined && markerStat.kind !== "file") {
+        return yield* sessionError("SESSION_NOT_REGULAR_FILE", "the marker is not a regular file", { path: paths.marker })
+      }
+      const marker = markerStat === undefined ? "none" as const : yield* settleMarker(fs, paths, markerStat, syncDir)
+      return { path: paths.path, marker, batch: "none" as const, removed: yield* removeLeftovers(fs, paths, leftovers, syncDir) }
     }))
-  }))
+  })).pipe(Tracing.span("Recovery.recover", { session: path }))

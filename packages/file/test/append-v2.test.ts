@@ -14,7 +14,8 @@ import type { Entry, Header } from "@session-tree/core/Record"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "../src/FileJournal.js"
 import * as Fs from "../src/Fs.js"
-import * as Append from "../src/internal/append.js"
+import { sha256 } from "@session-tree/core/SessionJournal"
+import * as Marker from "../src/internal/marker.js"
 import * as Recovery from "../src/Recovery.js"
 import { hashDir, layerReal, listing, tempDir, user } from "./fixtures/helpers.js"
 
@@ -131,7 +132,7 @@ describe("the version-2 append on files", () => {
       const batch = batchBytesOf(path, from)
       const ids = (yield* SessionStore.read(path)).entries.map((e) => e.id)
       expect(ids).toEqual([root.id, full.id])
-      const intent = Append.encodeIntent({ from, to: from + batch.length, sha256: Append.sha256(batch) })
+      const intent = Marker.encodeIntent({ from, to: from + batch.length, sha256: sha256(batch) })
       // A crashed writer's intent: its owner is this process, which `recover` counts as gone.
       const cases: Array<{ readonly name: string; readonly bytes: number; readonly zeros?: boolean; readonly shows: ReadonlyArray<string>; readonly batch: string }> = [
         { name: "nothing of the batch", bytes: 0, shows: [root.id], batch: "removed" },
@@ -169,7 +170,7 @@ describe("the version-2 append on files", () => {
       const store = yield* SessionStore.create(path)
       yield* store.append(null, user("m0", "root"))
       const size = NFS.statSync(path).size
-      NFS.symlinkSync(Append.encodeIntent({ from: size + 10, to: size + 20, sha256: "0".repeat(64) }), `${path}.marker`)
+      NFS.symlinkSync(Marker.encodeIntent({ from: size + 10, to: size + 20, sha256: "0".repeat(64) }), `${path}.marker`)
       const read = yield* Effect.either(SessionStore.read(path))
       expect(Either.isLeft(read) && read.left.code).toBe("SESSION_REPLACED")
       const recovered = yield* Effect.either(Recovery.recover(path))
@@ -201,7 +202,7 @@ describe("the version-2 append on files", () => {
       const store = yield* SessionStore.create(path)
       const root = yield* store.append(null, user("m0", "root"))
       const size = NFS.statSync(path).size
-      NFS.symlinkSync(Append.encodeIntent({ from: size, to: size + 10, sha256: "0".repeat(64) }), `${path}.marker`)
+      NFS.symlinkSync(Marker.encodeIntent({ from: size, to: size + 10, sha256: "0".repeat(64) }), `${path}.marker`)
       const before = store.entries
       const busy = yield* Effect.either(store.append(root.id, user("m1", "blocked")))
       expect(Either.isLeft(busy) && busy.left.code).toBe("SESSION_BUSY")

@@ -155,17 +155,17 @@ describe("the locks of files", () => {
         Effect.sync(() => makeTempDir()),
         (d) => Effect.sync(() => NFS.rmSync(d, { recursive: true, force: true }))
       )
-      const base = Locks.processLocks.held()
+      const base = Locks.processLocks().held()
       for (let i = 0; i < 500; i++) {
         const path = Path.join(dir, `s${i}.jsonl`)
         yield* Effect.scoped(Effect.gen(function*() {
           const store = yield* SessionStore.create(path)
           yield* store.append(null, { role: "user", id: "m", content: "x" })
-          expect(Locks.processLocks.held()).toBe(base + 1)
+          expect(Locks.processLocks().held()).toBe(base + 1)
           yield* Effect.scoped(SessionStore.load(path))
         }))
         yield* Recovery.recover(path)
       }
-      expect(Locks.processLocks.held()).toBe(base)
+      expect(Locks.processLocks().held()).toBe(base)
     }).pipe(Effect.provide(FileJournal.layerWithFs()), Effect.provide(Ids.layerDeterministic)))
 })

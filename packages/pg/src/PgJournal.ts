@@ -36,7 +36,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import type { SearchIndex } from "@session-tree/core/Search"
 import { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import type { SessionChanges } from "@session-tree/core/SessionChanges"
 import type { SessionError } from "@session-tree/core/SessionError"
 import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import type * as Config from "effect/Config"
@@ -47,6 +49,8 @@ import * as Redacted from "effect/Redacted"
 import { ioError } from "./internal/errors.js"
 import * as internal from "./internal/journal.js"
 import * as PgCatalog from "./PgCatalog.js"
+import * as PgChanges from "./PgChanges.js"
+import * as PgSearch from "./PgSearch.js"
 
 /** The journal's settings: `lockTimeout`, how long a commit waits for another writer's before SESSION_BUSY (5 seconds). */
 export type Options = internal.Options
@@ -61,13 +65,15 @@ export const layerWith = (options?: Options): Layer.Layer<SessionJournal, never,
 /** The journal over the `SqlClient` in context. */
 export const layer: Layer.Layer<SessionJournal, never, SqlClient.SqlClient> = layerWith()
 
-/** What the convenience layers provide: the journal, the catalog, and the client they run on. */
-export type Services = SessionJournal | SessionCatalog | SqlClient.SqlClient | PgClient.PgClient
+/** What the convenience layers provide: the journal, the catalog, search, changes, and the client they run on. */
+export type Services = SessionJournal | SessionCatalog | SearchIndex | SessionChanges | SqlClient.SqlClient | PgClient.PgClient
 
 // Layers made anew per call: a constant layer is built once per memo map, so a second database's
 // layer in the same program (or the same test file) would get the first one's catalog.
 const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>, options?: Options) =>
-  Layer.mergeAll(layerWith(options), Layer.fresh(PgCatalog.layer)).pipe(Layer.provideMerge(client))
+  Layer.mergeAll(layerWith(options), Layer.fresh(PgCatalog.layer), Layer.fresh(PgSearch.layer), Layer.fresh(PgChanges.layer)).pipe(
+    Layer.provideMerge(client)
+  )
 
 /** The journal and catalog over a new `PgClient` (a pool) made from `config`; a failed connect is SESSION_IO. */
 export const layerClient = (config: PgClient.PgClientConfig, options?: Options): Layer.Layer<Services, SessionError> =>

@@ -1,3 +1,5 @@
 export * as Migrations from "./Migrations.js"
 export * as PgCatalog from "./PgCatalog.js"
+export * as PgChanges from "./PgChanges.js"
 export * as PgJournal from "./PgJournal.js"
+export * as PgSearch from "./PgSearch.js"

@@ -84,7 +84,7 @@ describe("hostile input", () => {
         const read = yield* catalog.readMany(ids)
         expect(read.map((r) => (Either.isRight(r) ? r.right.location : r.left.code))).toEqual(ids)
         const [tables] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM pg_tables WHERE tablename LIKE 'session_tree_%'`
-        expect(tables!.n).toBe(5)
+        expect(tables!.n).toBe(7)
       }))
 
     it.scoped("a random session ID of 1,024 UTF-8 bytes is stored and found; one of 1,025 or 4,096 bytes, or 30,000 characters, is refused typed and writes nothing", () =>

@@ -46,7 +46,15 @@ it(`${PROCESSES} processes migrating a fresh database at once all succeed, and e
         expect(rows).toEqual(Migrations.versions)
         const tables = yield* inDatabase(url, (sql) =>
           sql<{ name: string }>`SELECT tablename AS name FROM pg_tables WHERE tablename LIKE 'session_tree_%' ORDER BY 1`)
-        expect(tables.map((t) => t.name)).toEqual(["session_tree_blobs", "session_tree_entries", "session_tree_listings", "session_tree_migrations", "session_tree_sessions"])
+        expect(tables.map((t) => t.name)).toEqual([
+          "session_tree_blobs",
+          "session_tree_entries",
+          "session_tree_listings",
+          "session_tree_migrations",
+          "session_tree_search",
+          "session_tree_search_state",
+          "session_tree_sessions"
+        ])
         // Idempotent: once more, from this process, nothing is applied and nothing changes.
         const again = yield* Migrations.migrateUrl(url)
         expect(again).toEqual({ applied: [], version: Migrations.LATEST })

@@ -10,17 +10,10 @@
  * Every result is a fresh, deeply frozen value, and nothing outlives a call:
  * the decoder keeps no state between records.
  */
-import { History } from "../History.js"
-import { hasKeyTokens, MAX_DEPTH } from "../Json.js"
+import { hasKeyTokens } from "../Json.js"
 import type * as Record from "../Record.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
-
-/**
- * An empty History that nothing uses, held as long as this module (an exported binding is never
- * collected): while one History lives, a load that follows a garbage collection runs as fast as the
- * loads before it. It is never handed out, so it stays empty.
- */
-export const kept: History = new History()
+import { copyJson, tally } from "./values.js"
 
 /** The Schemas the decoder is built from. */
 export interface Schemas {
@@ -61,20 +54,10 @@ interface Copied {
   readonly numbers: boolean
 }
 
-/** What copying tool-call arguments found. */
-interface Walked {
-  readonly keys: number
-  readonly numbers: boolean
-}
-
-type JsonContainer = { [key: string]: unknown } | Array<unknown>
-
 const hasOwn = Object.prototype.hasOwnProperty
 const isId = (v: unknown): v is string => typeof v === "string" && v.length > 0
 const isPlainObject = (v: unknown): v is { readonly [key: string]: unknown } =>
   typeof v === "object" && v !== null && !Array.isArray(v)
-const freshContainer = (source: object): JsonContainer =>
-  Array.isArray(source) ? new Array<unknown>(source.length) : {}
 
 /**
  * Whether the keys of `o` are exactly `names`, in that order, all own. for-in
@@ -92,70 +75,6 @@ const keysAre = (o: object, names: ReadonlyArray<string>): boolean => {
 
 /** The one value a literal field of a Schema struct admits. */
 const literal = <A>(field: { readonly literals: ReadonlyArray<A> }): A => field.literals[0]!
-
-/**
- * A fresh, deeply frozen copy of the tool-call arguments `args` (at nesting depth `depth` of the
- * record), `-0` written as `0` as a commit writes it; undefined when the Schema path must decide:
- * a `__proto__` key, nesting beyond MAX_DEPTH, a non-finite number. Without recursion, so no
- * nesting can overflow the stack.
- */
-const copyArguments = (
-  args: { readonly [key: string]: unknown },
-  depth: number
-): { readonly copy: { readonly [key: string]: unknown }; readonly walked: Walked } | undefined => {
-  const root: { [key: string]: unknown } = {}
-  const sources: Array<object> = [args]
-  const copies: Array<JsonContainer> = [root]
-  const depths: Array<number> = [depth]
-  let keys = 0
-  let numbers = false
-  while (sources.length > 0) {
-    const source = sources.pop()!
-    const target = copies.pop()!
-    const childDepth = depths.pop()! + 1
-    if (Array.isArray(source)) {
-      for (let i = 0; i < source.length; i++) {
-        let child: unknown = source[i]
-        if (typeof child === "object" && child !== null) {
-          if (childDepth > MAX_DEPTH) return undefined
-          const copy = freshContainer(child)
-          sources.push(child)
-          copies.push(copy)
-          depths.push(childDepth)
-          child = copy
-        } else if (typeof child === "number") {
-          if (!Number.isFinite(child)) return undefined
-          if (child === 0) child = 0
-          numbers = true
-        }
-        ;(target as Array<unknown>)[i] = child
-      }
-    } else {
-      for (const key in source) {
-        // for-in lists inherited enumerable keys too: only own ones are JSON.
-        if (!hasOwn.call(source, key) || key === "__proto__") return undefined
-        keys++
-        let child: unknown = (source as { readonly [key: string]: unknown })[key]
-        if (typeof child === "object" && child !== null) {
-          if (childDepth > MAX_DEPTH) return undefined
-          const copy = freshContainer(child)
-          sources.push(child)
-          copies.push(copy)
-          depths.push(childDepth)
-          child = copy
-        } else if (typeof child === "number") {
-          if (!Number.isFinite(child)) return undefined
-          if (child === 0) child = 0
-          numbers = true
-        }
-        ;(target as { [key: string]: unknown })[key] = child
-      }
-    }
-    // Its children are filled later, each frozen in turn: freezing a container does not touch them.
-    Object.freeze(target)
-  }
-  return { copy: root, walked: { keys, numbers } }
-}
 
 /** Builds the direct decoder of the records the given Schemas describe. */
 export const make = (schemas: Schemas): Decoder => {
@@ -227,11 +146,12 @@ export const make = (schemas: Schemas): Decoder => {
       for (let j = 0; j < i; j++) if (toolCalls[j]!.id === c["id"]) return undefined
       const args = c["arguments"]
       if (!isPlainObject(args)) return undefined
-      const copied = copyArguments(args, ARGUMENTS_DEPTH)
+      const counted = tally()
+      const copied = copyJson(args, ARGUMENTS_DEPTH, counted) as { readonly [key: string]: unknown } | undefined
       if (copied === undefined) return undefined
-      keys += CALL_KEYS.length + copied.walked.keys
-      numbers = numbers || copied.walked.numbers
-      toolCalls.push(Object.freeze({ id: c["id"], name: c["name"], arguments: copied.copy }))
+      keys += CALL_KEYS.length + counted.keys
+      numbers = numbers || counted.numbers
+      toolCalls.push(Object.freeze({ id: c["id"], name: c["name"], arguments: copied }))
     }
     const message = Object.freeze({ role: ASSISTANT, id: m["id"], content: m["content"], toolCalls: Object.freeze(toolCalls) })
     return { message, keys, numbers }

@@ -20,9 +20,10 @@
  */
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
-import { hasKeyTokens, isExactNumber, MAX_DEPTH } from "../Json.js"
+import { hasKeyTokens, isExactNumber } from "../Json.js"
 import type * as RecordV2 from "../RecordV2.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
+import { copyJson, tally, type Tally } from "./values.js"
 
 /** The Schemas the decoder is built from (those of `RecordV2.ts`). */
 export interface Schemas {
@@ -76,15 +77,7 @@ export interface Decoder {
   readonly message: (message: unknown) => RecordV2.Message | undefined
 }
 
-/** What copying a record has counted so far: its own keys, and where its numbers are. */
-interface Tally {
-  keys: number
-  /** Whether a number sits in an array, where the line's check of number literals does not look. */
-  listed: boolean
-}
-
 type Obj = { readonly [key: string]: unknown }
-type Container = { [key: string]: unknown } | Array<unknown>
 
 /** A struct's keys in canonical order, and which of them may be absent. */
 interface Shape {
@@ -140,73 +133,6 @@ const matchKeys = (o: object, shape: Shape): number => {
   }
   for (; i < names.length; i++) if (!optional[i]) return -1
   return n
-}
-
-/**
- * A fresh, deeply frozen copy of the JSON value `value` whose root sits at nesting depth `depth`
- * of its record, `-0` written as `0` as a commit writes it; undefined when the Schema path must
- * decide: a `__proto__` key, nesting beyond MAX_DEPTH, a non-finite number, anything that is not
- * JSON. Without recursion, so no nesting can overflow the stack: one array holds, for each
- * container still to fill, its source, its copy and its depth.
- */
-const copyJson = (value: unknown, depth: number, tally: Tally): unknown => {
-  if (typeof value !== "object" || value === null) return copyScalar(value)
-  if (depth > MAX_DEPTH) return undefined
-  const root: Container = Array.isArray(value) ? [] : {}
-  const pending: Array<unknown> = [value, root, depth]
-  while (pending.length > 0) {
-    const childDepth = (pending.pop() as number) + 1
-    const target = pending.pop() as Container
-    const source = pending.pop() as object
-    if (Array.isArray(source)) {
-      for (let i = 0; i < source.length; i++) {
-        let child: unknown = source[i]
-        if (typeof child === "object" && child !== null) {
-          if (childDepth > MAX_DEPTH) return undefined
-          const copy: Container = Array.isArray(child) ? [] : {}
-          pending.push(child, copy, childDepth)
-          child = copy
-        } else {
-          if (typeof child === "number") tally.listed = true
-          if ((child = copyScalar(child)) === undefined) return undefined
-        }
-        ;(target as Array<unknown>).push(child)
-      }
-    } else {
-      for (const key in source) {
-        // for-in lists inherited enumerable keys too: only own ones are JSON.
-        if (!hasOwn.call(source, key) || key === "__proto__") return undefined
-        tally.keys++
-        let child: unknown = (source as Obj)[key]
-        if (typeof child === "object" && child !== null) {
-          if (childDepth > MAX_DEPTH) return undefined
-          const copy: Container = Array.isArray(child) ? [] : {}
-          pending.push(child, copy, childDepth)
-          child = copy
-        } else if ((child = copyScalar(child)) === undefined) return undefined
-        ;(target as { [key: string]: unknown })[key] = child
-      }
-    }
-    // Its children are filled later, each frozen in turn: freezing a container does not touch them.
-    Object.freeze(target)
-  }
-  return root
-}
-
-/** A JSON scalar as a commit writes it, or undefined for what is not one. */
-const copyScalar = (value: unknown): unknown => {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return value
-    case "number":
-      if (!Number.isFinite(value)) return undefined
-      return value === 0 ? 0 : value
-    case "object":
-      return value === null ? null : undefined
-    default:
-      return undefined
-  }
 }
 
 /** The copy of a JSON object (tool-call arguments, a provider's options), or undefined. */
@@ -686,15 +612,15 @@ export const make = (schemas: Schemas): Decoder => {
 
   return {
     line: (value, text) => {
-      const tally: Tally = { keys: 0, listed: false }
-      const decoded = entry(value, tally)
+      const counted = tally()
+      const decoded = entry(value, counted)
       if (decoded === undefined) return undefined
       const colons = keyColons(text)
-      if (colons >> 1 === tally.keys) return { entry: decoded, numbers: tally.listed || (colons & 1) === 1 }
+      if (colons >> 1 === counted.keys) return { entry: decoded, numbers: counted.listed || (colons & 1) === 1 }
       // Whitespace, or a string that starts with a colon: the exact count decides, and the caller checks the numbers.
-      return hasKeyTokens(text, tally.keys) ? { entry: decoded, numbers: true } : undefined
+      return hasKeyTokens(text, counted.keys) ? { entry: decoded, numbers: true } : undefined
     },
-    entry: (record) => entry(record, { keys: 0, listed: false }),
-    message: (value) => message(value, { keys: 0, listed: false })
+    entry: (record) => entry(record, tally()),
+    message: (value) => message(value, tally())
   }
 }

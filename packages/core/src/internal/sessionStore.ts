@@ -1,14 +1,25 @@
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { capsOf, decodeLines, encodeRecord, utf8Length } from "../Codec.js"
+import { type Caps, capsOf, decodeLines, encodeRecord, utf8Length } from "../Codec.js"
 import { History } from "../History.js"
 import { Ids } from "../Ids.js"
 import { currentClock } from "../Options.js"
 import type { Entry, Header } from "../Record.js"
-import * as Either from "effect/Either"
-import { asInput, type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
+import * as V2 from "../RecordV2.js"
+import {
+  asInput,
+  catchCode,
+  type CorruptError,
+  type InputError,
+  inputError,
+  type SessionError,
+  sessionError
+} from "../SessionError.js"
 import {
   type AppendError,
   type BlobError,
@@ -20,35 +31,29 @@ import {
   type Stored,
   type Writer
 } from "../SessionJournal.js"
-import * as V2 from "../RecordV2.js"
-import type { CreateOptions, Loaded, LoadOptions, SessionStore } from "../SessionStore.js"
-import { BLOB_REF, type Sha256 } from "./blobs.js"
+import type { CreateOptions, Loaded, LoadOptions, Prepared, SessionStore } from "../SessionStore.js"
+import { PreparedTypeId } from "../SessionStore.js"
+import * as Tracing from "../Tracing.js"
+import { BLOB_REF, type BlobBytes, type Sha256 } from "./blobs.js"
 import { CommittedHistory } from "./committed.js"
-import { type Append, BatchBuilder, catchDefects, encodeAll, prepare, prepareEntry, timestampNow, validId } from "./entries.js"
+import {
+  BatchBuilder,
+  catchDefects,
+  checkParent,
+  type Content,
+  encodeAll,
+  entryIdFrom,
+  prepareBody,
+  prepareChain,
+  prepareMessage,
+  timestampFrom,
+  timestampNow,
+  validId
+} from "./entries.js"
 import * as GroupCommit from "./groupCommit.js"
 import { listingOf, SessionLister } from "./listing.js"
 import { type NewLines, NOTHING, SessionWriter } from "./sessionWriter.js"
-import { sha256Hex } from "./sha256.js"
-
-/** Checks and copies the bodies of a chain at call time, each as `appendEntry` would; the first goes under `parentId`. */
-const prepareChain = (parentId: unknown, bodies: unknown, version: 1 | 2, sha256: Sha256): Either.Either<Chain, InputError> => {
-  if (!Array.isArray(bodies) || bodies.length === 0) {
-    return Either.left(asInput(sessionError("SESSION_INVALID_RECORD", "a chain is a non-empty array of entry bodies")))
-  }
-  const chain: Array<Append> = []
-  for (const body of bodies) {
-    const append = prepareEntry(chain.length === 0 ? parentId : null, body, version, sha256)
-    if (Either.isLeft(append)) return Either.left(append.left)
-    chain.push(append.right)
-  }
-  return Either.right({ chain })
-}
-
-/** The SHA-256 each store names its new blobs with: its backend's, or the core's own. */
-const hashers = new WeakMap<SessionStore, Sha256>()
-
-/** The SHA-256 `store` names new blobs with (the core's own for a store this module did not make). */
-export const hasherOf = (store: SessionStore): Sha256 => hashers.get(store) ?? sha256Hex
+import { sha256 as defaultSha256 } from "./sha256.js"
 
 /** The ID a session at `location` must carry: the location itself where the backend locates sessions by ID. */
 const requiredId = (journal: SessionJournalService, location: string): string | undefined =>
@@ -71,17 +76,19 @@ export const decode = (
 
 /** The bytes of the blob `ref` (`sha256:` and its hash) of the session at `location`, checked by the backend. */
 export const readBlob = (journal: SessionJournalService, location: string, ref: unknown): Effect.Effect<Uint8Array, BlobError> =>
-  typeof ref === "string" && BLOB_REF.test(ref)
+  (typeof ref === "string" && BLOB_REF.test(ref)
     ? journal.blob(location, V2.hashOf(ref))
     : Effect.fail(sessionError(
       "SESSION_INVALID_OPTIONS",
       `${JSON.stringify(ref) ?? String(ref)} is not a blob reference ("sha256:" and 64 lowercase hexadecimal digits)`
-    ))
+    ))).pipe(Tracing.span("SessionStore.blob", { session: location }))
 
 export const read = (location: string): Effect.Effect<Loaded, ReadError, SessionJournal> =>
   Effect.flatMap(SessionJournal, (journal) =>
     Effect.flatMap(journal.read(location), (stored) =>
-      Either.map(decode(journal, stored), (decoded) => loadedOf(journal, stored.location, decoded, stored.tail, stored.size))))
+      Either.map(decode(journal, stored), (decoded) => loadedOf(journal, stored.location, decoded, stored.tail, stored.size)))).pipe(
+      Tracing.span("SessionStore.read", { session: location })
+    )
 
 /**
  * What a read gives. Made apart from the read so that the blob reader closes over the location
@@ -102,17 +109,91 @@ const loadedOf = (
   blob: (ref: string) => readBlob(journal, location, ref)
 })
 
+/** An append this store checked and copied: what it adds (one entry, or a chain's), and the store that made it. */
+interface PreparedAppend extends Prepared<unknown> {
+  readonly contents: ReadonlyArray<Content>
+  readonly chain: boolean
+  readonly store: object
+}
+
+const preparedOf = (store: object, contents: ReadonlyArray<Content>, chain: boolean): PreparedAppend =>
+  ({ [PreparedTypeId]: PREPARED, contents, chain, store }) as PreparedAppend
+const PREPARED = { _A: (_: never) => _ }
+
 /**
- * What the group commit of a store commits: an append, a chain (appends each the child of the one
- * before, all of them or none), or a flush (which adds nothing).
+ * What the group commit of a store commits: prepared contents under a parent (an append, or a
+ * chain: appends each the child of the one before, all of them or none), or a flush (which adds nothing).
  */
-type Input = Append | Chain | typeof FLUSH
+type Input = Pending | typeof FLUSH
 const FLUSH = "flush" as const
-interface Chain {
-  readonly chain: ReadonlyArray<Append>
+interface Pending {
+  readonly parentId: string | null
+  readonly prepared: PreparedAppend
 }
 type Answer = Entry | ReadonlyArray<Entry> | void
 type Outcome = Exit.Exit<Answer, AppendError>
+
+/** What the commits of one store share: its history, its writer, and where IDs, times and caps come from. */
+interface Committer {
+  readonly history: CommittedHistory
+  readonly writer: SessionWriter
+  readonly caps: Caps
+  readonly entryId: Effect.Effect<Either.Either<string, InputError>>
+  readonly now: Effect.Effect<Either.Either<string, InputError>>
+}
+
+/**
+ * Builds the entries of one pending append into the batch, each checked against the history as it
+ * grows; all of a chain or none of it. Its answer, or why it is refused (the batch then holds none of it).
+ */
+const buildInto = (
+  committer: Committer,
+  builder: BatchBuilder,
+  lines: NewBatch,
+  pending: Pending,
+  clock: { stamp: string | undefined }
+): Effect.Effect<Either.Either<Entry | ReadonlyArray<Entry>, InputError>> =>
+  Effect.gen(function*() {
+    const { history } = committer
+    const start = { entries: history.history.size, lines: lines.lines.length, builder: builder.mark() }
+    const made: Array<Entry> = []
+    const refuse = (refusal: InputError) => {
+      // What the refused append added to the batch is taken out again.
+      history.history.truncate(start.entries)
+      lines.lines.length = lines.sizes.length = lines.ids.length = start.lines
+      builder.restore(start.builder)
+      return Either.left(refusal)
+    }
+    for (const content of pending.prepared.contents) {
+      // A chain's later items are children of the entry before them, whose ID exists only now.
+      const append = { ...content, parentId: made.length === 0 ? pending.parentId : made[made.length - 1]!.id }
+      const problem = builder.check(append)
+      if (problem !== undefined) return refuse(problem)
+      const id = yield* committer.entryId
+      if (Either.isLeft(id)) return refuse(id.left)
+      const taken = builder.checkId(id.right)
+      if (taken !== undefined) return refuse(taken)
+      if (clock.stamp === undefined) {
+        const now = yield* committer.now
+        if (Either.isLeft(now)) return refuse(now.left)
+        clock.stamp = now.right
+      }
+      const built = builder.encode(append, id.right, clock.stamp)
+      if (!("entry" in built)) return refuse(built)
+      history.history.add(built.entry)
+      made.push(built.entry)
+      lines.lines.push(built.line)
+      lines.sizes.push(built.size)
+      lines.ids.push(built.entry.id)
+    }
+    return Either.right(pending.prepared.chain ? Object.freeze(made) : made[0]!)
+  })
+
+interface NewBatch {
+  readonly lines: Array<string>
+  readonly sizes: Array<number>
+  readonly ids: Array<string>
+}
 
 /**
  * Commits one batch of a store: every append is checked in order against the
@@ -121,21 +202,17 @@ type Outcome = Exit.Exit<Answer, AppendError>
  * come after the batch's appends, in the same turn: the writer takes one batch
  * at a time.
  */
-const commitBatch = (
-  history: CommittedHistory,
-  writer: SessionWriter,
-  newBuilder: () => BatchBuilder
-) =>
+const commitBatch = (committer: Committer) =>
 (batch: ReadonlyArray<Input>): Effect.Effect<GroupCommit.Outcomes<Answer, AppendError>, AppendError> =>
   Effect.gen(function*() {
+    const { history, writer } = committer
     const refused = writer.locked
     if (refused !== undefined) return batch.map(() => Exit.fail(refused))
     const outcomes: Array<Outcome> = new Array(batch.length)
-    const builder = newBuilder()
+    const builder = new BatchBuilder(history.history, () => writer.committedBytes(), committer.caps, writer.blobs)
+    const lines: NewBatch = { lines: [], sizes: [], ids: [] }
+    const clock = { stamp: undefined as string | undefined }
     const accepted: Array<{ readonly at: number; readonly answer: Entry | ReadonlyArray<Entry> }> = []
-    const lines: Array<string> = []
-    const sizes: Array<number> = []
-    const ids: Array<string> = []
     const flushes: Array<number> = []
     for (let i = 0; i < batch.length; i++) {
       const input = batch[i]!
@@ -143,50 +220,39 @@ const commitBatch = (
         flushes.push(i)
         continue
       }
-      const items = "chain" in input ? input.chain : [input]
-      const start = { entries: history.history.size, lines: lines.length, builder: builder.mark() }
-      const made: Array<Entry> = []
-      let refusal: InputError | undefined
-      for (const item of items) {
-        // A chain's later items are children of the entry before them, whose ID exists only now.
-        const built = yield* Effect.either(builder.build(made.length === 0 ? item : { ...item, parentId: made[made.length - 1]!.id }))
-        if (built._tag === "Left") {
-          refusal = built.left
-          break
-        }
-        const { entry, line, size } = built.right
-        history.history.add(entry)
-        made.push(entry)
-        lines.push(line)
-        sizes.push(size)
-        ids.push(entry.id)
-      }
-      if (refusal !== undefined) {
-        // All of a chain or none of it: what it added to the batch is taken out again.
-        history.history.truncate(start.entries)
-        lines.length = sizes.length = ids.length = start.lines
-        builder.restore(start.builder)
-        outcomes[i] = Exit.fail(refusal)
-        continue
-      }
-      accepted.push({ at: i, answer: "chain" in input ? Object.freeze(made) : made[0]! })
+      const built = yield* buildInto(committer, builder, lines, input, clock)
+      if (Either.isLeft(built)) outcomes[i] = Exit.fail(built.left)
+      else accepted.push({ at: i, answer: built.right })
     }
     if (accepted.length > 0) {
-      const committed = yield* Effect.exit(writer.write({ lines, sizes, ids } satisfies NewLines, builder.added, builder.blobs))
+      const committed = yield* written(writer, lines, builder.added, builder.blobs)
       if (Exit.isSuccess(committed)) history.commit()
       else history.rollback()
       for (const { answer, at } of accepted) outcomes[at] = Exit.isSuccess(committed) ? Exit.succeed(answer) : committed
     }
     if (flushes.length > 0) {
       const refusedNow = writer.locked
-      const flushed: Outcome = refusedNow !== undefined ? Exit.fail(refusedNow) : yield* Effect.exit(writer.write(NOTHING, 0))
+      const flushed: Outcome = refusedNow !== undefined ? Exit.fail(refusedNow) : yield* written(writer, NOTHING, 0, [])
       for (const at of flushes) outcomes[at] = flushed
     }
     return outcomes
   }).pipe(
     // A defect must not leave entries of the batch behind; the group commit fails the batch with it.
-    Effect.onExit((exit) => Exit.isFailure(exit) ? Effect.sync(() => history.rollback()) : Effect.void)
+    Effect.catchAllCause((cause) => Effect.zipRight(Effect.sync(() => committer.history.rollback()), Effect.failCause(cause)))
   )
+
+/** The outcome of handing `lines` to the backend, told to the writer. */
+const written = (
+  writer: SessionWriter,
+  lines: NewLines,
+  added: number,
+  blobs: ReadonlyArray<BlobBytes>
+): Effect.Effect<Exit.Exit<void, AppendError>> =>
+  Effect.map(Effect.exit(Tracing.leaf("SessionJournal.append", { session: writer.location, batch: lines.lines.length })(writer.write(lines, blobs))), (exit) => {
+    if (Exit.isSuccess(exit)) writer.committed(added, blobs)
+    else Option.map(Cause.failureOption(exit.cause), (error) => writer.failed(error))
+    return exit
+  })
 
 /** A store over a session that `journalWriter` holds, whose accepted records are `header` and `loaded`. */
 const assemble = (
@@ -209,29 +275,13 @@ const assemble = (
     const lister = yield* SessionLister
     const history = new CommittedHistory(loaded)
     const closedError = () => sessionError("SESSION_IO", "the store's scope is closed", { path: location })
-    const writer = new SessionWriter(journalWriter, header, history, lister, start)
+    const writer = new SessionWriter(location, journalWriter, header, history, lister, start)
+    const committer: Committer = { history, writer, caps: capsOf(header.version), entryId: entryIdFrom(ids), now: timestampFrom(clock) }
     // Made after the backend's writer, so its scope closes first: nothing commits once the store's scope closes.
-    const group = yield* GroupCommit.make({
-      commit: commitBatch(
-        history,
-        writer,
-        () => new BatchBuilder(ids, clock, history.history, () => writer.committedBytes(), capsOf(header.version), writer.blobs)
-      ),
-      closed: closedError
-    })
+    const group = yield* GroupCommit.make({ commit: commitBatch(committer), closed: closedError })
     const flush = group.submit(FLUSH) as Effect.Effect<void, AppendError>
-    const submitted = (input: Append | Chain): Effect.Effect<Answer, AppendError> =>
-      Effect.suspend(() => {
-        const locked = writer.locked
-        return locked !== undefined ? Effect.fail(locked) : group.submit(input)
-      })
-    const refuse = (error: InputError): Effect.Effect<never, AppendError> =>
-      Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : error)))
-    // An append is answered with its entry.
-    const submit = (append: Either.Either<Append, InputError>): Effect.Effect<Entry, AppendError> =>
-      Either.isLeft(append) ? refuse(append.left) : submitted(append.right) as Effect.Effect<Entry, AppendError>
-    const sha256 = journal.sha256 ?? sha256Hex
-    const store: SessionStore = {
+    const appends = appendsOf(location, header.version, journal.sha256 ?? defaultSha256, writer, group, closedError)
+    return {
       location,
       header,
       get entries() {
@@ -241,29 +291,72 @@ const assemble = (
         return writer.tail
       },
       get: (id) => history.get(id),
-      append: (parentId, message) => submit(prepare(parentId, message, header.version, sha256)),
-      appendEntry: (parentId, body) => submit(prepareEntry(parentId, body, header.version, sha256)),
-      appendChain: (parentId, bodies) => {
-        const chain = prepareChain(parentId, bodies, header.version, sha256)
-        return Either.isLeft(chain) ? refuse(chain.left) : submitted(chain.right) as Effect.Effect<ReadonlyArray<Entry>, AppendError>
-      },
+      ...appends,
       flush: Effect.suspend(() => {
         const locked = writer.locked
         return locked !== undefined ? Effect.fail(locked) : flush
-      }),
+      }).pipe(Tracing.span("SessionStore.flush", { session: location, batch: 0 })),
       blob: (ref) => readBlob(journal, location, ref)
-    }
-    hashers.set(store, sha256)
-    return store
+    } satisfies SessionStore
   })
+
+/**
+ * The appends of a store: each input checked and copied when the append is called (a parent given
+ * then is checked first), then submitted to the group commit; or prepared now and appended later.
+ */
+const appendsOf = (
+  location: string,
+  version: 1 | 2,
+  sha256: Sha256,
+  writer: SessionWriter,
+  group: GroupCommit.GroupCommit<Input, Answer, AppendError>,
+  closedError: () => AppendError
+): Pick<SessionStore, "append" | "appendEntry" | "appendChain" | "prepareMessage" | "prepareEntry" | "prepareChain" | "appendPrepared"> => {
+  const refuse = (error: InputError): Effect.Effect<never, AppendError> =>
+    Effect.flatMap(group.isClosed, (closed) => Effect.fail(writer.locked ?? (closed ? closedError() : error))).pipe(
+      Tracing.leaf("SessionStore.append", { session: location })
+    )
+  const submit = <A>(parentId: string | null, prepared: PreparedAppend): Effect.Effect<A, AppendError> =>
+    Effect.suspend(() => {
+      const locked = writer.locked
+      return locked !== undefined ? Effect.fail(locked) : group.submit({ parentId, prepared }) as Effect.Effect<A, AppendError>
+    }).pipe(Tracing.leaf("SessionStore.append", { session: location, batch: prepared.contents.length }))
+  const appendNow = <A>(parentId: unknown, prepare: () => Either.Either<PreparedAppend, InputError>): Effect.Effect<A, AppendError> => {
+    const parent = checkParent(parentId)
+    if (Either.isLeft(parent)) return refuse(parent.left)
+    const prepared = prepare()
+    return Either.isLeft(prepared) ? refuse(prepared.left) : submit(parent.right, prepared.right)
+  }
+  // What an append prepared by this store carries, so that no other store commits it.
+  const identity = {}
+  const message = (input: unknown) => Either.map(prepareMessage(input, version, sha256), (content) => preparedOf(identity, [content], false))
+  const entry = (input: unknown) => Either.map(prepareBody(input, version, sha256), (content) => preparedOf(identity, [content], false))
+  const chain = (input: unknown) => Either.map(prepareChain(input, version, sha256), (contents) => preparedOf(identity, contents, true))
+  return {
+    append: (parentId, input) => appendNow(parentId, () => message(input)),
+    appendEntry: (parentId, input) => appendNow(parentId, () => entry(input)),
+    appendChain: (parentId, bodies) => appendNow(parentId, () => chain(bodies)),
+    prepareMessage: message as SessionStore["prepareMessage"],
+    prepareEntry: entry as SessionStore["prepareEntry"],
+    prepareChain: chain as SessionStore["prepareChain"],
+    appendPrepared: <A>(parentId: string | null, prepared: Prepared<A>): Effect.Effect<A, AppendError> => {
+      const own = prepared as unknown as PreparedAppend
+      if (typeof own !== "object" || own === null || own.store !== identity) {
+        return refuse(inputError("SESSION_INVALID_OPTIONS", "the append was prepared by another store"))
+      }
+      return appendNow(parentId, () => Either.right(own))
+    }
+  }
+}
 
 /** Runs `use` with a scope of its own inside the caller's, closed at once if `use` fails. */
 const withChildScope = <A, E, R>(
   use: (scope: Scope.Scope) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R | Scope.Scope> =>
   Effect.flatMap(Scope.Scope, (parent) =>
-    Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
-      Effect.onExit(use(child), (exit) => Exit.isFailure(exit) ? Scope.close(child, exit) : Effect.void)))
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
+        Effect.onExit(restore(use(child)), (exit) => Exit.isFailure(exit) ? Scope.close(child, exit) : Effect.void))))
 
 /**
  * The ID of a new session at `location`: the caller's, else the one the backend requires there,
@@ -346,7 +439,7 @@ export const create = (
           )
       )
     ))
-  })
+  }).pipe(Tracing.span("SessionStore.create", { session: location }))
 
 /**
  * Stores a whole session at once (a fork, an import): its canonical lines, validated exactly as a
@@ -377,13 +470,18 @@ export const createWhole = (
       }),
       (created) => ({ location: created.location, header: decoded.header, entries: decoded.history.entries })
     ))
-  })
+  }).pipe(Tracing.span("SessionStore.createWhole", { session: location, batch: entries.length }))
 
+/**
+ * Loads the session at `location` and holds it until the scope closes. Interruptible: the backend
+ * takes each resource it holds uninterruptibly, in a scope of the load's own that an interruption
+ * or failure closes, so a load stopped anywhere leaves nothing held.
+ */
 export const load = (
   location: string,
   options?: LoadOptions
 ): Effect.Effect<SessionStore, ReadError, SessionJournal | Ids | Scope.Scope> =>
-  Effect.uninterruptible(Effect.flatMap(SessionJournal, (journal) =>
+  Effect.flatMap(SessionJournal, (journal) =>
     withChildScope((scope) =>
       Effect.flatMap(Scope.extend(journal.hold(location), scope), (held) => {
         const checked = decode(journal, held)
@@ -408,7 +506,7 @@ export const load = (
           scope
         )
       })
-    )))
+    )).pipe(Tracing.span("SessionStore.load", { session: location }))
 
 export const open = (
   location: string,
@@ -416,7 +514,7 @@ export const open = (
 ): Effect.Effect<SessionStore, SessionError, SessionJournal | Ids | Scope.Scope> => {
   const only: LoadOptions | undefined = options?.version === undefined ? undefined : { version: options.version }
   return load(location, only).pipe(
-    Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND", () =>
-      create(location, options).pipe(Effect.catchIf((e) => e.code === "SESSION_EXISTS", () => load(location, only))))
+    catchCode("SESSION_NOT_FOUND", () => create(location, options).pipe(catchCode("SESSION_EXISTS", () => load(location, only)))),
+    Tracing.span("SessionStore.open", { session: location })
   )
 }

@@ -4,7 +4,7 @@
  * and lines, whether a skipped tail is still there), and locks the store when a
  * failed commit could not be undone.
  */
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import type { Header } from "../Record.js"
 import type { LockedError } from "../SessionError.js"
 import type { AppendError, Batch, BlobBytes, Lines, Writer } from "../SessionJournal.js"
@@ -37,6 +37,8 @@ export class SessionWriter {
   readonly blobs: Map<string, number>
 
   constructor(
+    /** Where the session is, as the backend resolved it: what the spans of its commits name. */
+    readonly location: string,
     private readonly writer: Writer,
     private readonly header: Header,
     private readonly history: CommittedHistory,
@@ -87,30 +89,33 @@ export class SessionWriter {
     return this.bytes ??= totalBytes(this.accepted())
   }
 
-  /** Hands `lines` and the blobs they are the first to refer to to the backend; on success what is committed grows by `added` bytes. */
-  write(lines: NewLines, added: number, blobs: ReadonlyArray<BlobBytes> = []): Effect.Effect<void, AppendError> {
+  /**
+   * Hands `lines` and the blobs they are the first to refer to to the backend; the caller tells
+   * the outcome to `committed` (what is committed grows by `added` bytes) or `failed`.
+   */
+  write(lines: NewLines, blobs: ReadonlyArray<BlobBytes> = []): Effect.Effect<void, AppendError> {
     const canonical = this.rewrite()
-    const batch: Batch = {
+    return this.writer.append({
       ...lines,
       listing: this.listing,
       ...(canonical !== undefined ? { canonical } : {}),
       ...(blobs.length > 0 ? { blobs } : {})
-    }
-    return Effect.matchEffect(this.writer.append(batch), {
-      onFailure: (error) => {
-        if (error._tag === "LockedError") this.lockedBy = error
-        return Effect.fail(error)
-      },
-      onSuccess: () =>
-        Effect.sync(() => {
-          // Unknown stays unknown (a flush after a load): it is computed when a cap needs it.
-          if (this.bytes !== undefined) this.bytes += added
-          for (const blob of blobs) this.blobs.set(blob.hash, blob.size)
-          this.canonical = undefined
-          this.held = "canonical"
-          this.tailNow = "none"
-        })
     })
+  }
+
+  /** A batch handed over by `write` is committed, with `added` bytes and `blobs`. */
+  committed(added: number, blobs: ReadonlyArray<BlobBytes> = []): void {
+    // Unknown stays unknown (a flush after a load): it is computed when a cap needs it.
+    if (this.bytes !== undefined) this.bytes += added
+    for (const blob of blobs) this.blobs.set(blob.hash, blob.size)
+    this.canonical = undefined
+    this.held = "canonical"
+    this.tailNow = "none"
+  }
+
+  /** A batch handed over by `write` failed: SESSION_ROLLBACK_FAILED locks the store. */
+  failed(error: AppendError): void {
+    if (error._tag === "LockedError") this.lockedBy = error
   }
 }
 

@@ -4,6 +4,7 @@ import { decodeLines, encodeLine, encodeRecord } from "../Codec.js"
 import type { Ids } from "../Ids.js"
 import { type Remembered, type ScanError, SessionCatalog } from "../SessionCatalog.js"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { type CorruptError, type InputError, type SessionError, sessionError } from "../SessionError.js"
 import { type BlobBytes, type NewBlob, SessionJournal, type SessionJournalService, type Stored } from "../SessionJournal.js"
 import type { ImportOptions, Listed, ListingPage, ListOptions, Mirrored, Records, SessionsService } from "../Sessions.js"
@@ -17,6 +18,9 @@ import { createWhole, decode, newHeader, newSessionId } from "./sessionStore.js"
 import { extractEntries } from "./blobs.js"
 import { sha256Hex } from "./sha256.js"
 import { decodeSummary, encodeSummary, summarize, type Summary } from "./summary.js"
+import { SearchIndex } from "../Search.js"
+import * as Search from "./search.js"
+import { makeStats } from "./stats.js"
 
 export type { Summary }
 
@@ -251,6 +255,10 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
 
   const read = (location: string) => provide(SessionStore.read(location))
 
+  // Search and usage: each in a module of its own, over the same ports.
+  const index = yield* Effect.serviceOption(SearchIndex)
+  const candidates = Option.isSome(index) ? index.value.candidates : Search.catalogCandidates(catalog)
+
   return {
     create: (location, options) => provide(SessionStore.create(location, options)),
     load: (location, options) => provide(SessionStore.load(location, options)),
@@ -281,6 +289,8 @@ export const make: Effect.Effect<SessionsService, never, SessionJournal | Sessio
           cache.delete(location)
         })),
     exportJsonl: (location) => Effect.map(read(location), toJsonl),
+    search: (options) => Search.runOptions(options, candidates),
+    stats: makeStats(journal, catalog),
     import: (records, to, options?: ImportOptions) =>
       Effect.gen(function*() {
         const version = yield* targetVersion(records.header.version, options?.version)

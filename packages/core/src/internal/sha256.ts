@@ -1,8 +1,9 @@
 /**
- * SHA-256 (FIPS 180-4) in plain TypeScript, for the blobs of the core: the core runs wherever
- * Effect does, so it cannot take a platform's hash. A backend that has a faster one offers it
- * through `SessionJournalService.sha256`, and the store uses that instead.
+ * SHA-256 (FIPS 180-4), the hash that names blobs: the platform's where the runtime offers one
+ * (`runtime.ts`), else this module's own in plain TypeScript, since the core imports no platform
+ * module and runs wherever Effect does.
  */
+import { platformSha256 } from "./runtime.js"
 
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -86,3 +87,6 @@ export const sha256Hex = (bytes: Uint8Array): string => {
   }
   return out
 }
+
+/** The SHA-256 of `bytes` as 64 lowercase hexadecimal digits: the platform's, or `sha256Hex`. */
+export const sha256: (bytes: Uint8Array) => string = platformSha256 ?? sha256Hex

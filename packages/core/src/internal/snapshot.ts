@@ -143,7 +143,12 @@ export const snapshotMessageFor = (message: unknown, version: 1 | 2): Either.Eit
   if (V2.isVersion1Shaped(snapshot.right)) {
     const canonical = decodeCanonicalMessage(snapshot.right)
     const v1 = canonical !== undefined ? Either.right(canonical) : decodeMessage(snapshot.right)
-    return Either.flatMap(v1, (message) => V2.decodeMessage(V2.upgradeMessage(message)))
+    // The upgrade of a valid v1 message is canonical v2 (its usual case): the direct decoder takes it, the Schema the rest.
+    return Either.flatMap(v1, (message) => {
+      const upgraded = V2.upgradeMessage(message)
+      const direct = V2.decodeCanonicalMessage(upgraded)
+      return direct !== undefined ? Either.right(direct) : V2.decodeMessage(upgraded)
+    })
   }
   // Messages in schema key order (the usual case) skip the Schema interpreter; it decides the rest.
   const canonical = V2.decodeCanonicalMessage(snapshot.right)

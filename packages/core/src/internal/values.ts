@@ -2,6 +2,7 @@
  * Plain JSON values built by the decoders: own keys read safely, fresh copies,
  * deep freezing. Shared by the decoders of both format versions.
  */
+import { MAX_DEPTH } from "../Json.js"
 /** An own property only: a key missing from parsed JSON must not be looked up on the prototype chain. */
 export const own = (record: { readonly [key: string]: unknown }, key: string): unknown =>
   Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined
@@ -19,38 +20,93 @@ export const deepFreeze = <A>(value: A): A => {
   return value
 }
 
+/** What `copyJson` counted of the values it copied. */
+export interface Tally {
+  /** Own keys of every object copied. */
+  keys: number
+  /** Whether any number was copied (a zero too: `2e-324` reads as 0). */
+  numbers: boolean
+  /** Whether a number sits in an array, where a line's count of its keys does not see it. */
+  listed: boolean
+}
+
+/** A tally with nothing counted yet. */
+export const tally = (): Tally => ({ keys: 0, numbers: false, listed: false })
+
+type Container = { [key: string]: unknown } | Array<unknown>
+
 /**
- * A fresh copy of JSON data (plain objects and arrays), without recursion, or
- * undefined when it holds a number JSON cannot write back (`1e400` parses to
- * Infinity, which `JSON.stringify` would turn into `null` on the next commit).
- * Tool-call arguments decode as `Unknown` values, which the schema passes
- * through by reference; copying them means no record shares an object with the
- * parsed line (or with an append's input). `-0` becomes `0`, as the append
- * snapshot does, since that is what a commit writes. A `__proto__` key (refused
- * earlier, on both paths) would be defined, never assigned, so it stays a key.
+ * A fresh, deeply frozen copy of the JSON value `value`, whose root sits at nesting depth `depth`
+ * of its record, `-0` written as `0` as a commit writes it; undefined for what a commit could not
+ * write back or the caller must judge on a slower path: a `__proto__` key, nesting beyond
+ * MAX_DEPTH, a non-finite number (`1e400` parses to Infinity, which `JSON.stringify` would turn
+ * into `null`), anything that is not JSON. Without recursion, so no nesting can overflow the
+ * stack: one array holds, for each container still to fill, its source, its copy and its depth.
+ * Decoded values are copied so that no record shares an object with the parsed line (or with an
+ * append's input): the direct decoders copy what they accept, the Schema path what it passes
+ * through by reference (tool-call arguments, results, options). `counted` tallies what was copied.
  */
-export const copyJson = (value: object): object | undefined => {
-  const fresh = (source: object): Record<string, unknown> | Array<unknown> =>
-    Array.isArray(source) ? new Array<unknown>(source.length) : {}
-  const root = fresh(value)
-  const stack: Array<readonly [object, Record<string, unknown> | Array<unknown>]> = [[value, root]]
-  while (stack.length > 0) {
-    const [source, target] = stack.pop()!
-    for (const key of Object.keys(source)) {
-      let child: unknown = (source as Record<string, unknown>)[key]
-      if (typeof child === "object" && child !== null) {
-        const copy = fresh(child)
-        stack.push([child, copy])
-        child = copy
-      } else if (typeof child === "number") {
-        if (!Number.isFinite(child)) return undefined
-        if (child === 0) child = 0
+export const copyJson = (value: unknown, depth = 0, counted: Tally = tally()): unknown => {
+  if (typeof value !== "object" || value === null) return copyScalar(value, counted)
+  if (depth > MAX_DEPTH) return undefined
+  const root: Container = Array.isArray(value) ? [] : {}
+  const pending: Array<unknown> = [value, root, depth]
+  while (pending.length > 0) {
+    const childDepth = (pending.pop() as number) + 1
+    const target = pending.pop() as Container
+    const source = pending.pop() as object
+    if (Array.isArray(source)) {
+      for (let i = 0; i < source.length; i++) {
+        let child: unknown = source[i]
+        if (typeof child === "object" && child !== null) {
+          if (childDepth > MAX_DEPTH) return undefined
+          const copy: Container = Array.isArray(child) ? [] : {}
+          pending.push(child, copy, childDepth)
+          child = copy
+        } else {
+          if (typeof child === "number") counted.listed = true
+          if ((child = copyScalar(child, counted)) === undefined) return undefined
+        }
+        ;(target as Array<unknown>).push(child)
       }
-      if (key === "__proto__") Object.defineProperty(target, key, { value: child, writable: true, enumerable: true, configurable: true })
-      else (target as Record<string, unknown>)[key] = child
+    } else {
+      for (const key in source) {
+        // for-in lists inherited enumerable keys too: only own ones are JSON.
+        if (!hasOwn.call(source, key) || key === "__proto__") return undefined
+        counted.keys++
+        let child: unknown = (source as { readonly [key: string]: unknown })[key]
+        if (typeof child === "object" && child !== null) {
+          if (childDepth > MAX_DEPTH) return undefined
+          const copy: Container = Array.isArray(child) ? [] : {}
+          pending.push(child, copy, childDepth)
+          child = copy
+        } else if ((child = copyScalar(child, counted)) === undefined) return undefined
+        ;(target as { [key: string]: unknown })[key] = child
+      }
     }
+    // Its children are filled later, each frozen in turn: freezing a container does not touch them.
+    Object.freeze(target)
   }
   return root
+}
+
+const hasOwn = Object.prototype.hasOwnProperty
+
+/** A JSON scalar as a commit writes it, or undefined for what is not one. */
+const copyScalar = (value: unknown, counted: Tally): unknown => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value
+    case "number":
+      if (!Number.isFinite(value)) return undefined
+      counted.numbers = true
+      return value === 0 ? 0 : value
+    case "object":
+      return value === null ? null : undefined
+    default:
+      return undefined
+  }
 }
 
 /** Whether `String(value)` gives a text; it throws for JSON data that holds a key `toString` or `valueOf`. */

@@ -14,23 +14,29 @@
  * ever read as a blob, and deleting the session removes them with the directory.
  */
 import { MAX_BLOB_BYTES } from "@session-tree/core/Codec"
-import { type ConflictError, type CorruptError, type InputError, type IoError, type SessionError, sessionError } from "@session-tree/core/SessionError"
-import type { BlobBytes, NewBlob, Stored } from "@session-tree/core/SessionJournal"
+import {
+  catchCode,
+  type ConflictError,
+  type CorruptError,
+  type InputError,
+  type IoError,
+  type SessionError,
+  sessionError
+} from "@session-tree/core/SessionError"
+import { type BlobBytes, type NewBlob, sha256, type Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
-import * as Crypto from "node:crypto"
+import * as Exit from "effect/Exit"
+import type * as Scope from "effect/Scope"
 import * as Path from "node:path"
+import * as Fs from "../Fs.js"
 import { Flags, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
-import { closeQuietly, expectIdentity, lstatNamed, readBytes, removeOwn, step, writeAll } from "./io.js"
+import { expectIdentity, lstatNamed, readBytes, removeOwn, step, writeAll } from "./io.js"
 import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
 
 /** A blob's file name: the 64 lowercase hexadecimal digits of its SHA-256. */
 const HASH = /^[0-9a-f]{64}$/
 
-/** The blob directory of the session file at `paths`. */
-export const dirOf = (paths: Paths.SessionPaths): string => `${paths.path}.blobs`
-
-export const sha256 = (bytes: Uint8Array): string => Crypto.createHash("sha256").update(bytes).digest("hex")
 
 const missing = (path: string, hash: string): CorruptError =>
   sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session's store`, { path })
@@ -38,7 +44,7 @@ const missing = (path: string, hash: string): CorruptError =>
 const notADirectory = (path: string, kind: Stat["kind"]): InputError =>
   sessionError("SESSION_NOT_REGULAR_FILE", `the blob directory is a ${kind}, not a directory`, { path })
 
-const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.format(Owner.self)}-${Paths.nextSeq()}`)
+const tempName = (dir: string, hash: string): string => Path.join(dir, `${hash}.tmp-${Owner.selfName()}-${Paths.nextSeq()}`)
 
 /**
  * The sizes of those of `names` that are regular files in the blob directory of `paths` (each
@@ -52,7 +58,7 @@ const sizesIn = (
   names: ReadonlyArray<string> | undefined
 ): Effect.Effect<ReadonlyMap<string, number>, ConflictError | IoError> =>
   Effect.gen(function*() {
-    const dir = dirOf(paths)
+    const dir = paths.blobs
     const found = new Map<string, number>()
     const before = yield* lstatNamed(fs, "lstat blob directory", dir)
     if (before === undefined || before.kind !== "directory") return found
@@ -149,15 +155,14 @@ export const attachReferenced = (
  */
 export const read = (fs: FsService, paths: Paths.SessionPaths, hash: string): Effect.Effect<Uint8Array, InputError | CorruptError | ConflictError | IoError> =>
   Effect.gen(function*() {
-    const dir = dirOf(paths)
+    const dir = paths.blobs
     const path = Path.join(dir, hash)
     if (!HASH.test(hash)) return yield* missing(path, hash)
     const before = yield* lstatNamed(fs, "lstat blob directory", dir)
     if (before === undefined || before.kind !== "directory") return yield* missing(path, hash)
-    const bytes = yield* Effect.catchIf(
-      readBytes(fs, path, MAX_BLOB_BYTES, "blob"),
-      (e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE" || e.code === "SESSION_FILE_TOO_LARGE",
-      (e) => Effect.fail(e.code === "SESSION_FILE_TOO_LARGE" ? corrupt(path, hash) : missing(path, hash))
+    const bytes = yield* readBytes(fs, path, MAX_BLOB_BYTES, "blob").pipe(
+      catchCode(["SESSION_NOT_FOUND", "SESSION_NOT_REGULAR_FILE"], () => Effect.fail(missing(path, hash))),
+      catchCode("SESSION_FILE_TOO_LARGE", () => Effect.fail(corrupt(path, hash)))
     )
     yield* expectIdentity(fs, "blob directory", dir, "directory", before)
     if (sha256(bytes) !== hash) return yield* corrupt(path, hash)
@@ -186,26 +191,28 @@ const ensureDirectory = (fs: FsService, dir: string): Effect.Effect<{ readonly s
     return { stat, made }
   })
 
-/** Opens directory `dir` for fsync, checked to be the one `id` names. */
-const openDir = (fs: FsService, dir: string, id: Stat): Effect.Effect<Handle, ConflictError | IoError> =>
-  Effect.uninterruptible(Effect.flatMap(step("open blob directory", fs.open(dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }), (handle) =>
+/** Directory `dir` opened for fsync, checked to be the one `id` names; closed when the scope closes. */
+const openDir = (fs: FsService, dir: string, id: Stat): Effect.Effect<Handle, ConflictError | IoError, Scope.Scope> =>
+  Effect.tap(step("open blob directory", Fs.open(fs, dir, Flags.directory), { ELOOP: "SESSION_REPLACED" }), (handle) =>
     Effect.flatMap(step("fstat blob directory", fs.fstat(handle)), (stat) =>
       stat.kind !== "directory" || !sameFile(stat, id)
         ? Effect.fail(sessionError("SESSION_REPLACED", "the blob directory changed while it was opened", { path: dir }))
-        : Effect.succeed(handle)).pipe(Effect.onError(() => closeQuietly(fs, handle)))))
+        : Effect.void))
 
-/** Writes `bytes` to a new temp file in `dir` and fsyncs it; its name. */
-const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array): Effect.Effect<string, IoError> =>
+/**
+ * A temp name in `dir` made by `make` as a resource of the scope: removed when the scope closes
+ * with a failure (on success the blob's rename has taken it).
+ */
+const tempResource = <A, E, R>(fs: FsService, name: string, make: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Scope.Scope> =>
+  Effect.acquireRelease(make, (_, exit) => (Exit.isFailure(exit) ? Effect.asVoid(removeOwn(fs, name)) : Effect.void))
+
+/** Writes `bytes` to a new temp file in `dir` and fsyncs it: its name, a resource of the scope (see `tempResource`). */
+const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array): Effect.Effect<string, IoError, Scope.Scope> =>
   Effect.gen(function*() {
     const temp = tempName(dir, hash)
-    const handle = yield* step("create blob temp", fs.open(temp, Flags.createExclusive, 0o600))
-    yield* Effect.gen(function*() {
-      yield* writeAll(fs, handle, bytes, 0, 0)
-      yield* step("fsync blob temp", fs.fsync(handle))
-    }).pipe(
-      Effect.ensuring(closeQuietly(fs, handle)),
-      Effect.onError(() => removeOwn(fs, temp))
-    )
+    const handle = yield* tempResource(fs, temp, step("create blob temp", Fs.open(fs, temp, Flags.createExclusive, 0o600)))
+    yield* writeAll(fs, handle, bytes, 0, 0)
+    yield* step("fsync blob temp", fs.fsync(handle))
     return temp
   })
 
@@ -214,18 +221,18 @@ const writeTemp = (fs: FsService, dir: string, hash: string, bytes: Uint8Array):
  * across filesystems, a copy made durable. SESSION_BLOB_MISSING unless that file is a regular
  * file of `size` bytes.
  */
-const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: string): Effect.Effect<string, SessionError> =>
+const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: Paths.SessionPaths): Effect.Effect<string, SessionError, Scope.Scope> =>
   Effect.gen(function*() {
-    const source = Path.join(`${from}.blobs`, hash)
+    const source = Path.join(from.blobs, hash)
     const stat = yield* lstatNamed(fs, "lstat source blob", source)
     if (stat === undefined || stat.kind !== "file" || stat.size !== size) {
       return yield* sessionError("SESSION_BLOB_MISSING", `blob "sha256:${hash}" is not in the session it is taken from`, { path: source })
     }
     const temp = tempName(dir, hash)
-    const linked = yield* Effect.either(fs.link(source, temp))
+    const linked = yield* Effect.either(tempResource(fs, temp, fs.link(source, temp)))
     if (linked._tag === "Right") {
       // The link must be the file lstat saw, not one put in its place meanwhile.
-      yield* Effect.onError(expectIdentity(fs, "source blob", temp, "file", stat), () => removeOwn(fs, temp))
+      yield* expectIdentity(fs, "source blob", temp, "file", stat)
       return temp
     }
     if (linked.left.errno !== "EXDEV") return yield* step("link source blob", Effect.fail(linked.left))
@@ -238,36 +245,34 @@ const linkTemp = (fs: FsService, dir: string, hash: string, size: number, from: 
 
 /**
  * Puts `blobs` into the blob directory of `paths`, durably, before the commit that first refers
- * to them, each through a temp name `temp` makes. A blob already there as a regular file of its
- * size is kept (its name is its content); anything else at its name is replaced.
+ * to them, each through a temp name `temp` makes (a resource of a scope per blob, which its rename
+ * into place takes). A blob already there as a regular file of its size is kept (its name is its
+ * content); anything else at its name is replaced.
  */
 const putWith = <B extends { readonly hash: string; readonly size: number }, E>(
   fs: FsService,
   paths: Paths.SessionPaths,
   blobs: ReadonlyArray<B> | undefined,
-  temp: (dir: string, blob: B) => Effect.Effect<string, E>
+  temp: (dir: string, blob: B) => Effect.Effect<string, E, Scope.Scope>
 ): Effect.Effect<void, E | InputError | ConflictError | IoError> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     if (blobs === undefined || blobs.length === 0) return
-    const dir = dirOf(paths)
+    const dir = paths.blobs
     const { made, stat } = yield* ensureDirectory(fs, dir)
     const handle = yield* openDir(fs, dir, stat)
-    yield* Effect.gen(function*() {
-      for (const blob of blobs) {
-        // The store names blobs by their hash: any other name breaks the port's contract.
-        if (!HASH.test(blob.hash)) return yield* Effect.dieMessage(`a blob named "${blob.hash}", not by 64 hexadecimal digits`)
-        const target = Path.join(dir, blob.hash)
-        const present = yield* lstatNamed(fs, "lstat blob", target)
-        if (present !== undefined && present.kind === "file" && present.size === blob.size) continue
-        const name = yield* temp(dir, blob)
-        yield* Effect.onError(step("rename blob into place", fs.rename(name, target)), () => removeOwn(fs, name))
-      }
-      yield* expectIdentity(fs, "blob directory", dir, "directory", stat)
-      yield* step("fsync blob directory", fs.fsync(handle))
-      // A new directory's own name is durable only once the session's directory is synced.
-      if (made) yield* syncParent(fs, paths)
-    }).pipe(Effect.ensuring(closeQuietly(fs, handle)))
-  })
+    for (const blob of blobs) {
+      // The store names blobs by their hash: any other name breaks the port's contract.
+      if (!HASH.test(blob.hash)) return yield* Effect.dieMessage(`a blob named "${blob.hash}", not by 64 hexadecimal digits`)
+      const target = Path.join(dir, blob.hash)
+      const present = yield* lstatNamed(fs, "lstat blob", target)
+      if (present !== undefined && present.kind === "file" && present.size === blob.size) continue
+      yield* Effect.scoped(Effect.flatMap(temp(dir, blob), (name) => step("rename blob into place", fs.rename(name, target))))
+    }
+    yield* expectIdentity(fs, "blob directory", dir, "directory", stat)
+    yield* step("fsync blob directory", fs.fsync(handle))
+    // A new directory's own name is durable only once the session's directory is synced.
+    if (made) yield* syncParent(fs, paths)
+  }))
 
 /** An append's blobs: their bytes. */
 export const putBytes = (fs: FsService, paths: Paths.SessionPaths, blobs: ReadonlyArray<BlobBytes> | undefined): Effect.Effect<void, InputError | ConflictError | IoError> =>
@@ -278,12 +283,8 @@ export const put = (fs: FsService, paths: Paths.SessionPaths, blobs: ReadonlyArr
   putWith(fs, paths, blobs, (dir, blob) =>
     "bytes" in blob
       ? writeTemp(fs, dir, blob.hash, blob.bytes)
-      : Effect.flatMap(Paths.resolve(fs, blob.from), (from) => linkTemp(fs, dir, blob.hash, blob.size, from.path)))
+      : Effect.flatMap(Paths.resolve(fs, blob.from), (from) => linkTemp(fs, dir, blob.hash, blob.size, from)))
 
 const syncParent = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<void, ConflictError | IoError> =>
   Effect.flatMap(step("lstat directory", fs.lstat(paths.dir)), (stat) =>
-    Effect.acquireUseRelease(
-      openDir(fs, paths.dir, stat),
-      (handle) => step("fsync directory", fs.fsync(handle)),
-      (handle) => closeQuietly(fs, handle)
-    ))
+    Effect.scoped(Effect.flatMap(openDir(fs, paths.dir, stat), (handle) => step("fsync directory", fs.fsync(handle)))))

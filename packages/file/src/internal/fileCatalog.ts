@@ -2,14 +2,28 @@ import type { Entry, ScanError, SessionCatalogService } from "@session-tree/core
 import { sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import type { FsService } from "../Fs.js"
+import type { FsService, Stat } from "../Fs.js"
 import { deleteSession } from "./delete.js"
 import { readAt } from "./fileJournal.js"
 import { lstatNamed, step } from "./io.js"
 import * as Paths from "./paths.js"
 
-const SUFFIX = ".jsonl"
+export const SUFFIX = ".jsonl"
 const NS_PER_MS = 1_000_000n
+
+/** Whether a directory entry's name is a session's (`NAME.jsonl`). */
+export const isSessionName = (name: string): boolean => name.endsWith(SUFFIX) && name !== SUFFIX
+
+/** The catalog's entry for what `stat` says of the name at `location`. */
+const entryOf = (location: string, s: Stat): Entry => ({
+  location,
+  version: `${s.kind}:${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`,
+  changed: Number(s.mtimeNs / NS_PER_MS)
+})
+
+/** The catalog's entry for the name at `location` now, or undefined when nothing has that name. */
+export const entryAt = (fs: FsService, location: string): Effect.Effect<Entry | undefined, ScanError> =>
+  Effect.map(lstatNamed(fs, "lstat", location), (s) => (s === undefined ? undefined : entryOf(location, s)))
 
 /** The `*.jsonl` names directly in `directory`, each with its version. */
 const scan = (fs: FsService, directory: string | undefined): Effect.Effect<Array<Entry>, ScanError> =>
@@ -34,16 +48,12 @@ const scan = (fs: FsService, directory: string | undefined): Effect.Effect<Array
     )
     const entries: Array<Entry> = []
     for (const name of [...names].sort()) {
-      if (!name.endsWith(SUFFIX) || name === SUFFIX) continue
+      if (!isSessionName(name)) continue
       const location = Path.join(dir, name)
       // Missing: gone between the listing and the lstat, so no longer there to list.
       const s = yield* lstatNamed(fs, "lstat", location)
       if (s === undefined) continue
-      entries.push({
-        location,
-        version: `${s.kind}:${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`,
-        changed: Number(s.mtimeNs / NS_PER_MS)
-      })
+      entries.push(entryOf(location, s))
     }
     return entries
   })

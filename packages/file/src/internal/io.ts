@@ -4,6 +4,8 @@
  * checks compare (dev, ino), and own names are removed on a best-effort basis.
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Scope from "effect/Scope"
 import { type FileId, Flags, type FsError, type FsService, type Handle, sameFile, type Stat } from "../Fs.js"
 import type { ConflictError, CorruptError, ErrorOf, InputError, IoError, LockedError, SessionErrorCode } from "@session-tree/core/SessionError"
 import { sessionError } from "@session-tree/core/SessionError"
@@ -108,7 +110,7 @@ export interface Checked {
  * O_NOFOLLOW | O_NONBLOCK and check through the handle that it is the same file. On failure the
  * handle is closed. `what` names the file in the SESSION_NOT_FOUND message.
  */
-const openChecked = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Checked, ReadFailure> =>
+export const openChecked = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Checked, ReadFailure> =>
   Effect.gen(function*() {
     const before = yield* lstatNamed(fs, "lstat", path)
     if (before === undefined) return yield* sessionError("SESSION_NOT_FOUND", `no ${what} at this path`, { path })
@@ -128,8 +130,26 @@ const openChecked = (fs: FsService, path: string, maxBytes: number, what: string
         : Effect.succeed({ handle, stat })).pipe(Effect.onError(() => closeQuietly(fs, handle)))
   })
 
+/**
+ * `openChecked` as a resource of the scope, its descriptor closed when the scope closes: always,
+ * or (with `until: "failure"`) only when it closes with a failure, the caller keeping it otherwise.
+ * Only the opening is protected from interruption: what the caller then reads is not.
+ */
+export const opened = (
+  fs: FsService,
+  path: string,
+  maxBytes: number,
+  what: string,
+  until: "end" | "failure"
+): Effect.Effect<Checked, ReadFailure, Scope.Scope> =>
+  Effect.acquireRelease(openChecked(fs, path, maxBytes, what), ({ handle }, exit) =>
+    until === "end" || Exit.isFailure(exit) ? closeQuietly(fs, handle) : Effect.void)
+
 const tooLarge = (path: string, maxBytes: number, size: number) =>
   sessionError("SESSION_FILE_TOO_LARGE", `the file holds ${size} bytes, more than ${maxBytes}`, { path })
+
+/** The most one read asks for: a large file is read in several steps, each a point where the read can be interrupted. */
+const READ_CHUNK = 8 * 1024 * 1024
 
 /**
  * Reads the whole of a file `openChecked` opened. A file that grew while it was read fails
@@ -141,7 +161,7 @@ const readAll = (fs: FsService, { handle, stat }: Checked, maxBytes: number): Ef
     // One byte of room past the size tells a file that grew after fstat from one that did not.
     const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
     const from = (length: number): Effect.Effect<Uint8Array, ReadFailure> =>
-      Effect.flatMap(step("read", fs.read(handle, buffer, length, buffer.length - length, length)), (n) => {
+      Effect.flatMap(step("read", fs.read(handle, buffer, length, Math.min(buffer.length - length, READ_CHUNK), length)), (n) => {
         if (n === 0) return Effect.succeed(buffer.subarray(0, length))
         const total = length + n
         if (total === buffer.length) {
@@ -156,34 +176,30 @@ const readAll = (fs: FsService, { handle, stat }: Checked, maxBytes: number): Ef
   })
 
 /**
- * The session file at `path` opened and read as a load reads it: `openChecked` with the largest
- * cap any version allows, then, for a file over `caps.least`, the head read first so that the
- * cap its header declares (`caps.of`) refuses it before it is read whole. It reads exactly the
- * size fstat gave (a file that shrank meanwhile is SESSION_REPLACED) and reports the size after
- * the read: what a file that grew meanwhile means depends on its version, so the caller decides.
- * The descriptor stays open for the caller, as with `readWhole`.
+ * The session file `checked` (opened by `opened` with the largest cap any version allows) read
+ * as a load reads it: for a file over `caps.least`, the head read first so that the cap its
+ * header declares (`caps.of`) refuses it before it is read whole. It reads exactly the size fstat
+ * gave (a file that shrank meanwhile is SESSION_REPLACED) and reports the size after the read:
+ * what a file that grew meanwhile means depends on its version, so the caller decides.
  */
 export const readSessionFile = (
   fs: FsService,
-  path: string,
+  checked: Checked,
   caps: SessionCaps
 ): Effect.Effect<Whole & { readonly sizeAfter: number }, ReadFailure> =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(openChecked(fs, path, caps.most, "session file"), (checked) =>
-      restore(Effect.gen(function*() {
-        const size = checked.stat.size
-        const shrank = () => sessionError("SESSION_REPLACED", "the file shrank while it was read", { path })
-        if (size > caps.least) {
-          const head = Buffer.allocUnsafe(Math.min(size, caps.headBytes))
-          const cap = caps.of(yield* readExactly(fs, checked.handle, head, 0, shrank))
-          if (size > cap) return yield* tooLarge(path, cap, size)
-        }
-        const bytes = yield* readExactly(fs, checked.handle, Buffer.allocUnsafe(size), 0, shrank)
-        const after = yield* step("fstat", fs.fstat(checked.handle))
-        return { bytes, handle: checked.handle, stat: checked.stat, sizeAfter: after.size }
-      })).pipe(Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : closeQuietly(fs, checked.handle)))
-    )
-  )
+  Effect.gen(function*() {
+    const size = checked.stat.size
+    const path = checked.handle.path
+    const shrank = () => sessionError("SESSION_REPLACED", "the file shrank while it was read", { path })
+    if (size > caps.least) {
+      const head = Buffer.allocUnsafe(Math.min(size, caps.headBytes))
+      const cap = caps.of(yield* readExactly(fs, checked.handle, head, 0, shrank))
+      if (size > cap) return yield* tooLarge(path, cap, size)
+    }
+    const bytes = yield* readExactly(fs, checked.handle, Buffer.allocUnsafe(size), 0, shrank)
+    const after = yield* step("fstat", fs.fstat(checked.handle))
+    return { bytes, handle: checked.handle, stat: checked.stat, sizeAfter: after.size }
+  })
 
 /** The caps of a session file: the most any version allows, the least, and the one the head declares. */
 export interface SessionCaps {
@@ -195,8 +211,8 @@ export interface SessionCaps {
 }
 
 /**
- * Fills `buffer` with the file's bytes from `position` on; a file that ends first fails with
- * `short()`, the caller's reading of a file that changed under it.
+ * Fills `buffer` with the file's bytes from `position` on, in reads of at most `READ_CHUNK`; a
+ * file that ends first fails with `short()`, the caller's reading of a file that changed under it.
  */
 export const readExactly = <E>(
   fs: FsService,
@@ -208,7 +224,7 @@ export const readExactly = <E>(
   const from = (length: number): Effect.Effect<Buffer, E | IoError> =>
     length === buffer.length
       ? Effect.succeed(buffer)
-      : Effect.flatMap(step("read", fs.read(handle, buffer, length, buffer.length - length, position + length)), (n) =>
+      : Effect.flatMap(step("read", fs.read(handle, buffer, length, Math.min(buffer.length - length, READ_CHUNK), position + length)), (n) =>
         n === 0 ? Effect.fail(short()) : from(length + n))
   return from(0)
 }
@@ -219,26 +235,8 @@ export interface Whole extends Checked {
 }
 
 /**
- * Reads the regular file at `path` whole (see `openChecked`) and keeps its descriptor open for
- * the caller, who must not be interruptible between this and taking the descriptor over. The
- * reads are interruptible: an interrupted or failed read closes the descriptor.
- */
-export const readWhole = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Whole, ReadFailure> =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(openChecked(fs, path, maxBytes, what), (checked) =>
-      restore(readAll(fs, checked, maxBytes)).pipe(
-        Effect.map((bytes) => ({ bytes, handle: checked.handle, stat: checked.stat })),
-        Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : closeQuietly(fs, checked.handle))
-      ))
-  )
-
-/**
- * The bytes of the regular file at `path` (see `openChecked`), holding nothing afterwards; an
- * interrupted read closes the descriptor.
+ * The bytes of the regular file at `path` (see `openChecked`), holding nothing afterwards; the
+ * read is interruptible, and an interrupted one closes the descriptor.
  */
 export const readBytes = (fs: FsService, path: string, maxBytes: number, what: string): Effect.Effect<Uint8Array, ReadFailure> =>
-  Effect.acquireUseRelease(
-    openChecked(fs, path, maxBytes, what),
-    (checked) => readAll(fs, checked, maxBytes),
-    (checked) => closeQuietly(fs, checked.handle)
-  )
+  Effect.scoped(Effect.flatMap(opened(fs, path, maxBytes, what, "end"), (checked) => readAll(fs, checked, maxBytes)))

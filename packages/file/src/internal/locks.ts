@@ -43,9 +43,9 @@ export const make = (): FileLocks => {
 }
 
 /**
- * The registry of this process. It is one per process rather than one per layer because two
- * stores of one file must take turns whatever built their journals (the Promise facade builds a
- * layer per store; `FileJournal.make` and `Recovery.recover` need no layer at all), while the
- * lock between processes, the marker, makes a second writer fail instead of wait.
+ * The registry of this process, made when first asked for. It is one per process rather than one
+ * per layer because two stores of one file must take turns whatever built their journals (the
+ * Promise facade builds a layer per store; `FileJournal.make` and `Recovery.recover` need no layer
+ * at all), while the lock between processes, the marker, makes a second writer fail instead of wait.
  */
-export const processLocks: FileLocks = globalValue(Symbol.for("@session-tree/file/FileLocks"), make)
+export const processLocks = (): FileLocks => globalValue(Symbol.for("@session-tree/file/FileLocks"), make)

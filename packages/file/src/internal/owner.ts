@@ -5,6 +5,7 @@
  * that started later) before it touches anything. These reads are of /proc, not
  * of session data, so they do not go through the filesystem service.
  */
+import { globalValue } from "effect/GlobalValue"
 import * as NFS from "node:fs"
 
 const readOr = (path: string, fallback: string): string => {
@@ -24,17 +25,41 @@ const startTimeOf = (pid: number): string | undefined => {
   return fields[19]
 }
 
-const bootId = readOr("/proc/sys/kernel/random/boot_id", "00000000").replace(/-/g, "").slice(0, 8)
-
 export interface Owner {
   readonly boot: string
   readonly pid: number
   readonly start: string
 }
 
-export const self: Owner = { boot: bootId, pid: process.pid, start: startTimeOf(process.pid) ?? "0" }
-
 export const format = (owner: Owner): string => `${owner.boot}-${owner.pid}-${owner.start}`
+
+/**
+ * This process as its names show it, and the sequence that makes each name it makes unique: one
+ * per process, however many journals it builds (names of two journals beside one file must differ),
+ * read from /proc when first asked for, not when the module loads.
+ */
+interface Identity {
+  readonly owner: Owner
+  /** `format(owner)`, as every name of this process holds it. */
+  readonly name: string
+  seq: number
+}
+
+const identity = (): Identity =>
+  globalValue(Symbol.for("@session-tree/file/Owner"), () => {
+    const boot = readOr("/proc/sys/kernel/random/boot_id", "00000000").replace(/-/g, "").slice(0, 8)
+    const owner: Owner = { boot, pid: process.pid, start: startTimeOf(process.pid) ?? "0" }
+    return { owner, name: format(owner), seq: 0 }
+  })
+
+/** This process, as the names it makes show it. */
+export const self = (): Owner => identity().owner
+
+/** `format(self())`. */
+export const selfName = (): string => identity().name
+
+/** A number no earlier call in this process returned: with `selfName`, a name no other writer makes. */
+export const nextSeq = (): number => ++identity().seq
 
 const OWNER = /^([0-9a-f]{8})-(\d+)-(\d+)$/
 
@@ -48,11 +73,12 @@ export const parse = (text: string): Owner | undefined => {
  * hold the in-process path lock, so none of its own commits is in flight.
  */
 export const isAlive = (owner: Owner): boolean => {
-  if (owner.boot !== self.boot) return false
-  if (owner.pid === self.pid) return false
+  const me = self()
+  if (owner.boot !== me.boot) return false
+  if (owner.pid === me.pid) return false
   const start = startTimeOf(owner.pid)
   if (start !== undefined) return start === owner.start
-  if (self.start !== "0") return false // /proc works here and has no such pid
+  if (me.start !== "0") return false // /proc works here and has no such pid
   try {
     process.kill(owner.pid, 0)
     return true

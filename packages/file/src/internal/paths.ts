@@ -24,6 +24,8 @@ export interface SessionPaths {
   readonly dir: string
   readonly base: string
   readonly marker: string
+  /** The session's blob directory, `NAME.blobs` (`docs/format.md`, "Blobs"). */
+  readonly blobs: string
   /** Key of the in-process lock: the directory's identity plus the file name. */
   readonly lockKey: (dev: bigint, ino: bigint) => string
 }
@@ -80,17 +82,22 @@ export const at = (dir: string, base: string): SessionPaths => {
     dir,
     base,
     marker: Path.join(dir, `${base}.marker`),
+    blobs: `${absolute}${BLOBS}`,
     lockKey: (dev, ino) => `${dev}:${ino}/${base}`
   }
 }
 
+/** What the name of a session's blob directory adds to the session file's: `NAME.blobs`. */
+export const BLOBS = ".blobs"
+
 export type Kind = "tmp" | "next" | "rollback" | "deleted"
 
-let seq = 0
+/** The name of kind `kind` of this process beside the session file, numbered `n` (see `Owner.nextSeq`). */
 export const ownName = (paths: SessionPaths, kind: Kind, n: number): string =>
-  Path.join(paths.dir, `${paths.base}.${kind}-${Owner.format(Owner.self)}-${n}`)
+  Path.join(paths.dir, `${paths.base}.${kind}-${Owner.selfName()}-${n}`)
 
-export const nextSeq = (): number => ++seq
+/** A number no earlier name of this process holds. */
+export const nextSeq: () => number = Owner.nextSeq
 
 export interface Leftover {
   readonly name: string

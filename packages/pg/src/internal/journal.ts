@@ -2,6 +2,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ConflictError, type CorruptError, type InputError, type IoError, sessionError } from "@session-tree/core/SessionError"
 import type { AppendError, Batch, BlobBytes, NewBlob, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
+import * as Tracing from "@session-tree/core/Tracing"
 import * as Crypto from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -193,7 +194,8 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
             : sha256(row.bytes) !== hash
             ? Effect.fail(sessionError("SESSION_BLOB_CORRUPT", `the bytes of blob "sha256:${hash}" do not match its hash`, { path: location }))
             : Effect.succeed(new Uint8Array(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength))
-        )
+        ),
+        Tracing.span("PgJournal.blob", { session: location })
       ),
     create: (location, session) =>
       Effect.gen(function*() {
@@ -240,10 +242,12 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
         )
         const writer = yield* writerOf(location, head, incarnation)
         return { location, writer }
-      }),
+      }).pipe(Tracing.span("PgJournal.create", { session: location, batch: session.ids.length })),
     hold: (location) =>
       Effect.flatMap(readSession(sql, location), (read) =>
-        Effect.map(writerOf(location, read.head, read.incarnation), (writer) => ({ ...read.stored, writer }))),
-    read: (location) => Effect.map(readSession(sql, location), (read) => read.stored)
+        Effect.map(writerOf(location, read.head, read.incarnation), (writer) => ({ ...read.stored, writer }))).pipe(
+          Tracing.span("PgJournal.hold", { session: location })
+        ),
+    read: (location) => Effect.map(readSession(sql, location), (read) => read.stored).pipe(Tracing.span("PgJournal.read", { session: location }))
   }
 }

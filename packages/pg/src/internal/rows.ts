@@ -10,6 +10,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { type CorruptError, type InputError, sessionError } from "@session-tree/core/SessionError"
 import type { Stored } from "@session-tree/core/SessionJournal"
+import * as Tracing from "@session-tree/core/Tracing"
 import * as Effect from "effect/Effect"
 
 /**
@@ -172,7 +173,9 @@ export const readSessions = (
   ids: ReadonlyArray<string>
 ): Effect.Effect<ReadonlyMap<string, Read | Unread>, SqlError> => {
   const storable = ids.filter(storableId)
-  return storable.length === 0
+  return (storable.length === 0
     ? Effect.succeed(readsOf(ids, []))
-    : Effect.map(selectSessions(sql, storable), (rows) => readsOf(ids, inOrder(rows)))
+    : Effect.map(selectSessions(sql, storable), (rows) => readsOf(ids, inOrder(rows)))).pipe(
+      Tracing.span("PgJournal.readSessions", { session: ids.length === 1 ? ids[0]! : `${ids.length} sessions`, batch: ids.length })
+    )
 }

@@ -147,6 +147,49 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE TRIGGER session_tree_blobs_truncated AFTER TRUNCATE ON session_tree_blobs
         FOR EACH STATEMENT EXECUTE FUNCTION session_tree_entries_truncated()`
     ]
+  },
+  {
+    version: 4,
+    name: "full-text search of entries, and a notification of every change",
+    statements: [
+      // The words search keeps of each entry (`docs/serve.md`, "Search"): the lexemes the library
+      // made of it (`Search.lineLexemes`), as a tsvector built from them as they are
+      // (array_to_tsvector: no parser, no dictionary, no locale), so that the index finds exactly
+      // what the library's matcher is then asked to decide. NULL: too many to keep; the entry is
+      // then looked at by every search. Made by the first search that needs them, never by a commit.
+      `CREATE TABLE session_tree_search (
+        session_id text NOT NULL,
+        seq integer NOT NULL,
+        lexemes tsvector,
+        CONSTRAINT session_tree_search_pkey PRIMARY KEY (session_id, seq),
+        CONSTRAINT session_tree_search_session_fkey FOREIGN KEY (session_id)
+          REFERENCES session_tree_sessions (id) ON DELETE CASCADE
+      )`,
+      `CREATE INDEX session_tree_search_lexemes ON session_tree_search USING gin (lexemes)`,
+      `CREATE INDEX session_tree_search_unkept ON session_tree_search (session_id, seq) WHERE lexemes IS NULL`,
+      // How far each session's entries are in the table above: under which incarnation, up to which
+      // head. A session whose row says otherwise is brought up to date by the next search (its new
+      // entries added; all of it again under a new incarnation).
+      `CREATE TABLE session_tree_search_state (
+        session_id text NOT NULL,
+        incarnation uuid NOT NULL,
+        head integer NOT NULL,
+        CONSTRAINT session_tree_search_state_pkey PRIMARY KEY (session_id),
+        CONSTRAINT session_tree_search_state_session_fkey FOREIGN KEY (session_id)
+          REFERENCES session_tree_sessions (id) ON DELETE CASCADE
+      )`,
+      // Live pages (`serve --db`): every change of a session row (a create, an append, a delete, a
+      // new incarnation) sends its ID on the channel `session_tree_changes`, in the transaction
+      // that makes the change, so a listener hears of it exactly when the change is committed, from
+      // whichever node or program wrote it.
+      `CREATE FUNCTION session_tree_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('session_tree_changes', CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END);
+        RETURN NULL;
+      END $$`,
+      `CREATE TRIGGER session_tree_sessions_notify AFTER INSERT OR UPDATE OR DELETE ON session_tree_sessions
+        FOR EACH ROW EXECUTE FUNCTION session_tree_notify()`
+    ]
   }
 ]
 

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Options } from "../Html.js"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH, STYLE_V2, STYLE_V2_HASH } from "./page.js"
 import { childrenOf, type Counts, countsOf, isNewest, plural, resolve, settled, type Summary, summaryOf, truncate, updatedOf } from "./session.js"
-import { blobsOf, inlineImage, isWebUrl, labelsOf, linkOf, optionKeys, readBlobs, sizeOf, textOf } from "./v2.js"
+import { blobsOf, inlineImage, isRasterImage, isWebUrl, labelsOf, linkOf, optionKeys, readBlobs, sizeOf, textOf } from "./v2.js"
 
 export const render = (
   header: Header,
@@ -201,7 +201,7 @@ const previewOf = (entry: V2.SessionEntry): string => {
 /** The order in which a folded run counts the kinds of version 2 it holds. */
 const RUN_NAMES = ["system", "user", "assistant", "tool", "compaction", "label", "title", "model", "custom"] as const
 
-const LEGEND_V2 = [
+export const LEGEND_V2 = [
   ["s", "system"],
   ["u", "user"],
   ["a", "assistant"],
@@ -214,10 +214,10 @@ const LEGEND_V2 = [
   ["cu", "custom"]
 ].map(([cls, name]) => `<span><span class="k ${cls}">${name}</span></span>`).join("")
 
-const LEGEND = `<span><span class="k u">user</span></span><span><span class="k a">assistant</span></span><span><span class="k t">tool</span></span><span><span class="k t e">tool error</span></span>`
+export const LEGEND = `<span><span class="k u">user</span></span><span><span class="k a">assistant</span></span><span><span class="k t">tool</span></span><span><span class="k t e">tool error</span></span>`
 
 /** What every part of one page reads: the session, where each entry is, the path shown, the links. */
-interface Page {
+export interface Page {
   readonly header: Header
   /** In commit order; an entry's index here names its row (`r12`) and its card (`m12`). */
   readonly entries: ReadonlyArray<Entry>
@@ -230,15 +230,20 @@ interface Page {
   readonly links: Links
   readonly labels: ReadonlyMap<string, string>
   readonly images: ReadonlyMap<string, string>
+  /** Where the page loads an image blob from, for a page served with its blobs (none: by name only, or inline). */
+  readonly blobSrc?: ((ref: string, mediaType: string) => string | undefined) | undefined
+  /** Whether a folded run's rows are left out, for the page to load when it is opened. */
+  readonly lazyRuns?: boolean | undefined
 }
 
 const e = escapeHtml
 
-const pageOf = (
+export const pageOf = (
   header: Header,
   entries: ReadonlyArray<Entry>,
   path: ReadonlyArray<Entry>,
-  images: ReadonlyMap<string, string>
+  images: ReadonlyMap<string, string>,
+  served?: Pick<Page, "blobSrc" | "lazyRuns">
 ): Page => {
   const indexOf = new Map<Entry, number>()
   const byId = new Map<string, number>()
@@ -255,12 +260,20 @@ const pageOf = (
     leafIndex: path.length === 0 ? -1 : indexOf.get(path[path.length - 1]!)!,
     links: linksOf(entries, indexOf),
     labels: labelsOf(entries),
-    images
+    images,
+    blobSrc: served?.blobSrc,
+    lazyRuns: served?.lazyRuns
   }
 }
 
 /** The index of an entry's parent, or -1 for a root (or a parent not in the list). */
 const parentOf = (p: Page, entry: Entry): number => (entry.parentId === null ? -1 : p.byId.get(entry.parentId) ?? -1)
+
+/** The card of the entry at `i`. */
+export const cardOf = (p: Page, i: number): string => {
+  const entry = p.entries[i]!
+  return entry.version === 2 ? cardV2(p, entry, i) : cardV1(p, entry, i)
+}
 
 /** The whole page: the tree of every entry and one card per entry, the path to `leaf` marked. */
 const page = (
@@ -347,7 +360,9 @@ const runSummary = (p: Page, run: ReadonlyArray<Entry>, level: number): string =
   const parts = p.header.version === 1
     ? [`${n.user} user`, `${n.assistant} assistant`, `${n.tool} tool`]
     : RUN_NAMES.flatMap((name) => (named.has(name) ? [`${named.get(name)} ${name}`] : []))
-  return `<details class="run l${Math.min(level, MAX_LEVEL)}${active ? " act" : ""}"><summary>${plural(run.length, "more entry", "more entries")}` +
+  // A run left for the page to load names its first entry, its length and its level.
+  const lazy = p.lazyRuns === true && run.length > 0 ? ` data-run="${p.indexOf.get(run[0]!)!}" data-n="${run.length}" data-level="${level}"` : ""
+  return `<details class="run l${Math.min(level, MAX_LEVEL)}${active ? " act" : ""}"${lazy}><summary>${plural(run.length, "more entry", "more entries")}` +
     `${active ? " on the active path" : ""} · ${parts.join(", ")}</summary>`
 }
 
@@ -358,7 +373,7 @@ interface Segment {
 }
 
 /** The rows of the whole tree, each entry once; entries no root reaches come last. */
-const treeOf = (p: Page): Array<string> => {
+export const treeOf = (p: Page): Array<string> => {
   const { entries, indexOf } = p
   const tree: Array<string> = []
   const emitted = new Uint8Array(entries.length)
@@ -399,12 +414,27 @@ const segmentRows = (p: Page, tree: Array<string>, chain: ReadonlyArray<Entry>, 
     const folded = chain.slice(RUN_KEEP, chain.length - RUN_KEEP)
     for (let k = 0; k < RUN_KEEP; k++) tree.push(rowHtml(p, chain[k]!, level, k === 0 ? kind : "", forksAt(k)))
     tree.push(runSummary(p, folded, level))
-    for (const entry of folded) tree.push(rowHtml(p, entry, level, "", 1))
+    if (p.lazyRuns !== true) for (const entry of folded) tree.push(rowHtml(p, entry, level, "", 1))
     tree.push("</details>")
     for (let k = chain.length - RUN_KEEP; k < chain.length; k++) tree.push(rowHtml(p, chain[k]!, level, "", forksAt(k)))
   } else {
     chain.forEach((entry, k) => tree.push(rowHtml(p, entry, level, k === 0 ? kind : "", forksAt(k))))
   }
+}
+
+/**
+ * The rows of a folded run left out of a page (`lazyRuns`): `n` entries from the one at `start`,
+ * each the only child of the one before, at `level`; fewer where the chain is shorter.
+ */
+export const runRows = (p: Page, start: number, n: number, level: number): Array<string> => {
+  const rows: Array<string> = []
+  let entry = p.entries[start]
+  while (entry !== undefined && rows.length < n) {
+    rows.push(rowHtml(p, entry, level, "", 1))
+    const children = childrenOf(p.entries, entry.id)
+    entry = children.length === 1 ? children[0] : undefined
+  }
+  return rows
 }
 
 // ---- The transcript cards, one per entry in commit order (a path is in commit
@@ -558,7 +588,7 @@ const partHtml = (p: Page, i: number, parts: ReadonlyArray<V2.AssistantPart>, pa
         : `<details class="rs"><summary>reasoning · ${plural(part.text.length, "character")}</summary>${textBlock(part.text, "tx")}</details>`) +
         optionsHtml(part, "reasoning")
     case "file":
-      return fileHtml(part, p.images)
+      return fileHtml(part, p.images, p.blobSrc)
     case "tool-call": {
       let answeredBy: string
       if (part.providerExecuted === true) {
@@ -583,11 +613,13 @@ const partHtml = (p: Page, i: number, parts: ReadonlyArray<V2.AssistantPart>, pa
 }
 
 /** A file: an image inline, a web link, a blob by name, or what it is. */
-const fileHtml = (part: V2.FilePart, images: ReadonlyMap<string, string>): string => {
+const fileHtml = (part: V2.FilePart, images: ReadonlyMap<string, string>, blobSrc: Page["blobSrc"]): string => {
   const size = sizeOf(part.data)
   const image = inlineImage(part, images)
+  const served = image === undefined && "blob" in part.data && isRasterImage(part.mediaType) ? blobSrc?.(part.data.blob, part.mediaType) : undefined
   let shown = ""
   if (image !== undefined) shown = `<img class="img" alt="" src="${image}">`
+  else if (served !== undefined) shown = `<img class="img" alt="" loading="lazy" src="${e(served)}">`
   else if ("url" in part.data) {
     shown = isWebUrl(part.data.url)
       ? `<a class="url" href="${e(part.data.url)}" rel="noopener noreferrer nofollow" target="_blank">${e(part.data.url)}</a>`
@@ -602,7 +634,7 @@ const fileHtml = (part: V2.FilePart, images: ReadonlyMap<string, string>): strin
 // ---- The document around the tree and the cards.
 
 /** The facts under the page's heading: the session, its times, counts and active leaf. */
-const factsHtml = (p: Page, summary: Summary, counts: Counts, leaf: string | null, isDefault: boolean): string => {
+export const factsHtml = (p: Page, summary: Summary, counts: Counts, leaf: string | null, isDefault: boolean): string => {
   const { header } = p
   const fact = (term: string, value: string) => `<div><dt>${term}</dt><dd>${value}</dd></div>`
   const leafFact = leaf === null ? "none" : `<span class="id">${e(leaf)}</span> (${isNewest(p.entries, leaf, isDefault) ? "the newest entry" : "chosen"})`

@@ -1,0 +1,88 @@
+/**
+ * S1. Search over a gigabyte of session files: `Sessions.search` on files (the
+ * scan of `FileSearch`, then the library's decoding and matching of each line it
+ * finds) against `grep -c -F` over the same files, same run, page cache warm for
+ * both (the files were just written; the machine has room for them).
+ *
+ * The corpus is made at bench time in a temp directory: version-2 agent sessions
+ * of ~2 MB each, with a rare word (one entry in 20,000), a phrase (one in 2,000)
+ * and common words. grep counts the matching lines of each file, case sensitive
+ * (`-i` for the case-insensitive row); ours finds, decodes, matches, ranks and
+ * counts the entries, case-insensitive, whole words, and checks the count it gives.
+ */
+import { spawn } from "node:child_process"
+import * as Ids from "@session-tree/core/Ids"
+import * as Sessions from "@session-tree/core/Sessions"
+import * as FileJournal from "@session-tree/file/FileJournal"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as NFS from "node:fs"
+import * as Path from "node:path"
+import { rounds, type Row, summarize } from "../harness.js"
+import { agentSession, COMMON, PHRASE, RARE } from "../serveData.js"
+
+export interface SearchFilesOptions {
+  readonly rounds: number
+  /** Bytes of sessions to make (default 1 GiB). */
+  readonly bytes?: number
+}
+
+const SESSION_ENTRIES = 5_000
+
+/** `grep ARGS FILES…`, its matching lines summed over the files (`-c` prints one count per file). */
+const grep = (args: ReadonlyArray<string>, files: ReadonlyArray<string>): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const child = spawn("grep", [...args, "--", ...files], { stdio: ["ignore", "pipe", "inherit"] })
+    let out = ""
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => (out += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      if (code !== 0 && code !== 1) return reject(new Error(`grep exited ${code}`))
+      resolve(out.split("\n").filter((l) => l !== "").reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(":") + 1)), 0))
+    })
+  })
+
+export const benchSearchFiles = async (options: SearchFilesOptions, dir: string): Promise<{ readonly rows: Array<Row>; readonly note: string }> => {
+  const target = options.bytes ?? 1024 ** 3
+  let bytes = 0
+  let rare = 0
+  let phrase = 0
+  const files: Array<string> = []
+  for (let n = 0; bytes < target; n++) {
+    const made = agentSession(n, SESSION_ENTRIES)
+    const text = made.lines.join("\n") + "\n"
+    const file = Path.join(dir, `s${String(n).padStart(5, "0")}.jsonl`)
+    NFS.writeFileSync(file, text)
+    files.push(file)
+    bytes += Buffer.byteLength(text)
+    rare += made.rare
+    phrase += made.phrase
+  }
+  const service = await Effect.runPromise(Effect.provide(Sessions.make, Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)))
+  const ours = (query: string, expected: number) => async () => {
+    const result = await Effect.runPromise(service.search({ query, directory: dir, limit: 20 }))
+    if (result.total !== expected || result.unreadable.length > 0) throw new Error(`ours found ${result.total} for ${query}, not ${expected}`)
+  }
+  const theirs = (args: ReadonlyArray<string>, atLeast: number) => async () => {
+    const count = await grep(args, files)
+    if (count < atLeast) throw new Error(`grep ${args.join(" ")} counted ${count}`)
+  }
+  // The common word: grep counts lines that hold it anywhere; ours counts entries that hold it as a word.
+  const common = (await Effect.runPromise(service.search({ query: COMMON, directory: dir, limit: 1 }))).total
+  const rows: Array<Row> = []
+  const cases: ReadonlyArray<readonly [string, string, number, ReadonlyArray<string>]> = [
+    [`a rare word (${rare} entries)`, RARE, rare, ["-c", "-F", RARE]],
+    [`a phrase (${phrase} entries)`, `"${PHRASE.join(" ")}"`, phrase, ["-c", "-F", PHRASE.join(" ")]],
+    [`a common word (${common.toLocaleString("en-US")} entries)`, COMMON, common, ["-c", "-F", COMMON]]
+  ]
+  for (const [group, query, expected, args] of cases) {
+    const samples = await rounds([
+      { name: `grep ${args.join(" ")}`, run: theirs(args, expected) },
+      { name: `grep -i ${args.join(" ")}`, run: theirs(["-i", ...args], expected) },
+      { name: `ours: Sessions.search(${query})`, run: ours(query, expected) }
+    ], { rounds: options.rounds, warmup: 1 })
+    rows.push(...summarize(group, samples, `grep ${args.join(" ")}`))
+  }
+  return { rows, note: `${files.length} sessions, ${(bytes / 1024 ** 3).toFixed(2)} GiB, ${(files.length * SESSION_ENTRIES).toLocaleString("en-US")} entries` }
+}

@@ -1,0 +1,535 @@
+/**
+ * Search: the query, the text an entry is searched by, the matcher that decides
+ * every hit, the patterns a backend scans with, and the run that turns a
+ * backend's candidate lines into ranked hits. Backends only narrow (every line
+ * they leave out must be one the matcher would refuse); the matcher decides.
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { decodeEntryLine, versionOf } from "../Codec.js"
+import { decodeHeader, type Entry, type Header } from "../Record.js"
+import type * as V2 from "../RecordV2.js"
+import type { Candidates, CandidateRequest, Hit, Pattern, Query, SearchOptions, SearchResult, SearchRole, Snippet, Term } from "../Search.js"
+import type { ScanError, SessionCatalogService } from "../SessionCatalog.js"
+import { type InputError, type SessionError, sessionError } from "../SessionError.js"
+import type { Unreadable } from "../Sessions.js"
+import { isCanonicalTimestamp } from "./timestamp.js"
+import { fold, isAscii, lexemeOf, lexemesOf, WORD, type Word, wordsOf } from "./words.js"
+
+const invalid = (reason: string): InputError => sessionError("SESSION_INVALID_OPTIONS", reason) as InputError
+
+/** The most a query may hold: enough for any phrase a person types, bounded for the patterns made of it. */
+export const MAX_QUERY_CHARACTERS = 1_000
+export const MAX_QUERY_WORDS = 32
+
+// ---- The query ------------------------------------------------------------------------------
+
+/**
+ * A query: words, and phrases in double quotes, every one required. A token that is several words
+ * joined by other characters (`read_file`, `a.b`, `don't`) is the phrase of those words.
+ */
+export const parseQuery = (text: string): Either.Either<Query, InputError> => {
+  if (typeof text !== "string") return Either.left(invalid("the query is not text"))
+  if (text.length > MAX_QUERY_CHARACTERS) return Either.left(invalid(`the query holds more than ${MAX_QUERY_CHARACTERS} characters`))
+  const terms: Array<Term> = []
+  let count = 0
+  const add = (source: string, quoted: boolean) => {
+    const words = [...source.matchAll(WORD)].map((m) => fold(m[0]))
+    if (words.length === 0) return
+    count += words.length
+    terms.push({ words, phrase: quoted || words.length > 1, text: source })
+  }
+  // Quoted phrases first; what is left between them is split at white space.
+  const quoted = /"([^"]*)"?/g
+  let last = 0
+  for (const m of text.matchAll(quoted)) {
+    for (const token of text.slice(last, m.index).split(/\s+/)) add(token, false)
+    add(m[1]!, true)
+    last = m.index + m[0].length
+  }
+  for (const token of text.slice(last).split(/\s+/)) add(token, false)
+  if (terms.length === 0) return Either.left(invalid("the query holds no word to search for (words are letters and digits)"))
+  if (count > MAX_QUERY_WORDS) return Either.left(invalid(`the query holds more than ${MAX_QUERY_WORDS} words`))
+  const words = [...new Set(terms.flatMap((t) => t.words))]
+  return Either.right({ terms, words, ascii: words.every(isAscii) })
+}
+
+// ---- What an entry is searched by -------------------------------------------------------------
+
+/** A JSON value as lines a person reads: `key: value`, nested keys joined by dots, strings as they are. */
+const flatten = (value: unknown, out: Array<string>, prefix = ""): void => {
+  if (value === null || typeof value !== "object") {
+    const shown = typeof value === "string" ? value : JSON.stringify(value)
+    out.push(prefix === "" ? shown : `${prefix}: ${shown}`)
+    return
+  }
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value)
+  if (entries.length === 0) {
+    if (prefix !== "") out.push(prefix)
+    return
+  }
+  for (const [key, v] of entries) flatten(v, out, prefix === "" ? key : Array.isArray(value) ? `${prefix}[${key}]` : `${prefix}.${key}`)
+}
+
+const jsonText = (value: unknown): string => {
+  const out: Array<string> = []
+  flatten(value, out)
+  return out.join("\n")
+}
+
+/** The role (or kind) a hit shows, and the filter matches: a message's role, else the entry's kind. */
+export const roleOf = (entry: Entry): string =>
+  entry.version === 1 ? entry.message.role : entry.kind === "message" ? entry.message.role : entry.kind
+
+/** The model of an entry: an assistant message's `meta.model`, a model entry's model. */
+export const modelOf = (entry: Entry): string | undefined =>
+  entry.version === 1
+    ? undefined
+    : entry.kind === "message"
+    ? entry.message.role === "assistant" ? entry.message.meta?.model : undefined
+    : entry.kind === "model"
+    ? entry.model
+    : undefined
+
+const partText = (part: V2.AssistantPart, out: Array<string>): void => {
+  switch (part.type) {
+    case "text":
+    case "reasoning":
+      out.push(part.text)
+      return
+    case "file":
+      if (part.name !== undefined) out.push(part.name)
+      return
+    case "tool-call":
+      out.push(`${part.name}\n${jsonText(part.arguments)}`)
+      return
+    case "tool-result":
+      out.push(`${part.toolName}\n${jsonText(part.result)}`)
+      return
+  }
+}
+
+/**
+ * The text an entry is searched by, its parts joined by line breaks: a message's text and reasoning,
+ * the names of its files, each tool call's name and arguments, each tool result's tool and result;
+ * a compaction's summary; a title. Undefined for the kinds that hold no text to search (labels,
+ * model changes, extension data).
+ */
+export const searchTextOf = (entry: Entry): string | undefined => {
+  const out: Array<string> = []
+  if (entry.version === 1) {
+    const m = entry.message
+    if (m.role === "tool") out.push(m.toolName)
+    out.push(m.content)
+    if (m.role === "assistant") for (const call of m.toolCalls) out.push(`${call.name}\n${jsonText(call.arguments)}`)
+    return out.join("\n")
+  }
+  switch (entry.kind) {
+    case "message": {
+      const m = entry.message
+      if (m.role === "system") return m.content
+      if (m.role === "tool") out.push(m.toolName)
+      for (const part of m.content as ReadonlyArray<V2.AssistantPart>) partText(part, out)
+      if (m.role === "tool" && m.result !== undefined) out.push(jsonText(m.result))
+      return out.join("\n")
+    }
+    case "compaction":
+      return entry.summary
+    case "title":
+      return entry.title
+    default:
+      return undefined
+  }
+}
+
+// ---- The matcher ------------------------------------------------------------------------------
+
+/** Where each term of `query` matches `words` (the word ranges that matched), or undefined when one does not. */
+export const matchWords = (query: Query, words: ReadonlyArray<Word>): Array<readonly [number, number]> | undefined => {
+  const marks: Array<readonly [number, number]> = []
+  for (const term of query.terms) {
+    let found = false
+    const n = term.words.length
+    for (let i = 0; i + n <= words.length; i++) {
+      let k = 0
+      while (k < n && words[i + k]!.word === term.words[k]) k++
+      if (k === n) {
+        found = true
+        marks.push([words[i]!.start, words[i + n - 1]!.end])
+        // Every place a one-word term matches is marked; a phrase's first place is enough.
+        if (term.phrase) break
+      }
+    }
+    if (!found) return undefined
+  }
+  return marks.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+}
+
+const isWordCode = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)
+
+/**
+ * `matchWords` for ASCII text and an ASCII query, without making a word list: the text lower-cased
+ * once, each term's first word found with `indexOf`, its boundaries and a phrase's next words
+ * checked in place. The same answer as `matchWords` on the same text.
+ */
+const matchAscii = (query: Query, text: string): Array<readonly [number, number]> | undefined => {
+  const lower = text.toLowerCase()
+  const marks: Array<readonly [number, number]> = []
+  for (const term of query.terms) {
+    const first = term.words[0]!
+    let found = false
+    for (let at = lower.indexOf(first); at >= 0; at = lower.indexOf(first, at + 1)) {
+      if (at > 0 && isWordCode(lower.charCodeAt(at - 1))) continue
+      let end = at + first.length
+      if (end < lower.length && isWordCode(lower.charCodeAt(end))) continue
+      let k = 1
+      for (; k < term.words.length; k++) {
+        // The next word starts after the separators that end this one.
+        let next = end
+        while (next < lower.length && !isWordCode(lower.charCodeAt(next))) next++
+        const word = term.words[k]!
+        if (next === end || !lower.startsWith(word, next)) break
+        const after = next + word.length
+        if (after < lower.length && isWordCode(lower.charCodeAt(after))) break
+        end = after
+      }
+      if (k < term.words.length) continue
+      found = true
+      marks.push([at, end])
+      if (term.phrase) break
+    }
+    if (!found) return undefined
+  }
+  return marks.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+}
+
+/** Where each term of `query` matches `text`, or undefined when one does not (the matcher). */
+export const matchText = (query: Query, text: string): Array<readonly [number, number]> | undefined =>
+  query.ascii && isAscii(text) ? matchAscii(query, text) : matchWords(query, wordsOf(text))
+
+/** Whether the words of `text` (a line as written, which did not decode) hold every word of the query. */
+export const rawMatches = (query: Query, text: string): boolean => {
+  const held = lexemesOf(text)
+  return query.words.every((word) => held.has(lexemeOf(word)))
+}
+
+const SNIPPET_CHARACTERS = 240
+const SNIPPETS = 3
+
+/** The start of the code point at or before `i`. */
+const atCodePoint = (text: string, i: number): number => {
+  const c = text.charCodeAt(i)
+  return c >= 0xdc00 && c <= 0xdfff && i > 0 ? i - 1 : i
+}
+
+/** Up to three excerpts of `text` around its marks, each with its marks relative to it. */
+export const snippetsOf = (text: string, marks: ReadonlyArray<readonly [number, number]>): Array<Snippet> => {
+  const out: Array<Snippet> = []
+  let covered = -1
+  for (const [start, end] of marks) {
+    if (start < covered) continue
+    if (out.length === SNIPPETS) break
+    const room = Math.max(0, SNIPPET_CHARACTERS - (end - start))
+    let from = atCodePoint(text, Math.max(0, start - Math.floor(room / 3)))
+    let to = atCodePoint(text, Math.min(text.length, end + room - (start - from)))
+    // Whole words at the edges: a cut word is left out.
+    while (from > 0 && from < start && /[\p{L}\p{M}\p{N}]/u.test(text[from - 1]!)) from++
+    while (to < text.length && to > end && /[\p{L}\p{M}\p{N}]/u.test(text[to]!)) to--
+    const inside = marks.filter(([s, e]) => s >= from && e <= to).map(([s, e]) => [s - from, e - from] as const)
+    out.push({ text: text.slice(from, to), marks: inside, before: from > 0, after: to < text.length })
+    covered = to
+  }
+  return out
+}
+
+// ---- Filters ----------------------------------------------------------------------------------
+
+const ROLES: ReadonlySet<string> = new Set<SearchRole>(["system", "user", "assistant", "tool", "compaction", "title"])
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+
+/** A bound of `since`/`until`: a canonical timestamp, or a date (then the whole day counts). */
+const bound = (value: string | undefined, name: string): Either.Either<string | undefined, InputError> => {
+  if (value === undefined) return Either.right(undefined)
+  if (typeof value === "string" && (isCanonicalTimestamp(value) || (DATE.test(value) && isCanonicalTimestamp(`${value}T00:00:00.000Z`)))) {
+    return Either.right(value)
+  }
+  return Either.left(invalid(`${name} ${JSON.stringify(value)} is neither a date (YYYY-MM-DD) nor a timestamp (YYYY-MM-DDTHH:MM:SS.sssZ)`))
+}
+
+/** What a run checks besides the words. */
+export interface Plan {
+  readonly query: Query
+  readonly roles: ReadonlySet<string> | undefined
+  readonly models: ReadonlySet<string> | undefined
+  readonly since: string | undefined
+  readonly until: string | undefined
+  readonly sessions: ReadonlySet<string> | undefined
+  readonly offset: number
+  readonly limit: number
+}
+
+export const DEFAULT_LIMIT = 50
+
+const wholeNumber = (value: number | undefined, name: string, fallback: number): Either.Either<number, InputError> =>
+  value === undefined
+    ? Either.right(fallback)
+    : Number.isSafeInteger(value) && value >= 0
+    ? Either.right(value)
+    : Either.left(invalid(`${name} ${String(value)} is not a whole number`))
+
+const textList = (values: ReadonlyArray<string> | undefined, name: string): Either.Either<ReadonlySet<string> | undefined, InputError> => {
+  if (values === undefined) return Either.right(undefined)
+  if (!Array.isArray(values) || values.some((v) => typeof v !== "string" || v === "")) {
+    return Either.left(invalid(`${name} must be a list of non-empty texts`))
+  }
+  return Either.right(new Set(values))
+}
+
+export const planOf = (options: SearchOptions): Either.Either<Plan, InputError> =>
+  Either.gen(function*() {
+    if (typeof options !== "object" || options === null) return yield* Either.left(invalid("search needs options with a query"))
+    const query = yield* parseQuery(options.query)
+    const roles = yield* textList(options.roles, "roles")
+    for (const role of roles ?? []) {
+      if (!ROLES.has(role)) return yield* Either.left(invalid(`role ${JSON.stringify(role)} is not one of ${[...ROLES].join(", ")}`))
+    }
+    const since = yield* bound(options.since, "since")
+    const until = yield* bound(options.until, "until")
+    return {
+      query,
+      roles,
+      models: yield* textList(options.models, "models"),
+      since,
+      until,
+      sessions: yield* textList(options.sessions, "sessions"),
+      offset: yield* wholeNumber(options.offset, "offset", 0),
+      limit: yield* wholeNumber(options.limit, "limit", DEFAULT_LIMIT)
+    }
+  })
+
+const inTime = (plan: Plan, timestamp: string): boolean => {
+  const { since, until } = plan
+  if (since !== undefined && (since.length === 10 ? timestamp.slice(0, 10) < since : timestamp < since)) return false
+  if (until !== undefined && (until.length === 10 ? timestamp.slice(0, 10) > until : timestamp > until)) return false
+  return true
+}
+
+const passes = (plan: Plan, entry: Entry): boolean => {
+  if (plan.roles !== undefined && !plan.roles.has(roleOf(entry))) return false
+  if (plan.models !== undefined) {
+    const model = modelOf(entry)
+    if (model === undefined || !plan.models.has(model)) return false
+  }
+  return inTime(plan, entry.timestamp)
+}
+
+// ---- The patterns a backend scans raw lines with ----------------------------------------------
+
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** The UTF-8 bytes of `text` as Latin-1 characters (how a line's bytes read as `latin1`). */
+const asLatin1 = (text: string): string => {
+  let out = ""
+  for (const byte of new TextEncoder().encode(text)) out += String.fromCharCode(byte)
+  return out
+}
+
+/** How a backend finds candidate lines among raw lines (see `Search.Pattern`). */
+export const patternOf = (words: ReadonlyArray<string>): Pattern => {
+  const ascii = words.every((w) => /^[\u0000-\u007f]*$/.test(w))
+  // The longest word (in bytes) anchors the scan: long words are the rare ones. Each pattern is one
+  // literal, which the engine finds by skipping ahead (an alternation would make it try every place).
+  const sorted = [...words].sort((a, b) => asLatin1(b).length - asLatin1(a).length)
+  const source = (word: string) => escape(ascii ? asLatin1(word) : word)
+  const flags = ascii ? "i" : "iu"
+  return {
+    encoding: ascii ? "latin1" : "utf8",
+    anchor: new RegExp(source(sorted[0]!), `g${flags}`),
+    others: sorted.slice(1).map((word) => new RegExp(source(word), flags)),
+    escape: "\\u",
+    folded: ascii ? sorted : undefined
+  }
+}
+
+/** The lexemes an index keeps of one line of a session whose header line is `header` (see `Search.lineLexemes`). */
+export const lineLexemes = (header: string | undefined, text: string, line?: number): ReadonlyArray<string> => {
+  const decoded = header === undefined ? undefined : decodeEntryLine(versionOf(header), text, line)
+  if (decoded === undefined || Either.isLeft(decoded)) return [...lexemesOf(text)]
+  const searched = searchTextOf(decoded.right)
+  return searched === undefined ? [] : [...lexemesOf(searched)]
+}
+
+// ---- The run ------------------------------------------------------------------------------------
+
+/** A hit found but not yet shown: enough to rank it, and its entry to show it. */
+interface Found {
+  readonly location: string
+  readonly header: Header
+  readonly entry: Entry
+  readonly order: number
+  readonly text: string
+  readonly marks: ReadonlyArray<readonly [number, number]>
+}
+
+/** Newest entry first; then by session ID and place in the session, so every backend ranks alike. */
+const before = (a: Found, b: Found): boolean =>
+  a.entry.timestamp !== b.entry.timestamp
+    ? a.entry.timestamp > b.entry.timestamp
+    : a.header.id !== b.header.id
+    ? a.header.id < b.header.id
+    : a.location !== b.location
+    ? a.location < b.location
+    : a.order < b.order
+
+/** The best `size` hits seen, kept in rank order. */
+class Best {
+  readonly kept: Array<Found> = []
+  constructor(readonly size: number) {}
+  add(found: Found): void {
+    const kept = this.kept
+    if (this.size === 0 || (kept.length === this.size && !before(found, kept[kept.length - 1]!))) return
+    let lo = 0
+    let hi = kept.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (before(kept[mid]!, found)) lo = mid + 1
+      else hi = mid
+    }
+    kept.splice(lo, 0, found)
+    if (kept.length > this.size) kept.pop()
+  }
+}
+
+const unreadableOf = (location: string, error: SessionError): Unreadable => ({
+  location,
+  error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
+})
+
+const headerOf = (text: string): Either.Either<Header, SessionError> => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    return Either.left(sessionError("SESSION_INVALID_JSON", e instanceof Error ? e.message : String(e), { line: 1 }))
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return Either.left(sessionError("SESSION_INVALID_HEADER", "the header is not a JSON object", { line: 1 }))
+  }
+  return decodeHeader(value as { readonly [key: string]: unknown }, 1)
+}
+
+const hitOf = (found: Found): Hit => {
+  const model = modelOf(found.entry)
+  return {
+    location: found.location,
+    session: found.header.id,
+    entry: found.entry.id,
+    parentId: found.entry.parentId,
+    timestamp: found.entry.timestamp,
+    role: roleOf(found.entry),
+    ...(model === undefined ? {} : { model }),
+    snippets: snippetsOf(found.text, found.marks)
+  }
+}
+
+/** The request a backend answers for `plan`. */
+export const requestOf = (plan: Plan, directory: string | undefined): CandidateRequest => ({
+  directory,
+  words: plan.query.words,
+  lexemes: [...new Set(plan.query.words.map(lexemeOf))],
+  pattern: patternOf(plan.query.words),
+  sessions: plan.sessions === undefined ? undefined : [...plan.sessions]
+})
+
+/** Ranks the hits among `candidates`: every line decided by the matcher, a page of the best kept. */
+export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanError, R>): Effect.Effect<SearchResult, ScanError, R> =>
+  Effect.suspend(() => {
+    const best = new Best(plan.offset + plan.limit)
+    const unreadable: Array<Unreadable> = []
+    let total = 0
+    let searched = 0
+    const take = (c: Candidates) => {
+      searched++
+      if ("error" in c) return void unreadable.push(unreadableOf(c.location, c.error))
+      let problem: SessionError | undefined
+      const header = headerOf(c.header)
+      if (Either.isLeft(header)) {
+        if (c.lines.some((line) => rawMatches(plan.query, line.text))) unreadable.push(unreadableOf(c.location, header.left))
+        return
+      }
+      const version = header.right.version
+      for (const line of c.lines) {
+        const decoded = decodeEntryLine(version, line.text, line.line)
+        if (Either.isLeft(decoded)) {
+          if (problem === undefined && rawMatches(plan.query, line.text)) problem = decoded.left
+          continue
+        }
+        const entry = decoded.right
+        if (!passes(plan, entry)) continue
+        const text = searchTextOf(entry)
+        if (text === undefined) continue
+        const marks = matchText(plan.query, text)
+        if (marks === undefined) continue
+        total++
+        best.add({ location: c.location, header: header.right, entry, order: line.order, text, marks })
+      }
+      if (problem !== undefined) unreadable.push(unreadableOf(c.location, problem))
+    }
+    return Effect.map(Stream.runForEach(candidates, (c) => Effect.sync(() => take(c))), () => ({
+      hits: best.kept.slice(plan.offset).map(hitOf),
+      total,
+      searched,
+      unreadable: unreadable.sort((a, b) => (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
+    }))
+  })
+
+/** Every entry line of `lines` as candidates (a backend without an index or scan of its own). */
+export const everyLine = (location: string, lines: ReadonlyArray<string>): Extract<Candidates, { readonly header: string }> => ({
+  location,
+  header: lines[0] ?? "",
+  lines: lines.slice(1).map((text, i) => ({ order: i, line: i + 2, text }))
+})
+
+/** `options` checked, then the candidates of its request ranked. */
+export const runOptions = <R>(
+  options: SearchOptions,
+  candidates: (request: CandidateRequest) => Stream.Stream<Candidates, ScanError, R>
+): Effect.Effect<SearchResult, ScanError, R> =>
+  Effect.flatMap(planOf(options), (plan) => run(plan, candidates(requestOf(plan, options.directory))))
+
+/**
+ * The candidates of a backend that neither scans nor indexes (memory): every entry line of every
+ * session asked for, read through the catalog a few sessions at a time.
+ */
+export const catalogCandidates = (catalog: SessionCatalogService) => (request: CandidateRequest): Stream.Stream<Candidates, ScanError> =>
+  Stream.unwrap(Effect.map(catalog.scan(request.directory), (scanned) => {
+    const wanted = request.sessions === undefined ? undefined : new Set(request.sessions)
+    const locations = scanned.map((entry) => entry.location).sort()
+    return Stream.fromIterable(chunksOf(locations, READ_CHUNK)).pipe(
+      Stream.mapEffect((chunk) => catalog.readMany(chunk)),
+      Stream.flatMap((reads) => Stream.fromIterable(reads)),
+      Stream.zipWithIndex,
+      Stream.filterMap(([read, i]): Option.Option<Candidates> => {
+        const location = locations[i]!
+        if (Either.isLeft(read)) {
+          return wanted === undefined || wanted.has(location) ? Option.some({ location, error: read.left }) : Option.none()
+        }
+        const candidates = everyLine(location, read.right.lines)
+        if (wanted !== undefined && !wanted.has(location)) {
+          const header = headerOf(candidates.header)
+          if (Either.isLeft(header) || !wanted.has(header.right.id)) return Option.none()
+        }
+        return Option.some(candidates)
+      })
+    )
+  }))
+
+const READ_CHUNK = 16
+
+const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}

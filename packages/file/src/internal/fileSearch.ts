@@ -1,0 +1,237 @@
+import type { Candidates, CandidateLine, CandidateRequest, Pattern, SearchIndexService } from "@session-tree/core/Search"
+import { sessionError } from "@session-tree/core/SessionError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { Buffer, isUtf8 } from "node:buffer"
+import * as Path from "node:path"
+import type { FsService } from "../Fs.js"
+import * as Catalog from "./fileCatalog.js"
+import * as Generation from "./generation.js"
+import * as Paths from "./paths.js"
+import { classifyTail } from "./tail.js"
+
+const LF = 0x0a
+
+/** Bytes turned into one string at a time for the patterns: large enough that a turn costs little. */
+export const WINDOW_BYTES = 16 * 1024 * 1024
+
+/** `line` without the `\r` a CRLF ending leaves. */
+const bare = (line: string): string => (line.endsWith("\r") ? line.slice(0, -1) : line)
+
+/**
+ * A buffer a search folds bytes into (see `Pattern.folded`), grown as needed and kept for the
+ * files of one search: folding a file costs one pass and no garbage.
+ */
+export class Scratch {
+  private bytes = Buffer.allocUnsafeSlow(0)
+  private words = new Uint32Array(0)
+
+  /** `source` with bit 5 of every byte set, in this buffer (valid until the next call). */
+  fold(source: Buffer, from: number, to: number): Buffer {
+    const length = to - from
+    if (this.bytes.length < length) {
+      // Whole 32-bit words, so that the fold goes four bytes at a time.
+      this.bytes = Buffer.allocUnsafeSlow(Math.ceil((length * 1.25) / 4) * 4)
+      this.words = new Uint32Array(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length / 4)
+    }
+    const bytes = this.bytes
+    const words = this.words
+    source.copy(bytes, 0, from, to)
+    const whole = length >>> 2
+    for (let i = 0; i < whole; i++) words[i] = words[i]! | 0x20202020
+    for (let i = whole << 2; i < length; i++) bytes[i] = bytes[i]! | 0x20
+    return bytes.subarray(0, length)
+  }
+}
+
+/**
+ * The starts of the lines of `buf` from `start` on that hold every one of `words` (lower case), in
+ * order; `folded` is `buf` from `start` folded (where a line feed is no longer one: bit 5 makes it
+ * `*`, so the lines are found in `buf`).
+ */
+const foldedLines = (buf: Buffer, start: number, folded: Buffer, words: ReadonlyArray<string>): Array<number> => {
+  const found: Array<number> = []
+  const [anchor, ...others] = words
+  for (let at = folded.indexOf(anchor!); at >= 0;) {
+    const from = buf.lastIndexOf(LF, start + at) + 1
+    let to = buf.indexOf(LF, start + at)
+    if (to < 0 || to > start + folded.length) to = start + folded.length
+    if (others.length === 0) found.push(from)
+    else {
+      const line = folded.subarray(from - start, to - start)
+      if (others.every((word) => line.indexOf(word) >= 0)) found.push(from)
+    }
+    at = to - start >= folded.length ? -1 : folded.indexOf(anchor!, to - start + 1)
+  }
+  return found
+}
+
+/**
+ * The candidate lines of one session file's bytes (as a load sees them: settled, tail and all):
+ * every complete line after the header that the pattern finds. An ASCII query looks in the bytes
+ * folded to lower case (`Pattern.folded`); any other in the bytes turned into text a window at a
+ * time, each window ending at a line's end.
+ */
+export const scanBytes = (
+  bytes: Uint8Array,
+  pattern: Pattern,
+  window = WINDOW_BYTES,
+  scratch: Scratch = new Scratch()
+): { readonly header: string | undefined; readonly lines: Array<CandidateLine> } => {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const headerEnd = buf.indexOf(LF)
+  const lines: Array<CandidateLine> = []
+  // The bytes after the last line feed: a last line without one, unless it is the torn end of an append.
+  let end = buf.lastIndexOf(LF) + 1
+  if (end < buf.length && headerEnd >= 0) {
+    const tail = buf.toString("utf8", end)
+    if (classifyTail(tail) !== "incomplete") end = buf.length
+  }
+  if (headerEnd < 0) {
+    // No complete header line: a file holding only a torn header has nothing committed yet.
+    const whole = buf.toString("utf8")
+    return { header: classifyTail(whole) === "incomplete" ? undefined : bare(whole), lines }
+  }
+  const header = bare(buf.toString("utf8", 0, headerEnd))
+  const { anchor, encoding, escape, folded, others } = pattern
+  if (folded !== undefined) {
+    const start = headerEnd + 1
+    const found = foldedLines(buf, start, scratch.fold(buf, start, end), folded)
+    // A line that escapes a character is a candidate whatever its words (see `Pattern.escape`).
+    for (let at = buf.indexOf(escape, start); at >= 0 && at < end;) {
+      const from = buf.lastIndexOf(LF, at) + 1
+      const to = buf.indexOf(LF, at)
+      found.push(from)
+      at = to < 0 || to >= end ? -1 : buf.indexOf(escape, to + 1)
+    }
+    found.sort((a, b) => a - b)
+    for (let k = 0; k < found.length; k++) {
+      const from = found[k]!
+      if (k > 0 && from === found[k - 1]) continue
+      let to = buf.indexOf(LF, from)
+      if (to < 0 || to > end) to = end
+      lines.push({ order: from, text: bare(buf.toString("utf8", from, to)) })
+    }
+    return { header, lines }
+  }
+  for (let start = headerEnd + 1; start < end;) {
+    // A window of whole lines: up to the last line feed within `window` bytes (or the next one past it).
+    let stop = Math.min(end, start + window)
+    if (stop < end) {
+      const back = buf.lastIndexOf(LF, stop - 1)
+      stop = back >= start ? back + 1 : buf.indexOf(LF, stop) + 1 || end
+    }
+    const text = encoding === "latin1" ? buf.toString("latin1", start, stop) : buf.toString("utf8", start, stop)
+    // Where each candidate line starts in `text`: those the words find, and those holding an escape.
+    const found: Array<number> = []
+    const endOf = (at: number) => {
+      const to = text.indexOf("\n", at)
+      return to < 0 ? text.length : to
+    }
+    anchor.lastIndex = 0
+    for (let m = anchor.exec(text); m !== null; m = anchor.exec(text)) {
+      const from = text.lastIndexOf("\n", m.index) + 1
+      const to = endOf(m.index)
+      if (others.length === 0 || others.every((r) => r.test(text.slice(from, to)))) found.push(from)
+      anchor.lastIndex = to + 1
+    }
+    for (let at = text.indexOf(escape); at >= 0; at = text.indexOf(escape, endOf(at) + 1)) found.push(text.lastIndexOf("\n", at) + 1)
+    if (found.length > 0) {
+      found.sort((a, b) => a - b)
+      // For UTF-8 text, where each candidate starts in bytes is counted on from the window's start.
+      let charAt = 0
+      let byteAt = start
+      for (let k = 0; k < found.length; k++) {
+        const from = found[k]!
+        if (k > 0 && from === found[k - 1]) continue
+        const to = endOf(from)
+        if (encoding === "latin1") {
+          lines.push({ order: start + from, text: bare(buf.toString("utf8", start + from, start + to)) })
+        } else {
+          byteAt += Buffer.byteLength(text.slice(charAt, from))
+          charAt = from
+          lines.push({ order: byteAt, text: bare(text.slice(from, to)) })
+        }
+      }
+    }
+    start = stop
+  }
+  return { header, lines }
+}
+
+/** The candidates of the session file at `location` (as the catalog names it). */
+const scanFile = (fs: FsService, location: string, pattern: Pattern, scratch: Scratch): Effect.Effect<Option.Option<Candidates>> =>
+  Paths.resolve(fs, location).pipe(
+    Effect.flatMap((paths) => Generation.read(fs, paths)),
+    Effect.map((bytes): Option.Option<Candidates> => {
+      const { header, lines } = scanBytes(bytes, pattern, WINDOW_BYTES, scratch)
+      if (header === undefined || lines.length === 0) return Option.none()
+      // A file that is not UTF-8 does not load: said once, for the session, when it holds a candidate.
+      if (!isUtf8(bytes)) return Option.some({ location, error: sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { path: location }) })
+      return Option.some({ location, header, lines })
+    }),
+    Effect.catchAll((error) =>
+      // Gone since the catalog listed it: no longer there to search.
+      error.code === "SESSION_NOT_FOUND" ? Effect.succeed(Option.none()) : Effect.succeed(Option.some<Candidates>({ location, error }))
+    )
+  )
+
+/** The header line of the file at `location`, when it has one to read; for choosing sessions by ID. */
+const headerIdOf = (fs: FsService, location: string): Effect.Effect<string | undefined> =>
+  Paths.resolve(fs, location).pipe(
+    Effect.flatMap((paths) => Generation.read(fs, paths)),
+    Effect.map((bytes) => {
+      const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      const end = buf.indexOf(LF)
+      try {
+        const id: unknown = (JSON.parse(buf.toString("utf8", 0, end < 0 ? buf.length : end)) as { id?: unknown }).id
+        return typeof id === "string" ? id : undefined
+      } catch {
+        return undefined
+      }
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/**
+ * The sessions a request names, among those the catalog listed: by path (as given, resolved from
+ * the current directory, or a name in the listed directory), or by the ID in their header.
+ */
+const chosen = (fs: FsService, listed: ReadonlyArray<string>, sessions: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    const byPath = new Set<string>()
+    for (const s of sessions) {
+      byPath.add(Path.resolve(s))
+      const real = yield* Effect.orElseSucceed(Paths.realDirectory(fs, Path.dirname(Path.resolve(s))), () => undefined)
+      if (real !== undefined) byPath.add(Path.join(real, Path.basename(s)))
+    }
+    const ids = new Set(sessions)
+    const out: Array<string> = []
+    for (const location of listed) {
+      if (byPath.has(location)) out.push(location)
+      else {
+        const id = yield* headerIdOf(fs, location)
+        if (id !== undefined && ids.has(id)) out.push(location)
+      }
+    }
+    return out
+  })
+
+/** The file backend's search: a scan of the bytes of every session file of the directory. */
+export const make = (fs: FsService): SearchIndexService => {
+  const catalog = Catalog.make(fs)
+  return {
+    candidates: (request: CandidateRequest) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const listed = (yield* catalog.scan(request.directory)).map((entry) => entry.location).sort()
+        const locations = request.sessions === undefined ? listed : yield* chosen(fs, listed, request.sessions)
+        const scratch = new Scratch()
+        return Stream.fromIterable(locations).pipe(
+          Stream.mapEffect((location) => scanFile(fs, location, request.pattern, scratch)),
+          Stream.filterMap((found) => found)
+        )
+      }))
+  }
+}
+

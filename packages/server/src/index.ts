@@ -1,0 +1,1 @@
+export * as Server from "./Server.js"

@@ -1,0 +1,201 @@
+/**
+ * What the server knows of the sessions it serves, kept as they change: the
+ * catalog's entries (from one scan, then from the backend's changes), a hub the
+ * live pages listen to, the layouts of recently opened sessions and the titles
+ * of recently listed ones, each under the version it was made for.
+ */
+import type { Entry as CatalogEntry, ScanError, SessionCatalogService } from "@session-tree/core/SessionCatalog"
+import type { SessionChangesService } from "@session-tree/core/SessionChanges"
+import type { SessionError } from "@session-tree/core/SessionError"
+import type { ReadError } from "@session-tree/core/SessionJournal"
+import type { SessionsService } from "@session-tree/core/Sessions"
+import * as Sessions from "@session-tree/core/Sessions"
+import type { Loaded } from "@session-tree/core/SessionStore"
+import * as HtmlParts from "@session-tree/view/HtmlParts"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+
+/** A change the live pages hear of: the keys of the sessions that changed, or `all` after a rescan. */
+export interface Heard {
+  readonly keys: ReadonlyArray<string>
+  readonly all: boolean
+}
+
+/** A session laid out for its page, under the version it was read at, with the parts every request of it sends. */
+export interface Opened {
+  readonly version: string
+  readonly loaded: Loaded
+  readonly layout: HtmlParts.Layout
+  readonly tree: string
+  readonly facts: string
+  readonly treeHeading: string
+}
+
+/** How many laid-out sessions are kept: a layout of 100,000 entries holds them all in memory. */
+const OPENED = 4
+/** How many titles are kept for the search page. */
+const TITLES = 10_000
+
+export interface State {
+  /** The key of a location in URLs: a file's name in the directory, a database's session ID. */
+  readonly keyOf: (location: string) => string
+  /** The location of a key the catalog lists now, or undefined: no other key reaches a session. */
+  readonly locationOf: (key: string) => string | undefined
+  readonly entryOf: (location: string) => CatalogEntry | undefined
+  /** The catalog as the server keeps it: `scan` answers from memory. */
+  readonly catalog: SessionCatalogService
+  readonly hub: PubSub.PubSub<Heard>
+  /** The session at `location` laid out, read again when its version changed. */
+  readonly open: (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) => Effect.Effect<Opened, ReadError | SessionError>
+  /** The title `list` shows for the session at `location` (read once per version); "" when it does not load. */
+  readonly titleOf: (location: string) => Effect.Effect<string>
+  /** Remembers titles a listing just showed. */
+  readonly rememberTitles: (listed: ReadonlyArray<Sessions.Listed>) => void
+  /**
+   * Lays out the few most recently changed sessions ahead of their first request (as many as are
+   * kept), one after another: the session an agent is writing now opens at once.
+   */
+  readonly warmUp: (blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) => Effect.Effect<void>
+}
+
+/**
+ * Follows the backend's changes from now on and answers once the first scan is done. Fails when the
+ * served directory cannot be scanned or watched.
+ */
+export const make = (options: {
+  readonly directory: string | undefined
+  readonly files: boolean
+  readonly catalog: SessionCatalogService
+  readonly changes: SessionChangesService
+  readonly sessions: () => SessionsService
+  readonly basename: (location: string) => string
+}): Effect.Effect<State, ScanError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { catalog, changes } = options
+    const entries = new Map<string, CatalogEntry>()
+    const byKey = new Map<string, string>()
+    const keyOf = (location: string) => (options.files ? options.basename(location) : location)
+    const hub = yield* PubSub.unbounded<Heard>()
+    const ready = yield* Deferred.make<void, ScanError>()
+
+    const put = (entry: CatalogEntry) => {
+      entries.set(entry.location, entry)
+      byKey.set(keyOf(entry.location), entry.location)
+    }
+    const remove = (location: string) => {
+      entries.delete(location)
+      byKey.delete(keyOf(location))
+    }
+    const rescan = Effect.flatMap(catalog.scan(options.directory), (scanned) =>
+      Effect.sync(() => {
+        entries.clear()
+        byKey.clear()
+        for (const entry of scanned) put(entry)
+      }))
+
+    // The first batch of every watch is a Resync: the scan then misses nothing that follows.
+    yield* Effect.forkScoped(
+      Stream.runForEach(changes.watch(options.directory), (batch) =>
+        Effect.gen(function*() {
+          const keys = new Set<string>()
+          let all = false
+          for (const change of batch) {
+            if (change._tag === "Resync") {
+              const scanned = yield* Effect.either(rescan)
+              if (scanned._tag === "Left") {
+                // Before the first scan a failure stops the server; after it, the next resync tries again.
+                yield* Deferred.fail(ready, scanned.left)
+                continue
+              }
+              all = true
+              yield* Deferred.succeed(ready, undefined)
+            } else if (change._tag === "Changed") {
+              if (entries.get(change.entry.location)?.version === change.entry.version) continue
+              put(change.entry)
+              keys.add(keyOf(change.entry.location))
+            } else if (entries.has(change.location)) {
+              remove(change.location)
+              keys.add(keyOf(change.location))
+            }
+          }
+          if (all || keys.size > 0) yield* PubSub.publish(hub, { keys: [...keys], all })
+        })).pipe(Effect.catchAll((error) => Deferred.fail(ready, error)))
+    )
+    yield* Deferred.await(ready)
+
+    const served: SessionCatalogService = {
+      ...catalog,
+      scan: () => Effect.sync(() => [...entries.values()])
+    }
+
+    // Laid-out sessions, most recently used last; a read in flight is shared by every request for it.
+    const opened = new Map<string, { readonly version: string; readonly made: Effect.Effect<Opened, ReadError | SessionError> }>()
+    const layoutOf = (location: string, version: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) =>
+      Effect.map(options.sessions().read(location), (loaded): Opened => {
+        const layout = HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) })
+        titles.set(location, { version, title: layout.heading })
+        return { version, loaded, layout, tree: HtmlParts.treeHtml(layout), facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }
+      })
+    const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]): Effect.Effect<Opened, ReadError | SessionError> =>
+      Effect.suspend((): Effect.Effect<Opened, ReadError | SessionError> => {
+        const version = entries.get(location)?.version ?? ""
+        const kept = opened.get(location)
+        if (kept !== undefined && kept.version === version) {
+          opened.delete(location)
+          opened.set(location, kept)
+          return kept.made
+        }
+        return Effect.flatMap(Effect.cached(layoutOf(location, version, blobSrc)), (made) => {
+          // A failed read is not kept: the next request reads again.
+          const guarded: Effect.Effect<Opened, ReadError | SessionError> = Effect.tapError(made, () =>
+            Effect.sync(() => {
+              if (opened.get(location)?.made === guarded) opened.delete(location)
+            }))
+          opened.delete(location)
+          opened.set(location, { version, made: guarded })
+          while (opened.size > OPENED) opened.delete(opened.keys().next().value!)
+          return guarded
+        })
+      })
+
+    const titles = new Map<string, { readonly version: string; readonly title: string }>()
+    const keep = (location: string, title: string) => {
+      titles.delete(location)
+      titles.set(location, { version: entries.get(location)?.version ?? "", title })
+      while (titles.size > TITLES) titles.delete(titles.keys().next().value!)
+    }
+    const titleOf = (location: string) =>
+      Effect.suspend(() => {
+        const kept = titles.get(location)
+        if (kept !== undefined && kept.version === entries.get(location)?.version) return Effect.succeed(kept.title)
+        return Effect.match(options.sessions().read(location), {
+          onFailure: () => "",
+          onSuccess: (loaded) => {
+            const title = Sessions.summarize(location, loaded).title
+            keep(location, title)
+            return title
+          }
+        })
+      })
+
+    return {
+      keyOf,
+      locationOf: (key) => byKey.get(key),
+      entryOf: (location) => entries.get(location),
+      catalog: served,
+      hub,
+      open,
+      titleOf,
+      warmUp: (blobSrc) =>
+        Effect.suspend(() => {
+          const recent = [...entries.values()].sort((a, b) => b.changed - a.changed).slice(0, OPENED).reverse()
+          return Effect.forEach(recent, (entry) => Effect.ignore(open(entry.location, blobSrc)), { discard: true })
+        }),
+      rememberTitles: (listed) => {
+        for (const item of listed) if (!Sessions.isUnreadable(item)) keep(item.location, item.title)
+      }
+    }
+  })

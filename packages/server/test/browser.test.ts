@@ -1,0 +1,310 @@
+/**
+ * The served pages in a real headless Chromium, on session files and on
+ * PostgreSQL alike:
+ *
+ * - a reader's way through: the list, a search from the bar, a hit opened on its
+ *   branch, another branch chosen in the tree (the page never reloads);
+ * - live: another process appends (a child started with Node), and the open
+ *   session page and list show it within a second, the reader's place kept;
+ * - a session of 100,000 entries opens with its first screen drawn within a second;
+ * - hostile sessions: nothing in them runs or loads (no script, dialog, request
+ *   beyond the server, policy violation), on the list, the session and a search;
+ *   hostile addresses get a refusal page and nothing of any session.
+ *
+ * Without Chromium these tests are skipped with a loud message, unless CI or
+ * REQUIRE_BROWSER=1 is set: then they fail (see support/browser.ts).
+ */
+import * as Codec from "@session-tree/core/Codec"
+import type { Entry, Header } from "@session-tree/core/Record"
+import * as Sessions from "@session-tree/core/Sessions"
+import { type Child, prepareChild, spawnChild } from "@session-tree/testing/Children"
+import * as NFS from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { Browser } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { hostile } from "../../view/test/support/sessions.js"
+import { hostileAgent } from "../../view/test/support/v2.js"
+import { browserFound, launch, MISSING, type Opened, onlyTo, openPage, runBrowserTests } from "./support/browser.js"
+import { serveFiles, type Served, tempDir, writeCorpus } from "./support/serve.js"
+import { serveDatabase } from "./support/serveDatabase.js"
+
+// The callbacks given to page.evaluate and waitForFunction run in the browser.
+declare const document: {
+  readonly documentElement: { getAttribute(name: string): string | null }
+  querySelectorAll(selector: string): ArrayLike<{ readonly id: string; readonly textContent: string | null; getAttribute(name: string): string | null }>
+  querySelector(selector: string): { readonly scrollTop: number; readonly textContent: string | null } | null
+}
+declare const window: { __marker?: number; __pwned?: unknown; readonly location: { readonly href: string } }
+
+const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url))
+const APPENDER = fileURLToPath(new URL("./children/appender.ts", import.meta.url))
+
+/** The IDs of the cards the session page shows, in order. */
+const cards = (opened: Opened) =>
+  opened.page.$$eval("#cards .msg", (list) => list.map((card) => card.querySelector(".mh .id")!.textContent))
+
+const ready = (opened: Opened) => opened.page.waitForFunction(() => document.documentElement.getAttribute("data-ready") === "1", undefined, { polling: "raf" })
+
+/**
+ * Nothing ran, loaded or was reported: requests to the server only (and `data:` images, which the
+ * view draws inline and Chromium uses for its own date picker), no error, dialog or violation.
+ */
+const expectSealed = async (opened: Opened, served: Served) => {
+  const origin = `http://127.0.0.1:${served.port}/`
+  const beyond = onlyTo(opened, origin)
+  expect({ context: beyond.context, cdp: beyond.cdp.filter((url) => !url.startsWith("data:image/png;") && !url.startsWith("data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHdpZHRoPSIxNiIgaGVpZ2h0PSIxNSIg")) })
+    .toEqual({ context: [], cdp: [] })
+  expect(await opened.violations()).toEqual([])
+  expect(opened.errors).toEqual([])
+  expect(opened.dialogs).toEqual([])
+  expect(await opened.page.evaluate(() => window.__pwned)).toBeUndefined()
+}
+
+/** A linear version-2 session of `n` entries, user and assistant by turns, as canonical lines. */
+const bigLines = (n: number): Array<string> => {
+  const lines = [JSON.stringify({ type: "session", version: 2, id: "big", timestamp: "2026-02-01T00:00:00.000Z" })]
+  for (let i = 0; i < n; i++) {
+    const role = i % 2 === 0 ? "user" : "assistant"
+    const text = `Step ${i}: ${role === "user" ? "please read the next part of the log and tell me what failed" : "the build failed in the parser test; the fix is in src/parse.ts"}`
+    lines.push(JSON.stringify({
+      type: "entry",
+      version: 2,
+      id: `e${i}`,
+      parentId: i === 0 ? null : `e${i - 1}`,
+      timestamp: new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString(),
+      kind: "message",
+      message: { role, id: `m${i}`, content: [{ type: "text", text }] }
+    }))
+  }
+  return lines
+}
+
+const BIG = 100_000
+
+/** A GET from the test itself (no browser), for what a page's reader would have asked before. */
+const get = async (served: Served, path: string) => {
+  const response = await fetch(`http://127.0.0.1:${served.port}/${path}`)
+  await response.arrayBuffer()
+  return response.status
+}
+
+interface Backend {
+  readonly name: string
+  /** Starts a server with the corpus, the hostile sessions and the big one in it. */
+  readonly start: () => Promise<Served>
+  /** The appender's arguments for the session `key` of `served`. */
+  readonly appenderArgs: (served: Served, key: string) => ReadonlyArray<string>
+}
+
+/** The records of a session's lines. */
+const recordsOf = (lines: ReadonlyArray<string>): Sessions.Records => {
+  const decoded = Codec.decodeLines({ lines, sizes: lines.map(Codec.utf8Length), tail: "none" })
+  if (decoded._tag === "Left") throw decoded.left
+  return { header: decoded.right.header, entries: decoded.right.history.entries }
+}
+
+const linesOf = (header: Header, entries: ReadonlyArray<Entry>): Array<string> => [header, ...entries].map((r) => Codec.encodeRecord(r))
+
+const files: Backend = {
+  name: "files",
+  start: async () => {
+    const dir = tempDir("browser")
+    writeCorpus(dir)
+    const v1 = await hostile()
+    NFS.writeFileSync(Path.join(dir, "hostile.jsonl"), linesOf(v1.header, v1.entries).map((l) => `${l}\n`).join(""))
+    const v2 = hostileAgent()
+    NFS.writeFileSync(Path.join(dir, "hostile-agent.jsonl"), linesOf(v2.header, v2.entries).map((l) => `${l}\n`).join(""))
+    // The agent session names a blob: a file of its size stands for it (it is a PDF, never drawn).
+    const ref = JSON.stringify(v2.entries).match(/sha256:([0-9a-f]{64})/)![1]!
+    NFS.mkdirSync(Path.join(dir, "hostile-agent.jsonl.blobs"))
+    NFS.writeFileSync(Path.join(dir, "hostile-agent.jsonl.blobs", ref), Buffer.alloc(123_456))
+    NFS.writeFileSync(Path.join(dir, "big.jsonl"), bigLines(BIG).map((l) => `${l}\n`).join(""))
+    const served = await serveFiles(dir, { port: 0 })
+    return { ...served, stop: async () => (await served.stop(), NFS.rmSync(dir, { recursive: true, force: true })) }
+  },
+  appenderArgs: (served, key) => [Path.join(served.where, key)]
+}
+
+const database: Backend = {
+  name: "PostgreSQL",
+  start: async () => {
+    // The hostile session under an ID the database can hold, and PostgreSQL text holds no NUL, which
+    // the hostile entry IDs do: a U+0001 stands in for it. The big session too, imported first.
+    const v1 = await hostile()
+    const lines = linesOf({ ...v1.header, id: "hostile" }, v1.entries).map((line) => line.replaceAll("\\u0000", "\\u0001"))
+    const served = await serveDatabase("browser", { records: [recordsOf(lines), recordsOf(bigLines(BIG))] })
+    return { ...served, keyOf: (name) => (name === "hostile" || name === "big" ? name : served.keyOf(name)) }
+  },
+  appenderArgs: (served, key) => [key, served.where]
+}
+
+for (const backend of [files, database]) {
+  describe.runIf(runBrowserTests)(`the served pages in Chromium, on ${backend.name}`, () => {
+    let browser: Browser | undefined
+    let served: Served
+    let appender: ReadonlyArray<string> = []
+    const children: Array<Child> = []
+    const opened: Array<Opened> = []
+    const open = async () => {
+      const o = await openPage(browser!)
+      opened.push(o)
+      return o
+    }
+
+    beforeAll(async () => {
+      if (!browserFound) throw new Error(`${MISSING}. CI or REQUIRE_BROWSER=1 is set, so the browser tests must run.`)
+      NFS.mkdirSync(ARTIFACTS, { recursive: true })
+      ;[browser, served, appender] = await Promise.all([launch(), backend.start(), prepareChild(APPENDER)])
+    })
+
+    afterAll(async () => {
+      for (const child of children) {
+        child.proc.stdin?.end()
+        if (child.proc.exitCode === null) child.proc.kill("SIGKILL")
+        await child.exited
+      }
+      for (const o of opened) await o.close()
+      await browser?.close()
+      await served?.stop()
+    })
+
+    it("goes from the list to a search, opens a hit on its branch, and chooses another branch without a reload", async () => {
+      const o = await open()
+      const { page } = o
+      await page.goto(served.url)
+      const titles = await page.$$eval("#rows tr td.t a", (links) => links.map((a) => a.textContent))
+      expect(titles).toEqual(expect.arrayContaining(["Why does the API say Connection refused after the deploy?", "Deploy checklist notes", "How big should the connection pool be?"]))
+      // A search from the bar.
+      await page.fill("header.site input[name=q]", "refused")
+      await Promise.all([page.waitForURL(/\/search\?q=refused/), page.press("header.site input[name=q]", "Enter")])
+      const hits = await page.$$eval(".hit", (list) => list.map((hit) => hit.querySelector(".loc")!.textContent))
+      expect(hits).toEqual([`${served.keyOf("notes")} · entry n3`, `${served.keyOf("incident")} · entry i4`, `${served.keyOf("incident")} · entry i1`])
+      expect(await page.$$eval(".hit mark", (marks) => marks.map((m) => m.textContent))).toEqual(["refused", "refused", "refused"])
+      // The second hit, on its branch: the path to it, its card marked.
+      await Promise.all([page.waitForURL(/\/s\//), page.click(".hit:nth-child(2) .hh a")])
+      await ready(o)
+      expect(await cards(o)).toEqual(["i1", "i4"])
+      expect(await page.locator("#m3").getAttribute("class")).toContain("flash")
+      expect(await page.locator("#pid").textContent()).toBe("i4")
+      // Another branch, chosen in the tree: the same page, another path.
+      await page.evaluate(() => (window.__marker = 1))
+      await page.click("#r2")
+      await page.waitForFunction(() => document.querySelector("#pid")?.textContent === "i3")
+      expect(await cards(o)).toEqual(["i1", "i2", "i3"])
+      expect(await page.$$eval("#tree .row.sel", (rows) => rows.map((r) => r.id))).toEqual(["r0", "r1", "r2"])
+      expect(await page.evaluate(() => window.__marker)).toBe(1)
+      expect(page.url()).toMatch(/[?&]leaf=i3$/)
+      // A call's link leads to its result, a result's to its call.
+      await page.locator("#m1 .call .go").click()
+      expect(await page.locator("#m2").getAttribute("class")).toContain("flash")
+      await page.screenshot({ path: Path.join(ARTIFACTS, `session-${backend.name}.png`) })
+      await expectSealed(o, served)
+    })
+
+    it("shows another process's append in an open session page and the list within a second, keeping the reader's place", async () => {
+      const key = served.keyOf("pooling")
+      const child = spawnChild(appender, backend.appenderArgs(served, key))
+      children.push(child)
+      await child.waitFor("ready")
+      const session = await open()
+      await session.page.goto(`${served.url}s/${encodeURIComponent(key)}`.replace(/\?token=[^/]*/, ""))
+      await ready(session)
+      await session.page.waitForFunction(() => document.querySelector("#live")?.textContent === "live")
+      const list = await open()
+      await list.page.goto(served.url)
+      await list.page.waitForFunction(() => document.querySelector("#live")?.textContent === "live")
+      const before = await cards(session)
+      const latencies: Array<number> = []
+      for (let k = 1; k <= 3; k++) {
+        const text = `zebra crossing ${k}`
+        const shown = session.page.waitForFunction((t) => Array.prototype.some.call(document.querySelectorAll("#cards .msg .tx"), (el: { textContent: string | null }) => el.textContent === t), text, { polling: "raf", timeout: 5_000 })
+        const listed = list.page.waitForFunction((n) => document.querySelector(`#rows tr.fresh td.n`)?.textContent === String(n), 3 + k, { polling: "raf", timeout: 5_000 })
+        child.send(`user ${text}`)
+        await child.waitForCount("appended", k)
+        const started = performance.now()
+        await Promise.all([shown, listed])
+        latencies.push(performance.now() - started)
+      }
+      console.log(`live latency on ${backend.name} (append acknowledged → shown in the session page and the list): ${latencies.map((ms) => ms.toFixed(0)).join(", ")} ms`)
+      for (const ms of latencies) expect(ms).toBeLessThan(1_000)
+      const after = await cards(session)
+      expect(after.slice(0, before.length)).toEqual(before)
+      expect(after).toHaveLength(before.length + 3)
+      await expectSealed(session, served)
+      await expectSealed(list, served)
+    })
+
+    it(`opens a session of ${BIG.toLocaleString("en-US")} entries with its first screen drawn within a second`, async () => {
+      const key = served.keyOf("big")
+      /** Opens the big session; the time from the request to the newest entry's card on the screen. */
+      const firstScreen = async (check: boolean) => {
+        const o = await open()
+        const started = performance.now()
+        await o.page.goto(`http://127.0.0.1:${served.port}/s/${encodeURIComponent(key)}`, { waitUntil: "commit" })
+        await ready(o)
+        await o.page.locator(`#m${BIG - 1}`).waitFor({ state: "visible" })
+        const ms = performance.now() - started
+        expect(await o.page.locator("#cards .msg").count()).toBeLessThanOrEqual(200)
+        expect(await o.page.locator("#pn").textContent()).toBe(`${BIG} entries`)
+        if (check) {
+          // The folded run opens with its rows, loaded a page at a time; earlier cards come on request.
+          await o.page.click("#tree details.run > summary")
+          await o.page.locator("#tree details.run .row").first().waitFor()
+          expect(await o.page.locator("#tree details.run .row").count()).toBe(500)
+          await o.page.click("#tree details.run > .more button")
+          await o.page.waitForFunction(() => document.querySelectorAll("#tree details.run .row").length === 1_000)
+          await o.page.click("#earlier button")
+          await o.page.locator(`#m${BIG - 201}`).waitFor({ state: "attached" })
+          await expectSealed(o, served)
+        }
+        await o.close()
+        return ms
+      }
+      // The server laid out the most recently changed sessions, this one among them, while nobody asked.
+      const laidOut = [await firstScreen(true), await firstScreen(false), await firstScreen(false)]
+      // A reader who opens it after four other sessions, which the server keeps instead: it is read again.
+      for (const name of ["incident", "pooling", "notes", "unicode"]) await get(served, `s/${encodeURIComponent(served.keyOf(name))}`)
+      const readAgain = await firstScreen(false)
+      console.log(
+        `first screen of ${BIG} entries on ${backend.name}: ${laidOut.map((ms) => ms.toFixed(0)).join(", ")} ms laid out; ` +
+          `${readAgain.toFixed(0)} ms when the session is read again first`
+      )
+      for (const ms of laidOut) expect(ms).toBeLessThan(1_000)
+    })
+
+    it("runs nothing and loads nothing a hostile session holds, on the list, its page and a search", async () => {
+      const pages = [
+        "",
+        `s/${encodeURIComponent(served.keyOf("hostile"))}`,
+        ...(backend === files ? [`s/${encodeURIComponent("hostile-agent.jsonl")}`] : []),
+        `search?q=${encodeURIComponent("script pwned")}`,
+        `search?q=${encodeURIComponent("onerror")}&role=user`
+      ]
+      for (const path of pages) {
+        const o = await open()
+        await o.page.goto(`http://127.0.0.1:${served.port}/${path}`)
+        await o.page.waitForTimeout(200)
+        if (path.startsWith("s/")) {
+          await ready(o)
+          // Every row chosen in turn: every card of every branch laid out and shown.
+          const rows = await o.page.$$eval("#tree .row", (list) => list.map((r) => r.id))
+          for (const id of rows.slice(0, 12)) await o.page.click(`#${id}`)
+        }
+        expect(await o.page.evaluate(() => window.__pwned)).toBeUndefined()
+        await expectSealed(o, served)
+      }
+    })
+
+    it("answers hostile addresses with a refusal, never with a session", async () => {
+      // (`s/..` and `s/%2e%2e` never reach a server from a browser: the address is resolved first.)
+      for (const path of ["s/..%2F..%2Fetc%2Fpasswd", "s/..%2Foutside.jsonl", "id/%00", "s/big/blob/..%2F..", "s/pooling.jsonl/run?start=-1&n=1&level=0", `s/${"x".repeat(3000)}`]) {
+        const o = await open()
+        const response = await o.page.goto(`http://127.0.0.1:${served.port}/${path}`)
+        expect([path, response!.status() >= 400 && response!.status() < 500]).toEqual([path, true])
+        expect(await o.page.locator("#cards .msg").count()).toBe(0)
+        await o.close()
+      }
+    })
+  })
+}
