@@ -33,7 +33,7 @@ describe.concurrent("session-tree's usage errors and help", { timeout: 180_000 }
     const [expor, frob] = [await runCli("expor", "s.jsonl"), await runCli("frobnicate")]
     for (const run of [expor, frob]) usage(expect, run)
     expect(expor.stderr).toBe("usage: session-tree has no command \"expor\"; did you mean export? (see session-tree --help)\n")
-    expect(frob.stderr).toMatch(/has no command "frobnicate" \(the commands: create, append, .*migrate\)/)
+    expect(frob.stderr).toMatch(/has no command "frobnicate"; its commands: create, append, .*migrate, search, stats, serve\n$/)
   })
 
   it("an option without its value is wrong usage, not a PATH named after the option", async ({ expect }) => {
