@@ -11,6 +11,10 @@ import { type CorruptError, sessionError } from "./SessionError.js"
 
 const NONE = -1
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export class History {
   readonly entries: Array<Entry> = []
   private readonly indexById = new Map<string, number>()

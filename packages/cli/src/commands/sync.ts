@@ -68,6 +68,10 @@ const summary = (report: Sync.SyncReport): string => {
   return `${report.sources.length} sources${parts.length === 0 ? "" : `: ${parts.join(", ")}`}`
 }
 
+/**
+ * @since 0.2.0
+ * @category commands
+ */
 export const syncCommand = Command.make(
   "sync",
   {
