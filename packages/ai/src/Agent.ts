@@ -126,6 +126,9 @@ export interface SystemPrompt {
 }
 
 /**
+ * What an agent is made with: its system prompt, step limit, toolkit, token budget, provider name
+ * and the schedule its model calls are retried on.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -153,6 +156,8 @@ export interface Options<Tools extends globalThis.Record<string, Tool.Any> = {}>
 }
 
 /**
+ * Options of one `send`.
+ *
  * @since 0.2.0
  * @category models
  */
@@ -162,6 +167,8 @@ export interface SendOptions {
 }
 
 /**
+ * Options of one `compact`.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -43,6 +43,8 @@ import * as internal from "./internal/chatPersistence.js"
 import { Persistence } from "@effect/ai/Chat"
 
 /**
+ * Where each chat's session is kept.
+ *
  * @since 0.2.0
  * @category models
  */

@@ -67,6 +67,8 @@ export const NAMESPACE: typeof internalErrors.NAMESPACE = internalErrors.NAMESPA
  */
 export const BlobMissingError: typeof internalErrors.BlobMissingError = internalErrors.BlobMissingError
 /**
+ * A file part held in a blob that could not be read (no reader given, or the blob missing).
+ *
  * @since 0.2.0
  * @category errors
  */
@@ -93,6 +95,8 @@ export const storeBlobs: <E>(store: {
 }) => BlobResolver<E, never> = internal.storeBlobs
 
 /**
+ * Options of `toPrompt`: how file data held in blobs is read.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -102,6 +106,8 @@ export interface ToPromptOptions<E, R> {
 }
 
 /**
+ * Options of `fromPrompt`: IDs for messages that carry none.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -111,6 +117,8 @@ export interface FromPromptOptions {
 }
 
 /**
+ * Options of `fromResponse`: the assistant message's ID and its provider.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -45,6 +45,9 @@ import { schemaWords } from "./words.js"
 export type Library = Sessions.Sessions | SessionJournal | SessionCatalog | SearchIndex | SessionChanges | Ids.Ids | Fs.Fs
 
 /**
+ * Where the sessions of a command are: files (`--dir`, paths), or the PostgreSQL database of a
+ * URL.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -59,27 +59,37 @@ import { formatError, json as jsonLine, listLine, logJson, printable, renderLog,
  */
 export const UsageError = Backend.UsageError
 /**
+ * Wrong usage the option parser cannot express; exits 2.
+ *
  * @since 0.1.0
  * @category errors
  */
 export type UsageError = Backend.UsageError
 
 /**
+ * Exit code of a command that did what it was asked.
+ *
  * @since 0.1.0
  * @category constants
  */
 export const EXIT_OK = 0
 /**
+ * Exit code of a command that failed (a typed error, printed on stderr).
+ *
  * @since 0.1.0
  * @category constants
  */
 export const EXIT_FAILURE = 1
 /**
+ * Exit code of wrong usage (an unknown option, a missing value, exclusive flags).
+ *
  * @since 0.1.0
  * @category constants
  */
 export const EXIT_USAGE = 2
 /**
+ * Exit code of a session another writer holds (`SESSION_BUSY`): try again later.
+ *
  * @since 0.1.0
  * @category constants
  */

@@ -3,6 +3,8 @@ import * as Options from "@effect/cli/Options"
 import * as Backend from "./Backend.js"
 
 /**
+ * `--json`: one JSON object on stdout instead of text.
+ *
  * @since 0.2.0
  * @category options
  */

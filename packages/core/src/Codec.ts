@@ -49,11 +49,15 @@ export interface Caps {
 }
 
 /**
+ * The caps of version 1.
+ *
  * @since 0.1.0
  * @category constants
  */
 export const CAPS_V1: Caps = { lineBytes: MAX_LINE_BYTES, sessionBytes: MAX_FILE_BYTES, entries: MAX_ENTRIES }
 /**
+ * The caps of version 2.
+ *
  * @since 0.1.0
  * @category constants
  */
@@ -74,6 +78,8 @@ export const MAX_BLOB_BYTES = 67_108_864
 export const MAX_INLINE_FILE_BYTES = 65_536
 
 /**
+ * The caps of a format version.
+ *
  * @since 0.1.0
  * @category codec
  */
@@ -128,6 +134,8 @@ export interface RecordLines {
 }
 
 /**
+ * A decoded session: its header and its validated history.
+ *
  * @since 0.1.0
  * @category models
  */

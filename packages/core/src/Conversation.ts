@@ -72,6 +72,8 @@ export interface Model {
 export type Estimate = (messages: ReadonlyArray<RecordV2.Message>) => number
 
 /**
+ * Options of `build`: a token budget and how tokens are counted.
+ *
  * @since 0.1.0
  * @category models
  */

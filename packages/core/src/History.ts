@@ -12,6 +12,9 @@ import { type CorruptError, sessionError } from "./SessionError.js"
 const NONE = -1
 
 /**
+ * The entries of one session in commit order, with the indexes that check IDs, parents and tool
+ * links as entries are added.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -26,6 +26,8 @@ import { isProxy } from "./internal/runtime.js"
 import { type InputError, sessionError } from "./SessionError.js"
 
 /**
+ * The options a caller of the Promise facade may give: the clock and the entry IDs.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -79,6 +79,8 @@ import * as V2 from "./internal/piV2.js"
 export const PI_VERSION = File.PI_VERSION
 
 /**
+ * Options of `fromPi`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -166,21 +168,29 @@ export const PiEntry: typeof File.PiEntry = File.PiEntry
  */
 export const PiMessageEntry: typeof V1.PiMessageEntry = V1.PiMessageEntry
 /**
+ * A Pi user message, as Pi writes it.
+ *
  * @since 0.1.0
  * @category models
  */
 export const PiUserMessage: typeof V1.PiUserMessage = V1.PiUserMessage
 /**
+ * A Pi tool result message, as Pi writes it.
+ *
  * @since 0.1.0
  * @category models
  */
 export const PiToolResultMessage: typeof V1.PiToolResultMessage = V1.PiToolResultMessage
 /**
+ * A Pi assistant message, as Pi writes it.
+ *
  * @since 0.1.0
  * @category models
  */
 export const PiAssistantMessage: typeof V1.PiAssistantMessage = V1.PiAssistantMessage
 /**
+ * A text part of a Pi message.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -193,11 +203,15 @@ export const PiTextPart: typeof V1.PiTextPart = V1.PiTextPart
  */
 export const PiImagePart: typeof V1.PiImagePart = V1.PiImagePart
 /**
+ * A thinking part of a Pi assistant message.
+ *
  * @since 0.1.0
  * @category models
  */
 export const PiThinkingPart: typeof V1.PiThinkingPart = V1.PiThinkingPart
 /**
+ * A tool call part of a Pi assistant message.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -37,6 +37,8 @@ export { Id, JsonObject, Timestamp } from "./internal/primitives.js"
 import { Id, JsonObject, Timestamp } from "./internal/primitives.js"
 
 /**
+ * A tool call of an assistant message of Message IR v1.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -46,12 +48,16 @@ export const ToolCall = Schema.Struct({
   arguments: JsonObject
 })
 /**
+ * The decoded form of `ToolCall`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ToolCall = typeof ToolCall.Type
 
 /**
+ * A user message of Message IR v1.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -61,6 +67,8 @@ export const UserMessage = Schema.Struct({
   content: Schema.String
 })
 /**
+ * An assistant message of Message IR v1.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -71,6 +79,8 @@ export const AssistantMessage = Schema.Struct({
   toolCalls: Schema.Array(ToolCall)
 })
 /**
+ * A tool message of Message IR v1.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -90,21 +100,29 @@ export const ToolMessage = Schema.Struct({
  */
 export const Message = Schema.Union(UserMessage, AssistantMessage, ToolMessage)
 /**
+ * The decoded form of `UserMessage`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type UserMessage = typeof UserMessage.Type
 /**
+ * The decoded form of `AssistantMessage`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type AssistantMessage = typeof AssistantMessage.Type
 /**
+ * The decoded form of `ToolMessage`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ToolMessage = typeof ToolMessage.Type
 /**
+ * The decoded form of `Message`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -117,6 +135,8 @@ export type Message = typeof Message.Type
  */
 export const CourseMessage = Message
 /**
+ * The course's name for `Message`, kept for its facade and tests.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -126,6 +146,8 @@ export type CourseMessage = Message
 const ROLES = Message.members.map((member) => JSON.stringify(member.fields.role.literals[0])).join(" | ")
 
 /**
+ * The header of a version-1 session: its first line.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -136,6 +158,8 @@ export const SessionHeader = Schema.Struct({
   timestamp: Timestamp
 })
 /**
+ * The decoded form of `SessionHeader`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -159,6 +183,8 @@ const EntryEnvelope = Schema.Struct({
  */
 export const SessionEntry = Schema.Struct({ ...EntryEnvelope.fields, message: Message })
 /**
+ * The decoded form of `SessionEntry`.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -44,6 +44,8 @@ export const Json = Schema.Unknown
  */
 export const Opaque = JsonObject
 /**
+ * The decoded form of `Opaque`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -69,6 +71,8 @@ export const isCanonicalBase64 = (s: string): boolean => {
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 /**
+ * Canonical padded base64 text: the inline form of file data.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -85,16 +89,22 @@ export const Base64 = Schema.String.pipe(
 export const BlobRef = Schema.String.pipe(Schema.pattern(/^sha256:[0-9a-f]{64}$/))
 
 /**
+ * File data held inline, as base64.
+ *
  * @since 0.1.0
  * @category models
  */
 export const InlineData = Schema.Struct({ base64: Base64 })
 /**
+ * File data named by a URL.
+ *
  * @since 0.1.0
  * @category models
  */
 export const UrlData = Schema.Struct({ url: Schema.String })
 /**
+ * File data held in a blob of the session: its reference and its size.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -107,12 +117,16 @@ export const BlobData = Schema.Struct({ blob: BlobRef, size: Count })
  */
 export const FileData = Schema.Union(InlineData, UrlData, BlobData)
 /**
+ * The decoded form of `FileData`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type FileData = typeof FileData.Type
 
 /**
+ * A text part of a message.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -125,6 +139,9 @@ export const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Sche
  */
 export const ReasoningPart = Schema.Struct({ type: Schema.Literal("reasoning"), text: Schema.String, ...options })
 /**
+ * A file part of a message: its media type, an optional name and its data (inline, a URL or a
+ * blob).
+ *
  * @since 0.1.0
  * @category models
  */
@@ -136,6 +153,8 @@ export const FilePart = Schema.Struct({
   ...options
 })
 /**
+ * A tool call part of an assistant message.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -162,63 +181,88 @@ export const ToolResultPart = Schema.Struct({
   ...options
 })
 /**
+ * The decoded form of `TextPart`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type TextPart = typeof TextPart.Type
 /**
+ * The decoded form of `ReasoningPart`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ReasoningPart = typeof ReasoningPart.Type
 /**
+ * The decoded form of `FilePart`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type FilePart = typeof FilePart.Type
 /**
+ * The decoded form of `ToolCallPart`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ToolCallPart = typeof ToolCallPart.Type
 /**
+ * The decoded form of `ToolResultPart`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ToolResultPart = typeof ToolResultPart.Type
 
 /**
+ * The parts a user message may hold: text and files.
+ *
  * @since 0.1.0
  * @category models
  */
 export const UserPart = Schema.Union(TextPart, FilePart)
 /**
+ * The parts an assistant message may hold: text, reasoning, files, tool calls and tool results.
+ *
  * @since 0.1.0
  * @category models
  */
 export const AssistantPart = Schema.Union(TextPart, ReasoningPart, FilePart, ToolCallPart, ToolResultPart)
 /**
+ * The parts a tool message may hold: text and files.
+ *
  * @since 0.1.0
  * @category models
  */
 export const ToolPart = Schema.Union(TextPart, FilePart)
 /**
+ * The decoded form of `UserPart`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type UserPart = typeof UserPart.Type
 /**
+ * The decoded form of `AssistantPart`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type AssistantPart = typeof AssistantPart.Type
 /**
+ * The decoded form of `ToolPart`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ToolPart = typeof ToolPart.Type
 
 /**
+ * The tokens of one model call: input and output, and where the provider gives them, reasoning,
+ * cached input and cache writes.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -230,6 +274,8 @@ export const Usage = Schema.Struct({
   cacheWriteTokens: Schema.optionalWith(Count, { exact: true })
 })
 /**
+ * The decoded form of `Usage`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -250,12 +296,16 @@ export const Meta = Schema.Struct({
   error: Schema.optionalWith(Schema.String, { exact: true })
 }).pipe(Schema.filter((meta) => Object.keys(meta).length > 0, { message: () => "meta holds at least one key" }))
 /**
+ * The decoded form of `Meta`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Meta = typeof Meta.Type
 
 /**
+ * A system message of Message IR v2.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -266,6 +316,8 @@ export const SystemMessage = Schema.Struct({
   ...options
 })
 /**
+ * A user message of Message IR v2.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -276,6 +328,8 @@ export const UserMessage = Schema.Struct({
   ...options
 })
 /**
+ * An assistant message of Message IR v2.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -287,6 +341,8 @@ export const AssistantMessage = Schema.Struct({
   ...options
 })
 /**
+ * A tool message of Message IR v2.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -308,26 +364,36 @@ export const ToolMessage = Schema.Struct({
  */
 export const Message = Schema.Union(SystemMessage, UserMessage, AssistantMessage, ToolMessage)
 /**
+ * The decoded form of `SystemMessage`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type SystemMessage = typeof SystemMessage.Type
 /**
+ * The decoded form of `UserMessage`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type UserMessage = typeof UserMessage.Type
 /**
+ * The decoded form of `AssistantMessage`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type AssistantMessage = typeof AssistantMessage.Type
 /**
+ * The decoded form of `ToolMessage`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ToolMessage = typeof ToolMessage.Type
 /**
+ * The decoded form of `Message`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -341,12 +407,16 @@ export type Message = typeof Message.Type
  */
 export const ForkedFrom = Schema.Struct({ session: Id, entry: Id })
 /**
+ * The decoded form of `ForkedFrom`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ForkedFrom = typeof ForkedFrom.Type
 
 /**
+ * The header of a version-2 session: its first line.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -358,6 +428,8 @@ export const SessionHeader = Schema.Struct({
   forkedFrom: Schema.optionalWith(ForkedFrom, { exact: true })
 })
 /**
+ * The decoded form of `SessionHeader`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -397,72 +469,100 @@ export const kinds = {
   custom: { customType: NonEmpty, data: Json }
 } as const
 /**
+ * The kind of a version-2 entry.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Kind = keyof typeof kinds
 /**
+ * The six kinds of entry of version 2.
+ *
  * @since 0.1.0
  * @category constants
  */
 export const KINDS: ReadonlyArray<Kind> = Object.keys(kinds) as Array<Kind>
 
 /**
+ * An entry of kind `message`.
+ *
  * @since 0.1.0
  * @category models
  */
 export const MessageEntry = Schema.Struct({ ...envelope, kind: Schema.Literal("message"), ...kinds.message })
 /**
+ * An entry of kind `compaction`.
+ *
  * @since 0.1.0
  * @category models
  */
 export const CompactionEntry = Schema.Struct({ ...envelope, kind: Schema.Literal("compaction"), ...kinds.compaction })
 /**
+ * An entry of kind `label`.
+ *
  * @since 0.1.0
  * @category models
  */
 export const LabelEntry = Schema.Struct({ ...envelope, kind: Schema.Literal("label"), ...kinds.label })
 /**
+ * An entry of kind `title`.
+ *
  * @since 0.1.0
  * @category models
  */
 export const TitleEntry = Schema.Struct({ ...envelope, kind: Schema.Literal("title"), ...kinds.title })
 /**
+ * An entry of kind `model`.
+ *
  * @since 0.1.0
  * @category models
  */
 export const ModelEntry = Schema.Struct({ ...envelope, kind: Schema.Literal("model"), ...kinds.model })
 /**
+ * An entry of kind `custom`.
+ *
  * @since 0.1.0
  * @category models
  */
 export const CustomEntry = Schema.Struct({ ...envelope, kind: Schema.Literal("custom"), ...kinds.custom })
 /**
+ * The decoded form of `MessageEntry`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type MessageEntry = typeof MessageEntry.Type
 /**
+ * The decoded form of `CompactionEntry`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type CompactionEntry = typeof CompactionEntry.Type
 /**
+ * The decoded form of `LabelEntry`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type LabelEntry = typeof LabelEntry.Type
 /**
+ * The decoded form of `TitleEntry`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type TitleEntry = typeof TitleEntry.Type
 /**
+ * The decoded form of `ModelEntry`.
+ *
  * @since 0.1.0
  * @category models
  */
 export type ModelEntry = typeof ModelEntry.Type
 /**
+ * The decoded form of `CustomEntry`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -476,6 +576,8 @@ export type CustomEntry = typeof CustomEntry.Type
  */
 export const SessionEntry = Schema.Union(MessageEntry, CompactionEntry, LabelEntry, TitleEntry, ModelEntry, CustomEntry)
 /**
+ * The decoded form of `SessionEntry`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -694,6 +796,8 @@ export const blobsOf = (message: Message): ReadonlyArray<BlobData> => {
 }
 const NONE: ReadonlyArray<BlobData> = []
 /**
+ * The decoded form of `BlobData`.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -48,6 +48,8 @@ export type ScanError = InputError | IoError
 export type DeleteError = InputError | ConflictError | IoError | LockedError
 
 /**
+ * The catalog of a backend: which sessions it holds, and a token that changes whenever one does.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -105,6 +107,8 @@ export interface Listings {
 }
 
 /**
+ * The catalog of the backend in use.
+ *
  * @since 0.1.0
  * @category tags
  */

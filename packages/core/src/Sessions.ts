@@ -47,12 +47,16 @@ export interface Unreadable {
 }
 
 /**
+ * One session of a listing: its summary, or why it could not be read.
+ *
  * @since 0.1.0
  * @category models
  */
 export type Listed = Summary | Unreadable
 
 /**
+ * Whether a listed session is one that could not be read.
+ *
  * @since 0.1.0
  * @category guards
  */
@@ -71,6 +75,8 @@ export interface ListingPage {
 }
 
 /**
+ * Options of `list`: one page of the listing.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -98,6 +104,9 @@ export interface Records {
 }
 
 /**
+ * The many sessions of one backend: create, load, read, list, fork, delete, export, import, mirror,
+ * search and sum their usage.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -202,6 +211,8 @@ export interface ImportOptions {
 }
 
 /**
+ * The sessions of the backend in use.
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -216,6 +227,8 @@ export class Sessions extends Context.Tag("@session-tree/Sessions")<Sessions, Se
 export const make: Effect.Effect<SessionsService, never, SessionJournal | SessionCatalog | Ids> = internal.make
 
 /**
+ * `Sessions` over the backend's journal and catalog.
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -127,6 +127,8 @@ const decodeState = (text: string): SyncState | undefined => {
 const within = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith(Path.sep) ? dir : dir + Path.sep)
 
 /**
+ * Where a sync keeps its state.
+ *
  * @since 0.2.0
  * @category models
  */
@@ -136,6 +138,8 @@ export interface SyncFilesOptions {
 }
 
 /**
+ * The files of a sync on this machine, through `Fs`.
+ *
  * @since 0.2.0
  * @category constructors
  */

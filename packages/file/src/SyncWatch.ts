@@ -15,6 +15,8 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 
 /**
+ * How `watch` waits: a burst of changes as one round, and a round at least this often.
+ *
  * @since 0.2.0
  * @category models
  */

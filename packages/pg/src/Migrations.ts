@@ -16,6 +16,8 @@ import * as internal from "./internal/migrations.js"
 import { migrations } from "./internal/schema.js"
 
 /**
+ * What a migration did: the versions it applied and the version the database is at now.
+ *
  * @since 0.1.0
  * @category models
  */

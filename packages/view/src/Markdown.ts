@@ -23,6 +23,8 @@ import type { LeafOption } from "./internal/session.js"
 import type { BlobReader } from "./internal/v2.js"
 
 /**
+ * Reads the bytes of a blob a file part refers to.
+ *
  * @since 0.1.0
  * @category reexports
  */

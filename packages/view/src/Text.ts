@@ -19,6 +19,10 @@ import * as internal from "./internal/text.js"
 
 // For the single values, JSON objects and messages the CLI prints beside these views, escaped the same way.
 /**
+ * How the views print untrusted text: `json` (one line of JSON, every control escaped), `printable`
+ * (a single-line value as it is when safe, else quoted) and `visible` (controls escaped, invisible
+ * characters by name).
+ *
  * @since 0.1.0
  * @category reexports
  */

@@ -128,6 +128,8 @@ const storeAll = (sessions: ReadonlyArray<Import.ImportedSession>, to: string | 
 const FROM = ["session-tree", "pi", "claude", "codex"] as const
 
 /**
+ * `session-tree import`: another agent's transcript as a session (`docs/import.md`).
+ *
  * @since 0.2.0
  * @category commands
  */

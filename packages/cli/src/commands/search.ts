@@ -70,6 +70,8 @@ const print = (result: SearchResult, offset: number) =>
   })
 
 /**
+ * `session-tree search`: words and phrases across sessions (`docs/cli.md`, "search").
+ *
  * @since 0.2.0
  * @category commands
  */

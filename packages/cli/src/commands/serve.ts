@@ -37,6 +37,8 @@ export const directoryOf = (db: Backend.Backend, dir: Option.Option<string>): Ef
     : Effect.succeed(Option.getOrUndefined(dir))
 
 /**
+ * `session-tree serve`: the sessions as pages in a browser (`docs/serve.md`).
+ *
  * @since 0.2.0
  * @category commands
  */

@@ -40,6 +40,8 @@ const table = (by: StatsBy | undefined, result: StatsResult): ReadonlyArray<stri
 }
 
 /**
+ * `session-tree stats`: usage across sessions, by day, model or session (`docs/cli.md`, "stats").
+ *
  * @since 0.2.0
  * @category commands
  */

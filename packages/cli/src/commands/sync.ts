@@ -69,6 +69,9 @@ const summary = (report: Sync.SyncReport): string => {
 }
 
 /**
+ * `session-tree sync`: every transcript under the sources, imported or brought up to date
+ * (`docs/sync.md`).
+ *
  * @since 0.2.0
  * @category commands
  */
