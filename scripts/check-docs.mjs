@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
- * Checks that every export of the public modules (the modules of each package's `src/`, not
- * `src/internal/`) carries a doc comment with `@since` and `@category`, as Effect's own modules do.
+ * Checks that every export of the public modules (the modules of each published package's `src/`,
+ * not `src/internal/`) carries a doc comment with `@since` and `@category`, as Effect's own modules
+ * do. Part of `npm test`, so that an untagged export fails the run.
  *
- *   node scripts/check-docs.mjs                      every package's public modules
+ *   node scripts/check-docs.mjs                      every published package's public modules
  *   node scripts/check-docs.mjs FILE_OR_DIR ...      only those (a directory: its public modules)
  *
  * Prints each export that misses a tag and exits with 1 when any does. An export is a declaration
@@ -24,10 +25,22 @@ const modulesIn = (dir) =>
     return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [path] : []
   })
 
+/**
+ * A package others use: one that is published (not private) or that exports its modules to the
+ * others (`exports["."]`). The tests' kits and the benchmarks are neither.
+ */
+const isPublished = (name) => {
+  const file = Path.join(root, "packages", name, "package.json")
+  if (!NFS.existsSync(file)) return false
+  const pkg = JSON.parse(NFS.readFileSync(file, "utf8"))
+  return pkg.private !== true || (pkg.exports !== undefined && pkg.exports["."] !== undefined)
+}
+
 const targets = () => {
   const given = process.argv.slice(2)
   if (given.length === 0) {
     return NFS.readdirSync(Path.join(root, "packages"))
+      .filter(isPublished)
       .map((name) => Path.join(root, "packages", name, "src"))
       .filter((src) => NFS.existsSync(src))
       .flatMap(modulesIn)

@@ -50,6 +50,9 @@ import * as internal from "./internal/agent.js"
  * short reason and whether a second try may succeed (a transport failure, 408, 409, 429, 5xx):
  * never the request's headers, its body, the prompt or the key, which `@effect/ai`'s own errors
  * carry and which are not copied.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class ModelError extends Schema.TaggedError<ModelError>("@session-tree/ai/ModelError")("ModelError", {
   provider: Schema.optional(Schema.String),
@@ -68,6 +71,9 @@ export class ModelError extends Schema.TaggedError<ModelError>("@session-tree/ai
  * the handler's own value is `failure`, for the caller's code, and is never serialized or printed.
  * A call of the model's making that cannot run (an unknown tool, parameters that do not decode) is
  * not a `ToolError`: it goes back to the model as an error result.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class ToolError extends Schema.TaggedError<ToolError>("@session-tree/ai/ToolError")("ToolError", {
   toolName: Schema.String,
@@ -84,6 +90,9 @@ export class ToolError extends Schema.TaggedError<ToolError>("@session-tree/ai/T
 /**
  * The model still called tools after `maxSteps` steps. Every step was
  * committed (`entryIds`, in order); the leaf is the last tool result.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class StepLimitError extends Schema.TaggedError<StepLimitError>("@session-tree/ai/StepLimitError")(
   "StepLimitError",
@@ -97,15 +106,32 @@ export class StepLimitError extends Schema.TaggedError<StepLimitError>("@session
   }
 }
 
-/** What a turn of the agent can fail with. */
+/**
+ * What a turn of the agent can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export type AgentError = ModelError | ToolError | StepLimitError | BlobMissingError | SessionError
 
-/** A system prompt with its own provider options (`{ anthropic: { cacheControl: { type: "ephemeral" } } }`). */
+/**
+ * A system prompt with its own provider options (`{ anthropic: { cacheControl: { type: "ephemeral" } } }`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface SystemPrompt {
   readonly content: string
   readonly options?: RecordV2.Opaque | undefined
 }
 
+/**
+ * What an agent is made with: its system prompt, step limit, toolkit, token budget, provider name
+ * and the schedule its model calls are retried on.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options<Tools extends globalThis.Record<string, Tool.Any> = {}> {
   /** The system message committed first on a branch that has none, with its options when given as an object. */
   readonly system?: string | SystemPrompt | undefined
@@ -129,11 +155,23 @@ export interface Options<Tools extends globalThis.Record<string, Tool.Any> = {}>
   readonly retry?: Schedule.Schedule<unknown, ModelError> | undefined
 }
 
+/**
+ * Options of one `send`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface SendOptions {
   /** The user message's own provider options (`{ anthropic: { cacheControl: { type: "ephemeral" } } }`). */
   readonly options?: RecordV2.Opaque | undefined
 }
 
+/**
+ * Options of one `compact`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CompactOptions {
   /** The tokens of the newest groups kept after the summary (by `Conversation.approximateTokens`); 0 by default. */
   readonly keep?: number | undefined
@@ -141,16 +179,31 @@ export interface CompactOptions {
   readonly instruction?: string | undefined
 }
 
-/** Told by `sendStream` after each commit: the entries it made, in order. */
+/**
+ * Told by `sendStream` after each commit: the entries it made, in order.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface Committed {
   readonly type: "committed"
   readonly entries: ReadonlyArray<Record.Entry>
 }
 
-/** What `sendStream` gives: the model's response parts as they arrive, each tool's result, each commit. */
+/**
+ * What `sendStream` gives: the model's response parts as they arrive, each tool's result, each commit.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type StreamPart = Response.AnyPart | Committed
 
-/** An agent over the session tree it was made with. Its operations run one at a time. */
+/**
+ * An agent over the session tree it was made with. Its operations run one at a time.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface Service {
   /**
    * Commits a user message (after the system message when the branch has none)
@@ -209,13 +262,28 @@ export interface Service {
   readonly compact: (options?: CompactOptions) => Effect.Effect<ReadonlyArray<Record.Entry>, AgentError>
 }
 
-/** The agent of a program, as a service: `Agent.layer(options)` provides it. */
+/**
+ * The agent of a program, as a service: `Agent.layer(options)` provides it.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
 export class Agent extends Context.Tag("@session-tree/ai/Agent")<Agent, Service>() {}
 
-/** The instruction `compact` sends after the messages it summarises, unless given one. */
+/**
+ * The instruction `compact` sends after the messages it summarises, unless given one.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const SUMMARY_INSTRUCTION: string = internal.SUMMARY_INSTRUCTION
 
-/** What an agent needs: the session tree, the model, and the toolkit's handlers and their services. */
+/**
+ * What an agent needs: the session tree, the model, and the toolkit's handlers and their services.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type Requirements<Tools extends globalThis.Record<string, Tool.Any>> =
   | SessionTree.SessionTree
   | LanguageModel.LanguageModel
@@ -225,12 +293,20 @@ export type Requirements<Tools extends globalThis.Record<string, Tool.Any>> =
 /**
  * An agent over the `SessionTree` (of a version-2 session) and the
  * `LanguageModel` in context, with the toolkit's handlers when there are tools.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make: <Tools extends globalThis.Record<string, Tool.Any> = {}>(
   options?: Options<Tools>
 ) => Effect.Effect<Service, never, Requirements<Tools>> = internal.make
 
-/** The `Agent` service, made by `make` from the same services. */
+/**
+ * The `Agent` service, made by `make` from the same services.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
 export const layer = <Tools extends globalThis.Record<string, Tool.Any> = {}>(
   options?: Options<Tools>
 ): Layer.Layer<Agent, never, Requirements<Tools>> => Layer.effect(Agent, internal.make(options))

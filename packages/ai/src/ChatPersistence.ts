@@ -42,6 +42,12 @@ import type * as Scope from "effect/Scope"
 import * as internal from "./internal/chatPersistence.js"
 import { Persistence } from "@effect/ai/Chat"
 
+/**
+ * Where each chat's session is kept.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface Options {
   /**
    * Where the session of chat `chatId` is: its path with `FileJournal`
@@ -51,14 +57,29 @@ export interface Options {
   readonly location?: ((chatId: string) => string) | undefined
 }
 
-/** The chat IDs accepted: a plain name of at most 128 characters. */
+/**
+ * The chat IDs accepted: a plain name of at most 128 characters.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
 export const CHAT_ID: RegExp = internal.CHAT_ID
 
-/** The `Chat.Persistence` service over the journal in context; its sessions are held in the scope. */
+/**
+ * The `Chat.Persistence` service over the journal in context; its sessions are held in the scope.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
 export const make: (
   options?: Options
 ) => Effect.Effect<Chat.Persistence.Service, never, SessionJournal.SessionJournal | Ids.Ids | Scope.Scope> = internal.make
 
-/** `Chat.Persistence`, provided by session trees of the journal in context. */
+/**
+ * `Chat.Persistence`, provided by session trees of the journal in context.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
 export const layer = (options?: Options): Layer.Layer<Chat.Persistence, never, SessionJournal.SessionJournal | Ids.Ids> =>
   Layer.scoped(Persistence, internal.make(options))

@@ -51,35 +51,77 @@ import type * as Effect from "effect/Effect"
 import * as internal from "./internal/codec.js"
 import * as internalErrors from "./internal/codecErrors.js"
 
-/** The options key under which the codec keeps what a `Prompt` has no field for. */
+/**
+ * The options key under which the codec keeps what a `Prompt` has no field for.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
 export const NAMESPACE: typeof internalErrors.NAMESPACE = internalErrors.NAMESPACE
 
-/** A file's data was in a blob that could not be read (code `SESSION_BLOB_MISSING`). */
+/**
+ * A file's data was in a blob that could not be read (code `SESSION_BLOB_MISSING`).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
 export const BlobMissingError: typeof internalErrors.BlobMissingError = internalErrors.BlobMissingError
+/**
+ * A file part held in a blob that could not be read (no reader given, or the blob missing).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
 export type BlobMissingError = internalErrors.BlobMissingError
 
-/** Reads a blob's bytes when a prompt is built. */
+/**
+ * Reads a blob's bytes when a prompt is built.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type BlobResolver<E, R> = (blob: { readonly blob: string; readonly size: number }) => Effect.Effect<Uint8Array, E, R>
 
 /**
  * The reader of a session's own blobs: `store.blob` (a `SessionStore`, or a loaded session),
  * whose bytes are checked against their hash; SESSION_BLOB_MISSING or SESSION_BLOB_CORRUPT
  * when they cannot be given. It fails as the reader does (a store's `BlobError`).
+ *
+ * @since 0.1.0
+ * @category conversions
  */
 export const storeBlobs: <E>(store: {
   readonly blob: (ref: string) => Effect.Effect<Uint8Array, E>
 }) => BlobResolver<E, never> = internal.storeBlobs
 
+/**
+ * Options of `toPrompt`: how file data held in blobs is read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ToPromptOptions<E, R> {
   /** Reads file data held in blobs; without it, a blob is a `BlobMissingError`. */
   readonly blobs?: BlobResolver<E, R> | undefined
 }
 
+/**
+ * Options of `fromPrompt`: IDs for messages that carry none.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FromPromptOptions {
   /** Gives an ID to a message that does not carry one (a prompt not built by `toPrompt`); without it, such a message is `SESSION_INVALID_MESSAGE`. */
   readonly newId?: (() => string) | undefined
 }
 
+/**
+ * Options of `fromResponse`: the assistant message's ID and its provider.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FromResponseOptions {
   /** The assistant message's ID. */
   readonly id: string
@@ -87,12 +129,22 @@ export interface FromResponseOptions {
   readonly provider?: string | undefined
 }
 
-/** The response of `generateText`, or anything with its content parts. */
+/**
+ * The response of `generateText`, or anything with its content parts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ResponseLike {
   readonly content: ReadonlyArray<Response.AnyPart>
 }
 
-/** The messages as a `Prompt`: every part in order, every `options` kept, blobs read. */
+/**
+ * The messages as a `Prompt`: every part in order, every `options` kept, blobs read.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
 export const toPrompt: <E = never, R = never>(
   messages: ReadonlyArray<RecordV2.Message>,
   options?: ToPromptOptions<E, R>
@@ -102,6 +154,9 @@ export const toPrompt: <E = never, R = never>(
  * A `Prompt`'s messages as Message IR v2; the inverse of `toPrompt`. A tool
  * message of several results gives a tool message each. Fails with
  * `SESSION_INVALID_MESSAGE` when a message is not valid Message IR v2.
+ *
+ * @since 0.1.0
+ * @category conversions
  */
 export const fromPrompt: (
   prompt: Prompt.Prompt,
@@ -113,6 +168,9 @@ export const fromPrompt: (
  * files, tool calls and provider-executed results, each with its provider
  * metadata as `options`; its usage, finish reason, model and response ID in
  * `meta`.
+ *
+ * @since 0.1.0
+ * @category conversions
  */
 export const fromResponse: (
   response: ResponseLike,
@@ -123,6 +181,9 @@ export const fromResponse: (
  * The tool messages of a `generateText` response whose toolkit ran the calls:
  * one per result not executed by the provider, in order, holding the tool's
  * encoded result as `result`.
+ *
+ * @since 0.1.0
+ * @category conversions
  */
 export const toolMessages: (
   response: ResponseLike,

@@ -38,17 +38,37 @@ import { schemaWords } from "./words.js"
 /**
  * What every command may use: the sessions of the backend and its ports (search and changes
  * included), IDs, and the filesystem (import and export files).
+ *
+ * @since 0.2.0
+ * @category models
  */
 export type Library = Sessions.Sessions | SessionJournal | SessionCatalog | SearchIndex | SessionChanges | Ids.Ids | Fs.Fs
 
+/**
+ * Where the sessions of a command are: files (`--dir`, paths), or the PostgreSQL database of a
+ * URL.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Backend =
   | { readonly _tag: "Files" }
   | { readonly _tag: "Database"; readonly url: string; readonly fromEnvironment: boolean }
 
-/** Wrong usage the option parser cannot express (exclusive flags, a path where an ID is meant); exits 2 like the parser's own errors. */
+/**
+ * Wrong usage the option parser cannot express (exclusive flags, a path where an ID is meant); exits 2 like the parser's own errors.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason: string }> {}
 
-/** What the options `--db` and `--files` say, before a command knows its arguments. */
+/**
+ * What the options `--db` and `--files` say, before a command knows its arguments.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Choice {
   readonly db: Option.Option<string>
   readonly files: boolean
@@ -57,6 +77,9 @@ export interface Choice {
 /**
  * The backend of `--files`, `--db` (or `$SESSION_TREE_DB` when neither is given); files when
  * none is set; Left with the reason for `--files` together with `--db URL`.
+ *
+ * @since 0.1.0
+ * @category backends
  */
 export const choose = ({ db, files }: Choice): Either.Either<Backend, string> => {
   if (files) {
@@ -76,7 +99,12 @@ export const choose = ({ db, files }: Choice): Either.Either<Backend, string> =>
 /** What is said of a database URL that is not one; the value itself is not repeated, as it may hold a password. */
 const NOT_A_URL = "is not a PostgreSQL URL: give one like postgres://USER:PASSWORD@HOST:5432/DATABASE (or \"\" for session files)"
 
-/** Whether `url` is a URL of a PostgreSQL database (`postgres://` or `postgresql://`). */
+/**
+ * Whether `url` is a URL of a PostgreSQL database (`postgres://` or `postgresql://`).
+ *
+ * @since 0.2.0
+ * @category guards
+ */
 export const isDatabaseUrl = (url: string): boolean => {
   try {
     const parsed = new URL(url)
@@ -86,7 +114,12 @@ export const isDatabaseUrl = (url: string): boolean => {
   }
 }
 
-/** `--db URL` and `--files`, parsed straight into the backend they name, so each command chooses it once. */
+/**
+ * `--db URL` and `--files`, parsed straight into the backend they name, so each command chooses it once.
+ *
+ * @since 0.2.0
+ * @category backends
+ */
 export const option = Options.all({
   db: Options.text("db").pipe(
     Options.withPseudoName("URL"),
@@ -98,12 +131,20 @@ export const option = Options.all({
   Options.mapEffect((choice) => Either.mapLeft(choose(choice), (reason) => ValidationError.invalidValue(HelpDoc.p(reason))))
 )
 
-/** Whether `arg` reads as a file path rather than a session ID. */
+/**
+ * Whether `arg` reads as a file path rather than a session ID.
+ *
+ * @since 0.1.0
+ * @category backends
+ */
 export const looksLikePath = (arg: string): boolean => arg.includes("/") || arg.includes("\\") || arg.endsWith(".jsonl")
 
 /**
  * The database a URL names, for messages: host, port and database name, never the user or
  * password (a URL the parser cannot read is not shown at all).
+ *
+ * @since 0.1.0
+ * @category backends
  */
 export const describeDatabase = (url: string): string => {
   try {
@@ -116,7 +157,12 @@ export const describeDatabase = (url: string): string => {
   }
 }
 
-/** The backend in words: where the command went. */
+/**
+ * The backend in words: where the command went.
+ *
+ * @since 0.1.0
+ * @category backends
+ */
 export const describe = (backend: Backend): string =>
   backend._tag === "Files"
     ? "session files"
@@ -125,6 +171,9 @@ export const describe = (backend: Backend): string =>
 /**
  * Refuses PATH arguments that look like file paths when only the environment chose the
  * database: the user most likely meant a file.
+ *
+ * @since 0.1.0
+ * @category backends
  */
 export const checkPaths = (backend: Backend, args: ReadonlyArray<string>): Effect.Effect<void, UsageError> => {
   if (backend._tag !== "Database" || !backend.fromEnvironment) return Effect.void
@@ -140,7 +189,12 @@ export const checkPaths = (backend: Backend, args: ReadonlyArray<string>): Effec
 
 const FilesLive: Layer.Layer<Library> = Layer.provideMerge(Sessions.layer, Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom))
 
-/** The services of `backend`; connecting to a database that cannot be reached is SESSION_IO. */
+/**
+ * The services of `backend`; connecting to a database that cannot be reached is SESSION_IO.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (backend: Backend): Effect.Effect<Layer.Layer<Library, SessionError>> =>
   backend._tag === "Files"
     ? Effect.succeed(FilesLive)
@@ -178,6 +232,9 @@ const refusedWrite = (error: SessionError, subject: string | undefined): Session
  * `error` with what it was about: the file path, or the session ID and the database. A reason
  * that already names it is left as it is. A refused write names the session and what is not
  * writable, with the remedy.
+ *
+ * @since 0.1.0
+ * @category backends
  */
 export const locate = (error: SessionError, backend: Backend, subject?: string): SessionError => {
   if (backend._tag === "Files") {
@@ -204,6 +261,9 @@ export const locate = (error: SessionError, backend: Backend, subject?: string):
 /**
  * Runs `effect` on `backend` (chosen once per command). A failure names what it was about:
  * its own path, or else `subject` (the command's PATH or session ID).
+ *
+ * @since 0.1.0
+ * @category backends
  */
 export const run = <A, E>(
   backend: Backend,

@@ -51,16 +51,56 @@ import { serve } from "./commands/serve.js"
 import { stats } from "./commands/stats.js"
 import { formatError, json as jsonLine, listLine, logJson, printable, renderLog, renderTree, treeJson, visible } from "@session-tree/view/Text"
 
-/** Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors. */
+/**
+ * Wrong usage the option parser cannot express (exclusive flags); exits 2 like the parser's own errors.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const UsageError = Backend.UsageError
+/**
+ * Wrong usage the option parser cannot express; exits 2.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export type UsageError = Backend.UsageError
 
+/**
+ * Exit code of a command that did what it was asked.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const EXIT_OK = 0
+/**
+ * Exit code of a command that failed (a typed error, printed on stderr).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const EXIT_FAILURE = 1
+/**
+ * Exit code of wrong usage (an unknown option, a missing value, exclusive flags).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const EXIT_USAGE = 2
+/**
+ * Exit code of a session another writer holds (`SESSION_BUSY`): try again later.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const EXIT_BUSY = 3
 
-/** A race with another process lost on every attempt: exits EXIT_BUSY with `error` (already worded for a user). */
+/**
+ * A race with another process lost on every attempt: exits EXIT_BUSY with `error` (already worded for a user).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class Busy extends Data.TaggedError("Busy")<{ readonly error: SessionError }> {}
 
 /** How often a command that loads afresh tries again, and how long it waits between tries (randomized, so racers spread out). */
@@ -141,6 +181,9 @@ const USER_WORDS: ReadonlyArray<readonly [RegExp, string]> = [
 /**
  * A library error as a user reads it: the same code and cause in a user's words, and the
  * remedy where the cause has a known one.
+ *
+ * @since 0.1.0
+ * @category running
  */
 export const forUser = (error: SessionError): SessionError => {
   let reason = schemaWords(USER_WORDS.reduce((text, [from, to]) => text.replace(from, to), error.reason))
@@ -715,6 +758,9 @@ const TYPE_LINE = /^(A user-defined piece of text\.|A true or false value\.|This
  * The parser's help, as a person reads it: usage lines start with the command's name
  * (`session-tree create …`), the lines that only restate an option's type are left out, and
  * the top-level help lists the built-in options before the commands.
+ *
+ * @since 0.1.0
+ * @category running
  */
 export const readableHelp = (text: string, topLevel: boolean): string => {
   const out: Array<string> = []
@@ -757,7 +803,12 @@ const withReadableHelp = <A, E, R>(effect: Effect.Effect<A, E, R>, topLevel: boo
     )
   })
 
-/** Whether the command line asked for every detail (`--verbose`): errors in whole, the Markdown export with everything. */
+/**
+ * Whether the command line asked for every detail (`--verbose`): errors in whole, the Markdown export with everything.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export class Verbose extends Context.Reference<Verbose>()("@session-tree/cli/Verbose", { defaultValue: () => false }) {}
 
 /** Each command's options, as its usage line shows them (for `usage.ts`'s suggestions). */
@@ -831,6 +882,9 @@ const detailOf = (error: SessionError): string | undefined => {
  * An error as stderr shows it: the code, the cause and what it is about on the first line, at
  * most about 200 characters (the middle of a longer one is left out); with --verbose (or --json)
  * the whole of it, then the library's detail.
+ *
+ * @since 0.2.0
+ * @category running
  */
 export const errorText = (error: SessionError, verbose: boolean): string => {
   const whole = formatError(error)
@@ -854,6 +908,9 @@ export const errorText = (error: SessionError, verbose: boolean): string => {
 /**
  * Runs one command line (`argv` as `process.argv`: runtime, script, arguments…) and
  * resolves with the exit code. Never fails: every error is printed here, without stack traces.
+ *
+ * @since 0.1.0
+ * @category running
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> => {
   const config = CliConfig.make(CONFIG)

@@ -10,12 +10,20 @@ import * as Files from "@session-tree/file/Files"
 import * as Fs from "@session-tree/file/Fs"
 import * as Effect from "effect/Effect"
 
-/** The most a message line may hold: the version-2 cap (version 1's is smaller, and the store says so). */
+/**
+ * The most a message line may hold: the version-2 cap (version 1's is smaller, and the store says so).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
 export const LINE_BYTES = CAPS_V2.lineBytes
 
 /**
  * The most read for a message of JSON: formatted JSON (indentation, spaces) takes more bytes
  * than the line it becomes, so a file may be larger than a line, up to this.
+ *
+ * @since 0.2.0
+ * @category constants
  */
 export const JSON_BYTES = 16 * LINE_BYTES
 
@@ -46,6 +54,9 @@ const readStdin = (maxBytes: number): Effect.Effect<Uint8Array, SessionError> =>
 /**
  * The text of `--OPTION -` (stdin) or `--OPTION-file PATH`, at most `maxBytes` bytes of UTF-8.
  * Its errors name the option and the file, not the session.
+ *
+ * @since 0.2.0
+ * @category input
  */
 export const readText = (
   option: string,

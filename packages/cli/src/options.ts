@@ -2,12 +2,28 @@
 import * as Options from "@effect/cli/Options"
 import * as Backend from "./Backend.js"
 
+/**
+ * `--json`: one JSON object on stdout instead of text.
+ *
+ * @since 0.2.0
+ * @category options
+ */
 export const json = Options.boolean("json").pipe(Options.withDescription("print one JSON object on stdout"))
 
-/** `--db URL` and `--files`, parsed straight into the backend they name (the rule: Backend.ts). */
+/**
+ * `--db URL` and `--files`, parsed straight into the backend they name (the rule: Backend.ts).
+ *
+ * @since 0.2.0
+ * @category options
+ */
 export const db = Backend.option
 
-/** `--format-version 1|2`: a format version (`--version` prints the command's own). */
+/**
+ * `--format-version 1|2`: a format version (`--version` prints the command's own).
+ *
+ * @since 0.2.0
+ * @category options
+ */
 export const formatVersion = (description: string) =>
   Options.choice("format-version", ["1", "2"]).pipe(
     Options.map((v) => (v === "1" ? 1 : 2) as 1 | 2),

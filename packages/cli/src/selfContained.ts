@@ -44,6 +44,9 @@ const blobRefsOf = (entry: Entry): ReadonlyArray<string> => {
  * The bytes of every blob the entries refer to, by reference, read through `blob` (the session's
  * own reader, hash checked): what an import of a session file needs besides its lines, since the
  * blobs live beside the file, not in it.
+ *
+ * @since 0.1.0
+ * @category blobs
  */
 export const blobsOf = (
   entries: ReadonlyArray<Entry>,
@@ -60,6 +63,9 @@ export const blobsOf = (
 /**
  * The session's lines with every blob's bytes inline, read through `blob` (the session's own
  * reader, hash checked), each blob read once however often it is referred to.
+ *
+ * @since 0.1.0
+ * @category blobs
  */
 export const inlineBlobs = (
   header: Header,
@@ -84,7 +90,12 @@ export const inlineBlobs = (
     return lines.map((line) => `${line}\n`).join("")
   })
 
-/** What reading a self-contained export gives: its lines with blob references again, and the blobs' bytes by reference. */
+/**
+ * What reading a self-contained export gives: its lines with blob references again, and the blobs' bytes by reference.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Unpacked {
   readonly lines: ReadonlyArray<string>
   readonly blobs: ReadonlyMap<string, Uint8Array>
@@ -97,6 +108,9 @@ const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9
  * replaced by its blob reference, and those bytes; undefined when no line holds such data (an
  * ordinary session file, left to the ordinary reading). A line that is not a JSON object is
  * kept as it is, for the session's own decoding to judge.
+ *
+ * @since 0.1.0
+ * @category blobs
  */
 export const unpack = (text: string): Unpacked | undefined => {
   const lines = text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n")

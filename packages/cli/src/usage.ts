@@ -4,7 +4,12 @@
  * and where to read more. The parser still decides what is valid; this only words its verdict.
  */
 
-/** An option of a command, as its help's usage line shows it. */
+/**
+ * An option of a command, as its help's usage line shows it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface OptionName {
   readonly name: string
   /** What it takes (`TEXT`, `1 | 2`), or undefined for a flag. */
@@ -14,6 +19,9 @@ export interface OptionName {
 /**
  * The options a command's help shows (`--user TEXT`, `--root`), each once: an option named
  * with a value anywhere takes one (a description may name another option without it).
+ *
+ * @since 0.2.0
+ * @category usage
  */
 export const optionsOf = (help: string): Array<OptionName> => {
   const found = new Map<string, string | undefined>()
@@ -23,7 +31,12 @@ export const optionsOf = (help: string): Array<OptionName> => {
   return [...found].map(([name, value]) => ({ name, value }))
 }
 
-/** The edit distance of `a` and `b` (insertions, deletions, substitutions, and swaps of neighbours). */
+/**
+ * The edit distance of `a` and `b` (insertions, deletions, substitutions, and swaps of neighbours).
+ *
+ * @since 0.2.0
+ * @category usage
+ */
 export const distance = (a: string, b: string): number => {
   const d: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
   for (let i = 1; i <= a.length; i++) {
@@ -40,6 +53,9 @@ export const distance = (a: string, b: string): number => {
  * The candidates nearest to `word`: those it starts (`--mess` → `--message`, `--message-file`),
  * else those within a few edits (about one in three letters), nearest first; none when nothing
  * is close enough to be what was meant.
+ *
+ * @since 0.2.0
+ * @category usage
  */
 export const nearest = (word: string, candidates: ReadonlyArray<string>): Array<string> => {
   const bare = (s: string) => s.replace(/^-+/, "").toLowerCase()
@@ -56,13 +72,23 @@ export const nearest = (word: string, candidates: ReadonlyArray<string>): Array<
     .map(({ c }) => c)
 }
 
-/** `; did you mean X?` (or `X or Y`), or nothing. */
+/**
+ * `; did you mean X?` (or `X or Y`), or nothing.
+ *
+ * @since 0.2.0
+ * @category usage
+ */
 export const didYouMean = (word: string, candidates: ReadonlyArray<string>): string => {
   const found = nearest(word, candidates)
   return found.length === 0 ? "" : `; did you mean ${found.join(" or ")}?`
 }
 
-/** What a usage error is about: the command line's words and the commands, with each one's options. */
+/**
+ * What a usage error is about: the command line's words and the commands, with each one's options.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface Context {
   readonly args: ReadonlyArray<string>
   readonly commands: ReadonlyMap<string, ReadonlyArray<OptionName>>
@@ -70,7 +96,12 @@ export interface Context {
   readonly builtIns: ReadonlyArray<string>
 }
 
-/** The command of a command line: its first word that is not an option, when it names one. */
+/**
+ * The command of a command line: its first word that is not an option, when it names one.
+ *
+ * @since 0.2.0
+ * @category usage
+ */
 export const commandOf = (context: Pick<Context, "args" | "commands">): string | undefined => {
   const first = context.args.find((arg) => !arg.startsWith("-"))
   return first !== undefined && context.commands.has(first) ? first : undefined
@@ -80,6 +111,9 @@ export const commandOf = (context: Pick<Context, "args" | "commands">): string |
  * Wrong usage found before the parser runs, which the parser would word badly or let through:
  * a known option that takes a value given without one (the parser would take the option's name
  * for a PATH, or call it unknown). Undefined when there is none.
+ *
+ * @since 0.2.0
+ * @category usage
  */
 export const missingValue = (context: Context): string | undefined => {
   const command = commandOf(context)
@@ -99,7 +133,12 @@ export const missingValue = (context: Context): string | undefined => {
   return undefined
 }
 
-/** The parser's verdict (`text`, the words of its message) as one line of usage, with what was likely meant. */
+/**
+ * The parser's verdict (`text`, the words of its message) as one line of usage, with what was likely meant.
+ *
+ * @since 0.2.0
+ * @category usage
+ */
 export const explain = (text: string, context: Context): string => {
   const said = text.replace(/\s+/g, " ").trim()
   const command = commandOf(context)

@@ -4,14 +4,24 @@
  * the fault (`content[0].type: expected "text" | "file", got "txt"`).
  */
 
-/** A Schema path as a reader writes it: `toolCalls[0].arguments`. */
+/**
+ * A Schema path as a reader writes it: `toolCalls[0].arguments`.
+ *
+ * @since 0.2.0
+ * @category messages
+ */
 export const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("")
 
 /** At most this many characters of a value a message holds are quoted in an error. */
 const QUOTED = 60
 
-/** Schema's words for one fault of a message, in a reader's: types by their names, the value found cut short. */
+/**
+ * Schema's words for one fault of a message, in a reader's: types by their names, the value found cut short.
+ *
+ * @since 0.2.0
+ * @category messages
+ */
 export const plainIssue = (text: string): string => {
   const named = text.replaceAll("{ readonly [x: string]: unknown }", "a JSON object").replaceAll("minLength(1)", "a non-empty string")
   const mismatch = /^Expected ([\s\S]*), actual ([\s\S]*)$/.exec(named)
@@ -33,6 +43,9 @@ const BRACKETS = /^((?:\[(?:"(?:[^"\\]|\\.)*"|\d+)\])+)\s*([\s\S]*)$/
  * A Schema failure in a reader's words: the field at fault and what is wrong there, instead of
  * the union of every shape a record may have (`{ readonly type: "entry"; … } └─ ["version"] └─ is
  * missing` → `version is missing`). Text that holds none is left as it is.
+ *
+ * @since 0.2.0
+ * @category messages
  */
 export const schemaWords = (reason: string): string => {
   const parts = reason.split(/\s*└─\s*/)

@@ -15,7 +15,12 @@ import * as Internal from "./internal/claude.js"
 import { readSource, type SourceLine, strictly, type TornLine } from "./internal/source.js"
 import type { CorruptError } from "./SessionError.js"
 
-/** One converted session: a version-2 header, its entries in file order, and the source line of each entry. */
+/**
+ * One converted session: a version-2 header, its entries in file order, and the source line of each entry.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type ConvertedSession = Internal.ConvertedSession
 
 /**
@@ -24,21 +29,44 @@ export type ConvertedSession = Internal.ConvertedSession
  * the file), the sessions of the subagents whose lines it holds inline (sidechains), the lines read
  * per kind, those not stored (`skipped`) or kept whole (`kept`) per kind, and the lines withheld as
  * still changing (`pending`, with `final: false`).
+ *
+ * @since 0.2.0
+ * @category models
  */
 export type ConvertedLines = Internal.ConvertedClaude
 
-/** `ConvertedLines`, and the last line left out because it was cut short (the agent still writing it). */
+/**
+ * `ConvertedLines`, and the last line left out because it was cut short (the agent still writing it).
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface Converted extends ConvertedLines {
   readonly torn: TornLine | undefined
 }
 
-/** How a transcript is converted: `keepAll`, `final`, `skip`, `stored` (see each field). */
+/**
+ * How a transcript is converted: `keepAll`, `final`, `skip`, `stored` (see each field).
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type Options = Internal.ClaudeOptions
 
-/** What an earlier conversion stored, by session ID and entry ID (`Options.stored`). */
+/**
+ * What an earlier conversion stored, by session ID and entry ID (`Options.stored`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type StoredEntries = Internal.StoredEntries
 
-/** The prefix of the custom type of a line kept whole with `keepAll`: `claude:` and the line's kind. */
+/**
+ * The prefix of the custom type of a line kept whole with `keepAll`: `claude:` and the line's kind.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
 export const KEPT_PREFIX: typeof Internal.KEPT_PREFIX = Internal.KEPT_PREFIX
 
 /**
@@ -64,6 +92,9 @@ export const KEPT_PREFIX: typeof Internal.KEPT_PREFIX = Internal.KEPT_PREFIX
  * Message IR v2 once mapped), SESSION_DUPLICATE_ID, SESSION_UNKNOWN_PARENT, SESSION_TOOL_LINK (a
  * result whose call is nowhere earlier); and whatever the loader refuses in a converted session (a
  * call answered twice, a line over the cap, …), at the line the entry comes from.
+ *
+ * @since 0.2.0
+ * @category conversions
  */
 export const fromClaudeLines: (lines: ReadonlyArray<SourceLine>, options?: Options) => Either.Either<ConvertedLines, CorruptError> =
   Internal.fromClaudeLines
@@ -72,6 +103,9 @@ export const fromClaudeLines: (lines: ReadonlyArray<SourceLine>, options?: Optio
  * `fromClaudeLines` on the bytes of a transcript: a last line cut short is left out (`torn`);
  * any other line that is not one JSON object is refused (SESSION_INVALID_UTF8,
  * SESSION_INVALID_JSON, SESSION_INVALID_RECORD for a number that cannot be held exactly).
+ *
+ * @since 0.2.0
+ * @category conversions
  */
 export const fromClaude = (bytes: Uint8Array, options?: Options): Either.Either<Converted, CorruptError> => {
   const source = readSource(bytes)

@@ -12,14 +12,34 @@ import * as V2 from "./RecordV2.js"
 import * as Either from "effect/Either"
 import { CorruptError, sessionError } from "./SessionError.js"
 
-/** Bytes per line, terminator excluded. */
+/**
+ * Bytes per line, terminator excluded.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_LINE_BYTES = 65_536
-/** Bytes of a whole session: its canonical generation, every line with its newline. */
+/**
+ * Bytes of a whole session: its canonical generation, every line with its newline.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_FILE_BYTES = 4_194_304
-/** Entries per session. */
+/**
+ * Entries per session.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_ENTRIES = 4_096
 
-/** The caps of one format version. */
+/**
+ * The caps of one format version.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Caps {
   /** Bytes per line, terminator excluded. */
   readonly lineBytes: number
@@ -28,18 +48,49 @@ export interface Caps {
   readonly entries: number
 }
 
+/**
+ * The caps of version 1.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const CAPS_V1: Caps = { lineBytes: MAX_LINE_BYTES, sessionBytes: MAX_FILE_BYTES, entries: MAX_ENTRIES }
+/**
+ * The caps of version 2.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const CAPS_V2: Caps = { lineBytes: 1_048_576, sessionBytes: 268_435_456, entries: 1_048_576 }
-/** Bytes of one blob (version 2). */
+/**
+ * Bytes of one blob (version 2).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_BLOB_BYTES = 67_108_864
-/** File data over this many bytes (decoded) is stored as a blob on append; up to it, inline as base64. */
+/**
+ * File data over this many bytes (decoded) is stored as a blob on append; up to it, inline as base64.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_INLINE_FILE_BYTES = 65_536
 
+/**
+ * The caps of a format version.
+ *
+ * @since 0.1.0
+ * @category codec
+ */
 export const capsOf = (version: 1 | 2): Caps => (version === 2 ? CAPS_V2 : CAPS_V1)
 
 /**
  * The format version a header line declares: 2 when it is a JSON object whose `version` is 2,
  * else 1, whose rules then judge the session (and explain what is wrong with its header).
+ *
+ * @since 0.1.0
+ * @category codec
  */
 export const versionOf = (headerLine: string | undefined): 1 | 2 => {
   if (headerLine === undefined || headerLine.length > CAPS_V2.lineBytes || !headerLine.includes("2")) return 1
@@ -54,7 +105,12 @@ export const versionOf = (headerLine: string | undefined): 1 | 2 => {
   }
 }
 
-/** What a backend read back: a session's lines, in order, none with its terminator. */
+/**
+ * What a backend read back: a session's lines, in order, none with its terminator.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RecordLines {
   /** The header's line first, then one line per entry in commit order. */
   readonly lines: ReadonlyArray<string>
@@ -77,6 +133,12 @@ export interface RecordLines {
   readonly blobs?: ReadonlyMap<string, number> | undefined
 }
 
+/**
+ * A decoded session: its header and its validated history.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface DecodedSession {
   readonly header: Header
   readonly history: History
@@ -191,6 +253,9 @@ const checkSizes = (input: RecordLines, caps: Caps): CorruptError | undefined =>
 /**
  * Decodes a session's lines: the session, or the first problem in line order (it fails closed).
  * Line numbers count from the header (line 1), as in the session's file.
+ *
+ * @since 0.1.0
+ * @category decoding
  */
 export const decodeLines = (input: RecordLines): Either.Either<DecodedSession, CorruptError> => {
   const decoded = decodeLinesOrError(input)
@@ -237,6 +302,9 @@ const decodeLinesOrError = (input: RecordLines): DecodedSession | CorruptError =
  * One entry line of a session of `version` → its entry, checked as a load checks that line on its
  * own (JSON, record, exact numbers; with `blobs`, the blobs it refers to): not what needs the rest
  * of the session (the history, the caps). For readers of single lines, such as search.
+ *
+ * @since 0.2.0
+ * @category decoding
  */
 export const decodeEntryLine = (
   version: 1 | 2,
@@ -250,16 +318,29 @@ export const decodeEntryLine = (
   return entry instanceof CorruptError ? Either.left(entry) : Either.right(entry)
 }
 
-/** The canonical text of a record: `JSON.stringify` in schema key order, without the newline. */
+/**
+ * The canonical text of a record: `JSON.stringify` in schema key order, without the newline.
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
 export const encodeRecord = (record: Header | Entry): string => JSON.stringify(record)
 
-/** The canonical line of a record: its text and `\n` (`docs/format.md`, "Canonical bytes"). */
+/**
+ * The canonical line of a record: its text and `\n` (`docs/format.md`, "Canonical bytes").
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
 export const encodeLine = (record: Header | Entry): string => encodeRecord(record) + "\n"
 
 /**
  * The UTF-8 size of a string in bytes, without encoding it. For what
  * `JSON.stringify` writes (never a lone surrogate) this is exact; a lone
  * surrogate counts as the three bytes of U+FFFD that an encoder writes for it.
+ *
+ * @since 0.1.0
+ * @category codec
  */
 export const utf8Length = (text: string): number => {
   const n = text.length

@@ -34,7 +34,12 @@ import type * as Option from "effect/Option"
 import * as internal from "./internal/conversation.js"
 import type * as RecordV2 from "./RecordV2.js"
 
-/** A complete group: the message entries of one contiguous run of the branch, and their messages. */
+/**
+ * A complete group: the message entries of one contiguous run of the branch, and their messages.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Group {
   /** The role of the message that opens the group. */
   readonly role: RecordV2.Message["role"]
@@ -44,7 +49,12 @@ export interface Group {
   readonly messages: ReadonlyArray<RecordV2.Message>
 }
 
-/** The model in effect on a branch. */
+/**
+ * The model in effect on a branch.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Model {
   readonly provider?: string
   readonly model?: string
@@ -55,9 +65,18 @@ export interface Model {
 /**
  * Estimates the tokens the messages cost when sent. `build` assumes that fewer
  * messages never cost more.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type Estimate = (messages: ReadonlyArray<RecordV2.Message>) => number
 
+/**
+ * Options of `build`: a token budget and how tokens are counted.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BuildOptions {
   /** The tokens the built messages should fit in; without it nothing is dropped. */
   readonly budget?: number | undefined
@@ -65,7 +84,12 @@ export interface BuildOptions {
   readonly estimate?: Estimate | undefined
 }
 
-/** Where a compaction may start, and what its summary must cover. */
+/**
+ * Where a compaction may start, and what its summary must cover.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CompactionPoint {
   /** The first entry kept after the summary: it starts a complete group; null keeps nothing. */
   readonly firstKeptEntryId: string | null
@@ -75,16 +99,36 @@ export interface CompactionPoint {
   readonly kept: ReadonlyArray<RecordV2.Message>
 }
 
-/** The text before a summary in its message. */
+/**
+ * The text before a summary in its message.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const SUMMARY_PREFIX: string = internal.SUMMARY_PREFIX
 
-/** The text after a summary in its message. */
+/**
+ * The text after a summary in its message.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const SUMMARY_SUFFIX: string = internal.SUMMARY_SUFFIX
 
-/** The tokens `approximateTokens` counts for a file part. */
+/**
+ * The tokens `approximateTokens` counts for a file part.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const FILE_TOKENS: number = internal.FILE_TOKENS
 
-/** The branch's messages in complete groups, in branch order; their concatenation is every message. */
+/**
+ * The branch's messages in complete groups, in branch order; their concatenation is every message.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export const groups: (entries: ReadonlyArray<RecordV2.SessionEntry>) => ReadonlyArray<Group> = internal.groups
 
 /**
@@ -96,6 +140,9 @@ export const groups: (entries: ReadonlyArray<RecordV2.SessionEntry>) => Readonly
  * the groups dropped (a response's usage counts the whole context it answered
  * and cannot be re-read for a shorter one); a caller's estimate is asked about
  * the candidate lists themselves.
+ *
+ * @since 0.1.0
+ * @category context
  */
 export const build: (
   entries: ReadonlyArray<RecordV2.SessionEntry>,
@@ -107,6 +154,9 @@ export const build: (
  * its input and output tokens together, which cover everything sent before it
  * and its own content; every message after it costs `approximateTokens`.
  * Without usage, every message costs `approximateTokens`.
+ *
+ * @since 0.1.0
+ * @category context
  */
 export const estimate: Estimate = internal.estimate
 
@@ -114,12 +164,18 @@ export const estimate: Estimate = internal.estimate
  * A message's tokens without a tokenizer: a quarter of the characters of its
  * text, reasoning, tool names, arguments and results, rounded up, plus
  * `FILE_TOKENS` for each file. Options (provider payloads) are not counted.
+ *
+ * @since 0.1.0
+ * @category context
  */
 export const approximateTokens: (message: RecordV2.Message) => number = internal.approximateTokens
 
 /**
  * The model in effect: the newest model entry on the branch, else the newest
  * assistant `meta` naming a provider or a model; none when neither exists.
+ *
+ * @since 0.1.0
+ * @category context
  */
 export const model: (entries: ReadonlyArray<RecordV2.SessionEntry>) => Option.Option<Model> = internal.model
 
@@ -128,6 +184,9 @@ export const model: (entries: ReadonlyArray<RecordV2.SessionEntry>) => Option.Op
  * most `keep` tokens (by `approximateTokens`, or the caller's estimate of the
  * kept messages): the oldest such group's first entry. None when nothing would
  * be summarised (everything after the current summary already fits).
+ *
+ * @since 0.1.0
+ * @category context
  */
 export const compactionPoint: (
   entries: ReadonlyArray<RecordV2.SessionEntry>,
@@ -135,8 +194,18 @@ export const compactionPoint: (
   options?: { readonly estimate?: Estimate | undefined }
 ) => Option.Option<CompactionPoint> = internal.compactionPoint
 
-/** The user message that stands for a compaction's summary; its ID is the compaction entry's. */
+/**
+ * The user message that stands for a compaction's summary; its ID is the compaction entry's.
+ *
+ * @since 0.1.0
+ * @category context
+ */
 export const summaryMessage: (compaction: RecordV2.CompactionEntry) => RecordV2.UserMessage = internal.summaryMessage
 
-/** Whether `message` has the form of `summaryMessage`. */
+/**
+ * Whether `message` has the form of `summaryMessage`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isSummary: (message: RecordV2.Message) => boolean = internal.isSummary

@@ -11,6 +11,13 @@ import { type CorruptError, sessionError } from "./SessionError.js"
 
 const NONE = -1
 
+/**
+ * The entries of one session in commit order, with the indexes that check IDs, parents and tool
+ * links as entries are added.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class History {
   readonly entries: Array<Entry> = []
   private readonly indexById = new Map<string, number>()

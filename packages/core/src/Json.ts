@@ -5,15 +5,28 @@
 
 import * as Either from "effect/Either"
 
-/** Nesting depth of objects/arrays in one record; the record itself is depth 1. */
+/**
+ * Nesting depth of objects/arrays in one record; the record itself is depth 1.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_DEPTH = 64
 
-/** A plain JSON object, as one line holds it. */
+/**
+ * A plain JSON object, as one line holds it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type JsonObject = { readonly [key: string]: unknown }
 
 /**
  * One line read as an object: the object, or why the line is not one (a reason in words, which
  * the caller turns into its own error with its code and line number).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type ParsedLine = Either.Either<JsonObject, string>
 
@@ -29,6 +42,9 @@ const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c
  * Native `JSON.parse` does the syntax; what it silently accepts but other
  * parsers read differently (duplicate keys, `__proto__`) and unbounded nesting
  * are rejected afterwards by one iterative walk of the result.
+ *
+ * @since 0.1.0
+ * @category parsing
  */
 export const parseObjectLine = (text: string): ParsedLine => {
   let value: unknown
@@ -40,10 +56,20 @@ export const parseObjectLine = (text: string): ParsedLine => {
   return checkParsedLine(value, text)
 }
 
-/** The reason given for a line `JSON.parse` rejected. */
+/**
+ * The reason given for a line `JSON.parse` rejected.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
 export const syntaxReason = (e: unknown): string => e instanceof Error ? e.message : String(e)
 
-/** The checks of `parseObjectLine` after the parse: `value` is what `JSON.parse(text)` returned. */
+/**
+ * The checks of `parseObjectLine` after the parse: `value` is what `JSON.parse(text)` returned.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
 export const checkParsedLine = (value: unknown, text: string): ParsedLine => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("not a JSON object")
   // Parallel stacks of containers still to visit and their depths.
@@ -123,6 +149,9 @@ const skipWs = (text: string, pos: number): number => {
  * then, or when the quick count differs from `ownKeys`, the exact count decides.
  * So a quick count equal to `ownKeys` proves there are exactly `ownKeys` key
  * tokens, and the answer is always that of the exact count.
+ *
+ * @since 0.1.0
+ * @category guards
  */
 export const hasKeyTokens = (text: string, ownKeys: number): boolean =>
   quickKeyCount(text) === ownKeys || countKeyTokens(text) === ownKeys
@@ -207,7 +236,12 @@ const decimalValue = (literal: string): string => {
   return `${m[1]}${digits}e${exponent}`
 }
 
-/** Whether the number literal `literal` is the value JSON.stringify writes for what JSON.parse reads from it. */
+/**
+ * Whether the number literal `literal` is the value JSON.stringify writes for what JSON.parse reads from it.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isExactNumber = (literal: string): boolean => {
   // Up to 15 digits, a plain integer is always exact.
   if (/^-?\d{1,15}$/.test(literal)) return true
@@ -221,6 +255,9 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
  * The first number literal at or after `from` in `text` (a JSON text JSON.parse accepted,
  * `from` outside any string) whose value a JavaScript number cannot hold exactly; undefined
  * when there is none. Strings are skipped with `indexOf`.
+ *
+ * @since 0.1.0
+ * @category parsing
  */
 export const firstInexactNumberFrom = (text: string, from: number): string | undefined => {
   let pos = from
@@ -260,6 +297,9 @@ export const firstInexactNumberFrom = (text: string, from: number): string | und
 /**
  * Where the first key `"arguments"` at or after `from` begins, or -1. An unescaped quote cannot
  * occur inside a string, so the text before it is skipped without reading it.
+ *
+ * @since 0.1.0
+ * @category parsing
  */
 export const firstArgumentsKey = (text: string, from: number): number => {
   let at = text.indexOf(`"arguments":`, from)
@@ -279,6 +319,9 @@ export const firstArgumentsKey = (text: string, from: number): number => {
  * (`12345678901234567891` is read as 12345678901234567000); and whether it lies inside
  * the value of the top-level key "message". Undefined when every number survives.
  * Strings are skipped with `indexOf`, so only the text between them is visited.
+ *
+ * @since 0.1.0
+ * @category parsing
  */
 export const firstInexactNumber = (text: string): { readonly literal: string; readonly inMessage: boolean } | undefined => {
   let depth = 0

@@ -25,6 +25,12 @@ import { Ids, type IdsService, random, randomUUID } from "./Ids.js"
 import { isProxy } from "./internal/runtime.js"
 import { type InputError, sessionError } from "./SessionError.js"
 
+/**
+ * The options a caller of the Promise facade may give: the clock and the entry IDs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionOptions {
   /** Current time in epoch milliseconds (an integer Date can represent with a four-digit year). */
   readonly now?: () => number
@@ -32,7 +38,12 @@ export interface SessionOptions {
   readonly createId?: () => string
 }
 
-/** Options after validation: the functions only, detached from the caller's object. */
+/**
+ * Options after validation: the functions only, detached from the caller's object.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ValidOptions {
   readonly now: (() => unknown) | undefined
   readonly createId: (() => unknown) | undefined
@@ -42,7 +53,12 @@ const KEYS: ReadonlyArray<keyof SessionOptions> = ["now", "createId"]
 
 const invalid = (reason: string): InputError => sessionError("SESSION_INVALID_OPTIONS", reason)
 
-/** Validates `options` by descriptor, without calling any getter, trap or function of the caller. */
+/**
+ * Validates `options` by descriptor, without calling any getter, trap or function of the caller.
+ *
+ * @since 0.1.0
+ * @category options
+ */
 export const validate = (options: unknown): Either.Either<ValidOptions, InputError> => {
   if (options === undefined) return Either.right({ now: undefined, createId: undefined })
   if (typeof options !== "object" || options === null) return Either.left(invalid("the options must be an object"))
@@ -77,6 +93,9 @@ export const validate = (options: unknown): Either.Either<ValidOptions, InputErr
  * millisecond within Date's four-digit years dies with SESSION_INVALID_OPTIONS,
  * which the store turns into a failure of the operation that asked for the time.
  * Sleeping and nanosecond time stay with the system clock.
+ *
+ * @since 0.1.0
+ * @category options
  */
 export const clockFrom = (now: () => unknown): Clock.Clock => {
   const system = Clock.make()
@@ -109,7 +128,12 @@ const MAX_TIME = 253_402_300_799_999
 const describe = (value: unknown): string =>
   typeof value === "string" ? JSON.stringify(value) : typeof value === "object" && value !== null ? "an object" : String(value)
 
-/** Ids whose entry IDs come from `createId`; session IDs are random UUIDs. */
+/**
+ * Ids whose entry IDs come from `createId`; session IDs are random UUIDs.
+ *
+ * @since 0.1.0
+ * @category options
+ */
 export const idsFrom = (createId: () => unknown): IdsService => ({
   sessionId: Effect.sync(randomUUID),
   entryId: Effect.suspend(() => {
@@ -134,21 +158,39 @@ export const idsFrom = (createId: () => unknown): IdsService => ({
  * restores it only when it is not built inside a `Layer.merge`, so merged with
  * other layers it would leave the caller's fiber on this clock after the provide.
  * A service is scoped to its provide however it is composed.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class CallerClock extends Context.Reference<CallerClock>()("@session-tree/CallerClock", {
   defaultValue: (): Clock.Clock | undefined => undefined
 }) {}
 
-/** The clock stores stamp records with: the caller's when one is provided, else the running Effect Clock. */
+/**
+ * The clock stores stamp records with: the caller's when one is provided, else the running Effect Clock.
+ *
+ * @since 0.1.0
+ * @category options
+ */
 export const currentClock: Effect.Effect<Clock.Clock> = Effect.flatMap(CallerClock, (clock) => clock === undefined ? Effect.clock : Effect.succeed(clock))
 
-/** The services of validated options: `Ids`, and the caller's clock when `now` is given (none otherwise). */
+/**
+ * The services of validated options: `Ids`, and the caller's clock when `now` is given (none otherwise).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerValid = (options: ValidOptions): Layer.Layer<Ids | CallerClock> => {
   const ids = Layer.succeed(Ids, options.createId === undefined ? random : idsFrom(options.createId))
   return Layer.merge(ids, Layer.succeed(CallerClock, options.now === undefined ? undefined : clockFrom(options.now)))
 }
 
-/** Validates `options` and provides `Ids` and the clock they describe. */
+/**
+ * Validates `options` and provides `Ids` and the clock they describe.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: unknown): Layer.Layer<Ids | CallerClock, InputError> =>
   Either.match(validate(options), {
     onLeft: (error) => Layer.fail(error),

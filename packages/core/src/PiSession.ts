@@ -70,15 +70,31 @@ import * as File from "./internal/piFile.js"
 import * as V1 from "./internal/piV1.js"
 import * as V2 from "./internal/piV2.js"
 
-/** The only Pi session format this module reads. Pi migrates older files when it opens them. */
+/**
+ * The only Pi session format this module reads. Pi migrates older files when it opens them.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const PI_VERSION = File.PI_VERSION
 
+/**
+ * Options of `fromPi`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FromPiOptions {
   /** Drop content Message IR cannot hold instead of refusing the file; `dropped` says how much. */
   readonly lossy?: boolean | undefined
 }
 
-/** Content removed by a lossy conversion, per kind. All zero for a lossless one. */
+/**
+ * Content removed by a lossy conversion, per kind. All zero for a lossless one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Dropped {
   /** Image parts of user and tool-result messages. */
   readonly images: number
@@ -94,7 +110,12 @@ export interface Dropped {
   readonly bashExecutions: number
 }
 
-/** Entries that are not messages, skipped without loss, per Pi entry type. */
+/**
+ * Entries that are not messages, skipped without loss, per Pi entry type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Skipped {
   readonly modelChanges: number
   readonly thinkingLevelChanges: number
@@ -103,7 +124,12 @@ export interface Skipped {
   readonly custom: number
 }
 
-/** A converted Pi session; every part of it is frozen. */
+/**
+ * A converted Pi session; every part of it is frozen.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Converted {
   /** Version 1 of this project, with the Pi session's ID and timestamp. */
   readonly header: SessionHeader
@@ -120,19 +146,75 @@ export interface Converted {
 // `isError`, the header's ID and timestamp) are `Unknown` here: the loader's own
 // decoder checks them on the converted record, so its explanation names them.
 
-/** The first line of a Pi session file. */
+/**
+ * The first line of a Pi session file.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiHeader: typeof File.PiHeader = File.PiHeader
-/** What every Pi entry after the header has: a type, an ID, a parent and an ISO timestamp. */
+/**
+ * What every Pi entry after the header has: a type, an ID, a parent and an ISO timestamp.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiEntry: typeof File.PiEntry = File.PiEntry
-/** A `message` entry: the entry and its message, read by role. */
+/**
+ * A `message` entry: the entry and its message, read by role.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiMessageEntry: typeof V1.PiMessageEntry = V1.PiMessageEntry
+/**
+ * A Pi user message, as Pi writes it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiUserMessage: typeof V1.PiUserMessage = V1.PiUserMessage
+/**
+ * A Pi tool result message, as Pi writes it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiToolResultMessage: typeof V1.PiToolResultMessage = V1.PiToolResultMessage
+/**
+ * A Pi assistant message, as Pi writes it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiAssistantMessage: typeof V1.PiAssistantMessage = V1.PiAssistantMessage
+/**
+ * A text part of a Pi message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiTextPart: typeof V1.PiTextPart = V1.PiTextPart
-/** Only the kind of an image or thinking part is read: Message IR never holds one. */
+/**
+ * Only the kind of an image or thinking part is read: Message IR never holds one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiImagePart: typeof V1.PiImagePart = V1.PiImagePart
+/**
+ * A thinking part of a Pi assistant message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiThinkingPart: typeof V1.PiThinkingPart = V1.PiThinkingPart
+/**
+ * A tool call part of a Pi assistant message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const PiToolCallPart: typeof V1.PiToolCallPart = V1.PiToolCallPart
 
 /**
@@ -160,19 +242,47 @@ export const PiToolCallPart: typeof V1.PiToolCallPart = V1.PiToolCallPart
  * - SESSION_TOO_MANY_ENTRIES, SESSION_LINE_TOO_LONG, SESSION_FILE_TOO_LARGE:
  *   the caps of Codec, on the converted session (its entries, its canonical
  *   lines and generation), not on the Pi file, which may be larger.
+ *
+ * @since 0.1.0
+ * @category conversions
  */
 export const fromPi: (bytes: Uint8Array, options?: FromPiOptions) => Either.Either<Converted, CorruptError> = V1.fromPi
 
-/** A Pi session converted to version 2; every part of it is frozen. */
+/**
+ * A Pi session converted to version 2; every part of it is frozen.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ConvertedV2 = V2.ConvertedV2
 
-/** The ID and custom type of the root entry holding the Pi header's fields that the header has no key for (`cwd`, `parentSession`). */
+/**
+ * The ID and custom type of the root entry holding the Pi header's fields that the header has no key for (`cwd`, `parentSession`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const SESSION_ENTRY: typeof V2.SESSION_ENTRY = V2.SESSION_ENTRY
-/** The custom type of the entry right after a compaction that holds its fields without a key (`details`, `fromHook`). */
+/**
+ * The custom type of the entry right after a compaction that holds its fields without a key (`details`, `fromHook`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const COMPACTION_FIELDS: typeof V2.COMPACTION_FIELDS = V2.COMPACTION_FIELDS
-/** The prefix of the custom type of a Pi entry kept whole (`pi:branch_summary`, `pi:message`, …). */
+/**
+ * The prefix of the custom type of a Pi entry kept whole (`pi:branch_summary`, `pi:message`, …).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const WHOLE_PREFIX: typeof V2.WHOLE_PREFIX = V2.WHOLE_PREFIX
-/** `options.pi.content` of a message whose content Pi wrote as one string instead of parts. */
+/**
+ * `options.pi.content` of a message whose content Pi wrote as one string instead of parts.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const STRING_CONTENT: typeof V2.STRING_CONTENT = V2.STRING_CONTENT
 
 /**
@@ -199,5 +309,8 @@ export const STRING_CONTENT: typeof V2.STRING_CONTENT = V2.STRING_CONTENT
  * Last, the loader reads the converted session: what it refuses (a broken tool
  * link, a line over the cap, …) is reported with its code at the Pi line the
  * entry comes from.
+ *
+ * @since 0.1.0
+ * @category conversions
  */
 export const fromPiV2: (bytes: Uint8Array) => Either.Either<ConvertedV2, CorruptError> = V2.fromPiV2

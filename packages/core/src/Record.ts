@@ -19,30 +19,71 @@ import { copyJson, deepFreeze as freeze, hasText, own } from "./internal/values.
 import * as V2 from "./RecordV2.js"
 import { type CorruptError, sessionError } from "./SessionError.js"
 
-/** True for exactly the strings `Date.prototype.toISOString()` writes (four-digit years). */
+/**
+ * True for exactly the strings `Date.prototype.toISOString()` writes (four-digit years).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isCanonicalTimestamp: (s: string) => boolean = checkTimestamp
 
+/**
+ * The Schemas both format versions share: IDs, timestamps, JSON objects.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export { Id, JsonObject, Timestamp } from "./internal/primitives.js"
 import { Id, JsonObject, Timestamp } from "./internal/primitives.js"
 
+/**
+ * A tool call of an assistant message of Message IR v1.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const ToolCall = Schema.Struct({
   id: Id,
   name: Id,
   arguments: JsonObject
 })
+/**
+ * The decoded form of `ToolCall`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ToolCall = typeof ToolCall.Type
 
+/**
+ * A user message of Message IR v1.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const UserMessage = Schema.Struct({
   role: Schema.Literal("user"),
   id: Id,
   content: Schema.String
 })
+/**
+ * An assistant message of Message IR v1.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
   id: Id,
   content: Schema.String,
   toolCalls: Schema.Array(ToolCall)
 })
+/**
+ * A tool message of Message IR v1.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const ToolMessage = Schema.Struct({
   role: Schema.Literal("tool"),
   id: Id,
@@ -51,25 +92,77 @@ export const ToolMessage = Schema.Struct({
   content: Schema.String,
   isError: Schema.Boolean
 })
-/** A message: Message IR v1. */
+/**
+ * A message: Message IR v1.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const Message = Schema.Union(UserMessage, AssistantMessage, ToolMessage)
+/**
+ * The decoded form of `UserMessage`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type UserMessage = typeof UserMessage.Type
+/**
+ * The decoded form of `AssistantMessage`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AssistantMessage = typeof AssistantMessage.Type
+/**
+ * The decoded form of `ToolMessage`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ToolMessage = typeof ToolMessage.Type
+/**
+ * The decoded form of `Message`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Message = typeof Message.Type
-/** The course's name for `Message`, kept for its facade and tests. */
+/**
+ * The course's name for `Message`, kept for its facade and tests.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const CourseMessage = Message
+/**
+ * The course's name for `Message`, kept for its facade and tests.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CourseMessage = Message
 
 /** The roles of Message IR v1, as the Schema's errors list them. */
 const ROLES = Message.members.map((member) => JSON.stringify(member.fields.role.literals[0])).join(" | ")
 
+/**
+ * The header of a version-1 session: its first line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const SessionHeader = Schema.Struct({
   type: Schema.Literal("session"),
   version: Schema.Literal(1),
   id: Id,
   timestamp: Timestamp
 })
+/**
+ * The decoded form of `SessionHeader`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SessionHeader = typeof SessionHeader.Type
 
 /** The entry with its message left undecoded, so a bad message gets its own code. */
@@ -82,8 +175,19 @@ const EntryEnvelope = Schema.Struct({
   message: Schema.Unknown
 })
 
-/** An entry: the envelope's fields in the same order, its message Message IR v1. */
+/**
+ * An entry: the envelope's fields in the same order, its message Message IR v1.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const SessionEntry = Schema.Struct({ ...EntryEnvelope.fields, message: Message })
+/**
+ * The decoded form of `SessionEntry`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SessionEntry = typeof SessionEntry.Type
 
 // `exact`: a missing key is an error even where the schema accepts undefined
@@ -94,13 +198,23 @@ const decodeHeaderEither = Schema.decodeUnknownEither(SessionHeader, strict)
 const decodeEnvelopeEither = Schema.decodeUnknownEither(EntryEnvelope, strict)
 const decodeMessageEither = Schema.decodeUnknownEither(Message, strict)
 
-/** Deep-freezes a value built by the decoders (plain objects and arrays only), without recursion. */
+/**
+ * Deep-freezes a value built by the decoders (plain objects and arrays only), without recursion.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const deepFreeze: <A>(value: A) => A = freeze
 
 const explain = (error: ParseResult.ParseError): string =>
   ParseResult.TreeFormatter.formatErrorSync(error).replace(/\s+/g, " ")
 
-/** Decodes a header record of either version: the header, or why the record is not one. */
+/**
+ * Decodes a header record of either version: the header, or why the record is not one.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
 export const decodeHeader = (
   record: { readonly [key: string]: unknown },
   line: number
@@ -116,7 +230,12 @@ export const decodeHeader = (
     : Either.left(sessionError("SESSION_INVALID_HEADER", explain(decoded.left), { line }))
 }
 
-/** Decodes one message (Message IR v1); tool-call IDs must be unique within it. */
+/**
+ * Decodes one message (Message IR v1); tool-call IDs must be unique within it.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
 export const decodeMessage = (message: unknown, line?: number): Either.Either<Message, CorruptError> => {
   const role = typeof message === "object" && message !== null ? own(message as { readonly [key: string]: unknown }, "role") : undefined
   if (typeof role === "object" && role !== null && !hasText(role)) {
@@ -148,7 +267,12 @@ export const decodeMessage = (message: unknown, line?: number): Either.Either<Me
   return Either.right({ ...value, toolCalls })
 }
 
-/** Decodes one entry record into a fresh, deeply frozen plain object, or says why the record is not an entry. */
+/**
+ * Decodes one entry record into a fresh, deeply frozen plain object, or says why the record is not an entry.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
 export const decodeEntry = (
   record: { readonly [key: string]: unknown },
   line?: number
@@ -174,12 +298,18 @@ const direct = Direct.make({ entry: SessionEntry, user: UserMessage, assistant: 
 /**
  * The frozen Message IR value of a message whose own keys are exactly the schema's, in schema order
  * (a canonical parsed line, or an append's snapshot), or undefined: `decodeMessage` then decides.
+ *
+ * @since 0.1.0
+ * @category decoding
  */
 export const decodeCanonicalMessage: (message: unknown) => Message | undefined = direct.message
 
 /**
  * Decodes a record that JSON.parse has just built: a canonical one directly,
  * anything else through `decodeEntry`. The result is the same either way.
+ *
+ * @since 0.1.0
+ * @category decoding
  */
 export const decodeParsedEntry = (
   record: { readonly [key: string]: unknown },
@@ -194,21 +324,48 @@ export const decodeParsedEntry = (
  * canonical, valid entry record and `text` repeats no key, its fresh, deeply frozen entry and
  * whether numbers were copied into its tool-call arguments; otherwise undefined.
  * @internal
+ * @since 0.1.0
+ * @category decoding
  */
 export const decodeCanonicalLine: (value: unknown, text: string) => Direct.CanonicalLine | undefined = direct.line
 
-/** A session's header in either version: `version` tells which. */
+/**
+ * A session's header in either version: `version` tells which.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Header = SessionHeader | V2.SessionHeader
-/** An entry in either version (a session holds entries of its header's version only). */
+/**
+ * An entry in either version (a session holds entries of its header's version only).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Entry = SessionEntry | V2.SessionEntry
-/** A message in either version's Message IR. */
+/**
+ * A message in either version's Message IR.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AnyMessage = Message | V2.Message
 
-/** The message an entry holds: every version-1 entry holds one, a version-2 entry of kind `message` does. */
+/**
+ * The message an entry holds: every version-1 entry holds one, a version-2 entry of kind `message` does.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
 export const messageOf = (entry: Entry): AnyMessage | undefined =>
   entry.version === 1 ? entry.message : entry.kind === "message" ? entry.message : undefined
 
-/** A message's text: version 1's `content`, version 2's system `content` or its text parts joined by a newline. */
+/**
+ * A message's text: version 1's `content`, version 2's system `content` or its text parts joined by a newline.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
 export const textOf = (message: AnyMessage): string => {
   if (typeof message.content === "string") return message.content
   let text: string | undefined

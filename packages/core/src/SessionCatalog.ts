@@ -10,7 +10,12 @@ import type * as Either from "effect/Either"
 import type { ConflictError, InputError, IoError, LockedError } from "./SessionError.js"
 import type { ReadError, Stored } from "./SessionJournal.js"
 
-/** One session as a catalog sees it, without reading it. */
+/**
+ * One session as a catalog sees it, without reading it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Entry {
   /** The session's location, as the journal takes it. */
   readonly location: string
@@ -23,7 +28,12 @@ export interface Entry {
   readonly changed: number
 }
 
-/** What listing a backend's sessions can fail with: a scope that is no directory (`InputError`), a failed step (`IoError`). */
+/**
+ * What listing a backend's sessions can fail with: a scope that is no directory (`InputError`), a failed step (`IoError`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export type ScanError = InputError | IoError
 
 /**
@@ -31,9 +41,18 @@ export type ScanError = InputError | IoError
  * committing or a delete already in progress (`ConflictError`), a failed step (`IoError`), an undo
  * that could not be proven (`LockedError`). Never `CorruptError`: a session that does not load is
  * deleted all the same.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export type DeleteError = InputError | ConflictError | IoError | LockedError
 
+/**
+ * The catalog of a backend: which sessions it holds, and a token that changes whenever one does.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionCatalogService {
   /**
    * Every session in `directory` (for files; the current one when undefined;
@@ -59,7 +78,12 @@ export interface SessionCatalogService {
   readonly listings?: Listings | undefined
 }
 
-/** A session's listing (a `Sessions.Summary` as JSON text), under the version of the session it was made from. */
+/**
+ * A session's listing (a `Sessions.Summary` as JSON text), under the version of the session it was made from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Remembered {
   readonly location: string
   readonly version: string
@@ -71,6 +95,9 @@ export interface Remembered {
  * takes one only for the exact version it was made for, checks its shape and that it names its
  * own location, and otherwise reads the session again; so a listing kept here can be lost,
  * stale or damaged without a listing ever being wrong for a change of the session.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface Listings {
   /** The remembered listings of those `entries` whose version is still the one remembered, by location. A failed read finds none. */
@@ -79,4 +106,10 @@ export interface Listings {
   readonly remember: (listings: ReadonlyArray<Remembered>) => Effect.Effect<void>
 }
 
+/**
+ * The catalog of the backend in use.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
 export class SessionCatalog extends Context.Tag("@session-tree/SessionCatalog")<SessionCatalog, SessionCatalogService>() {}

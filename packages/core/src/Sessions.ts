@@ -27,26 +27,59 @@ import type { Linked } from "./SessionTree.js"
 import type { SearchOptions, SearchResult } from "./Search.js"
 import type { StatsOptions, StatsResult } from "./Stats.js"
 
-/** What a listing shows of a session that loads (the fields of `session-tree list --json`). */
+/**
+ * What a listing shows of a session that loads (the fields of `session-tree list --json`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Summary = internal.Summary
 
-/** A session that does not load, listed with the reason. */
+/**
+ * A session that does not load, listed with the reason.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Unreadable {
   readonly location: string
   readonly error: { readonly code: SessionErrorCode; readonly message: string }
 }
 
+/**
+ * One session of a listing: its summary, or why it could not be read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Listed = Summary | Unreadable
 
+/**
+ * Whether a listed session is one that could not be read.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isUnreadable = (listed: Listed): listed is Unreadable => "error" in listed
 
-/** One page of the sessions `list` shows, newest change first. */
+/**
+ * One page of the sessions `list` shows, newest change first.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ListingPage {
   readonly sessions: ReadonlyArray<Listed>
   /** How many sessions there are in all. */
   readonly total: number
 }
 
+/**
+ * Options of `list`: one page of the listing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ListOptions {
   /** A directory for files (the current one by default); a database ignores it. */
   readonly directory?: string | undefined
@@ -59,12 +92,24 @@ export interface ListOptions {
   readonly limit?: number | undefined
 }
 
-/** A whole session's records, as an import takes them. */
+/**
+ * A whole session's records, as an import takes them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Records {
   readonly header: Header
   readonly entries: ReadonlyArray<Entry>
 }
 
+/**
+ * The many sessions of one backend: create, load, read, list, fork, delete, export, import, mirror,
+ * search and sum their usage.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionsService {
   /** Creates a session holding one header (see `SessionStore.create`). */
   readonly create: (location: string, options?: CreateOptions) => Effect.Effect<SessionStore, SessionError, Scope.Scope>
@@ -142,35 +187,75 @@ export interface SessionsService {
   readonly mirror: (records: Records, to?: string) => Effect.Effect<Mirrored, SessionError>
 }
 
-/** What `mirror` did: where the session is, whether it was created, how many entries it appended. */
+/**
+ * What `mirror` did: where the session is, whether it was created, how many entries it appended.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface Mirrored {
   readonly location: string
   readonly created: boolean
   readonly appended: number
 }
 
-/** How `import` stores a session. */
+/**
+ * How `import` stores a session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ImportOptions {
   readonly version?: 1 | 2 | undefined
   readonly blobs?: ReadonlyMap<string, Uint8Array> | undefined
 }
 
+/**
+ * The sessions of the backend in use.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
 export class Sessions extends Context.Tag("@session-tree/Sessions")<Sessions, SessionsService>() {}
 
-/** The sessions of the backend in context; each service keeps its own listing cache. */
+/**
+ * The sessions of the backend in context; each service keeps its own listing cache.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<SessionsService, never, SessionJournal | SessionCatalog | Ids> = internal.make
 
+/**
+ * `Sessions` over the backend's journal and catalog.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Sessions, never, SessionJournal | SessionCatalog | Ids> = Layer.effect(Sessions, make)
 
-/** The summary of loaded records at `location`. */
+/**
+ * The summary of loaded records at `location`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const summarize: (location: string, records: Records) => Summary = summary.summarize
 
 /**
  * The root→`leaf` path of `entries`; SESSION_UNKNOWN_ENTRY when `leaf` is not one of them. Named
  * apart from `SessionTree.pathTo`, which gives [] for an unknown entry instead of failing.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const pathToOrFail: <E extends Linked>(entries: ReadonlyArray<E>, leaf: string) => Effect.Effect<ReadonlyArray<E>, InputError> =
   internal.pathToOrFail
 
-/** The canonical JSONL generation of `records`. */
+/**
+ * The canonical JSONL generation of `records`.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
 export const toJsonl: (records: Records) => string = internal.toJsonl

@@ -14,8 +14,18 @@ import * as Layer from "effect/Layer"
 import { Fs, type FsService } from "./Fs.js"
 import * as internal from "./internal/fileCatalog.js"
 
-/** The catalog of session files, every step through `fs`, reading sessions through the file journal. */
+/**
+ * The catalog of session files, every step through `fs`, reading sessions through the file journal.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: (fs: FsService) => SessionCatalogService = internal.make
 
-/** The file catalog over the `Fs` service in context. */
+/**
+ * The file catalog over the `Fs` service in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionCatalog, never, Fs> = Layer.effect(SessionCatalog, Effect.map(Fs, make))

@@ -64,7 +64,12 @@ export const make: (fs: FsService, options?: Options) => SessionJournalService =
  */
 export const layer: Layer.Layer<SessionJournal, never, Fs> = Layer.effect(SessionJournal, Effect.map(Fs, (fs) => make(fs)))
 
-/** What a program that stores sessions in files is given by `layerWithFs`. */
+/**
+ * What a program that stores sessions in files is given by `layerWithFs`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type Services = SessionJournal | SessionCatalog | SearchIndex | SessionChanges | Fs
 
 /**

@@ -488,7 +488,12 @@ export interface Imported {
   readonly torn: Import.TornLine | undefined
 }
 
-/** What `Sessions.sync` takes besides its sources and directory (see `Sync.SyncOptions`). */
+/**
+ * What `Sessions.sync` takes besides its sources and directory (see `Sync.SyncOptions`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface SyncOptions {
   keepAll?: boolean
   skipDamaged?: boolean

@@ -15,10 +15,20 @@ import * as Files from "./Files.js"
 import { Flags, Fs, type FsService, type Stat } from "./Fs.js"
 import * as Io from "./internal/io.js"
 
-/** The most a source may hold: transcripts with images run to hundreds of megabytes at worst. */
+/**
+ * The most a source may hold: transcripts with images run to hundreds of megabytes at worst.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
 export const MAX_SOURCE_BYTES = 1024 * 1024 * 1024
 
-/** The state file's name in a sync's directory (not `*.jsonl`, so no listing takes it for a session). */
+/**
+ * The state file's name in a sync's directory (not `*.jsonl`, so no listing takes it for a session).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
 export const STATE_FILE = ".session-tree-sync"
 
 const SUFFIX = ".jsonl"
@@ -116,11 +126,23 @@ const decodeState = (text: string): SyncState | undefined => {
 /** Whether `path` is `dir` or under it. */
 const within = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith(Path.sep) ? dir : dir + Path.sep)
 
+/**
+ * Where a sync keeps its state.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface SyncFilesOptions {
   /** Where the state is kept; none kept without it (every source is then read at every sync). */
   readonly state?: string | undefined
 }
 
+/**
+ * The files of a sync on this machine, through `Fs`.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
 export const make = (fs: FsService, options: SyncFilesOptions = {}): SyncFilesService => {
   const statePath = options.state === undefined ? undefined : Path.resolve(options.state)
 
@@ -192,6 +214,11 @@ export const make = (fs: FsService, options: SyncFilesOptions = {}): SyncFilesSe
   return { walk, read, loadState, saveState }
 }
 
-/** The sync's files on the `Fs` in context, its state kept at `options.state`. */
+/**
+ * The sync's files on the `Fs` in context, its state kept at `options.state`.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
 export const layer = (options?: SyncFilesOptions): Layer.Layer<SyncFiles, never, Fs> =>
   Layer.effect(SyncFiles, Effect.map(Fs, (fs) => make(fs, options)))

@@ -14,6 +14,12 @@ import * as Queue from "effect/Queue"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 
+/**
+ * How `watch` waits: a burst of changes as one round, and a round at least this often.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface WatchOptions {
   /** How long a round waits after a change for the next ones, so that a burst of writes is one round. Default 30 ms. */
   readonly debounceMs?: number | undefined
@@ -27,6 +33,7 @@ export interface WatchOptions {
  * rescan. A failed round ends the watch with its error.
  *
  * @since 0.2.0
+ * @category syncing
  */
 export const watch = <E, R>(
   roots: ReadonlyArray<string>,

@@ -54,5 +54,22 @@ export * as Jsonl from "./Jsonl.js"
  * @category modules
  */
 export * as Recovery from "./Recovery.js"
+/**
+ * The files of a sync (`Sync.SyncFiles` of `@session-tree/core`) on this machine: the walk of the
+ * sources, a source read as far as it went when it was opened, and the sync's state as one JSON
+ * file written atomically.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
 export * as SyncFiles from "./SyncFiles.js"
+/**
+ * The following part of `sync --watch`: a round of sync run at once, then again whenever a file
+ * under the sources changes (inotify, through `fs.watch` with `recursive`, debounced), when the
+ * last round asked for one (what it left waiting will be quiet by then), and every `rescanMs`
+ * whatever happens, so that an event the kernel dropped delays a change, never loses it.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
 export * as SyncWatch from "./SyncWatch.js"

@@ -15,15 +15,31 @@ import { ioError } from "./internal/errors.js"
 import * as internal from "./internal/migrations.js"
 import { migrations } from "./internal/schema.js"
 
+/**
+ * What a migration did: the versions it applied and the version the database is at now.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Migrated = internal.Migrated
 
-/** The versions this library knows, oldest first, with what each one adds. */
+/**
+ * The versions this library knows, oldest first, with what each one adds.
+ *
+ * @since 0.1.0
+ * @category migrations
+ */
 export const versions: ReadonlyArray<{ readonly version: number; readonly name: string }> = migrations.map((m) => ({
   version: m.version,
   name: m.name
 }))
 
-/** The schema version this library reads and writes. */
+/**
+ * The schema version this library reads and writes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const LATEST: number = internal.LATEST
 
 /**
@@ -31,18 +47,34 @@ export const LATEST: number = internal.LATEST
  * Running it again does nothing; a database at a newer version than this
  * library knows is SESSION_IO, as is any failure of the database (nothing is
  * then changed: all versions apply in one transaction).
+ *
+ * @since 0.1.0
+ * @category migrations
  */
 export const migrate: Effect.Effect<Migrated, ConflictError | IoError, SqlClient.SqlClient> = internal.migrate
 
-/** The schema version of the database; 0 when it was never migrated. */
+/**
+ * The schema version of the database; 0 when it was never migrated.
+ *
+ * @since 0.1.0
+ * @category migrations
+ */
 export const version: Effect.Effect<number, IoError, SqlClient.SqlClient> = internal.version
 
-/** SESSION_IO (saying what to run) unless the database is at `LATEST`. */
+/**
+ * SESSION_IO (saying what to run) unless the database is at `LATEST`.
+ *
+ * @since 0.1.0
+ * @category migrations
+ */
 export const check: Effect.Effect<void, IoError, SqlClient.SqlClient> = internal.check
 
 /**
  * `migrate` on the database at `url`, over a connection of its own that is
  * closed afterwards: what `session-tree migrate --db URL` runs.
+ *
+ * @since 0.1.0
+ * @category migrations
  */
 export const migrateUrl = (url: string | Redacted.Redacted): Effect.Effect<Migrated, ConflictError | IoError> =>
   Effect.scoped(

@@ -24,13 +24,26 @@ import * as internal from "./internal/catalog.js"
  * journal keeps its session's listing in its own transaction, and `remember`
  * keeps those a listing had to read, under the session's current version
  * only, without waiting for the disk (a cache: losing one costs a read).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make: (sql: SqlClient.SqlClient) => SessionCatalogService = internal.make
 
-/** Sessions read by one statement of `readMany`. */
+/**
+ * Sessions read by one statement of `readMany`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const READ_CHUNK: number = internal.READ_CHUNK
 
-/** The catalog over the `SqlClient` in context. */
+/**
+ * The catalog over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionCatalog, never, SqlClient.SqlClient> = Layer.effect(
   SessionCatalog,
   Effect.map(SqlClient.SqlClient, make)

@@ -52,20 +52,45 @@ import * as PgCatalog from "./PgCatalog.js"
 import * as PgChanges from "./PgChanges.js"
 import * as PgSearch from "./PgSearch.js"
 
-/** The journal's settings: `lockTimeout`, how long a commit waits for another writer's before SESSION_BUSY (5 seconds). */
+/**
+ * The journal's settings: `lockTimeout`, how long a commit waits for another writer's before SESSION_BUSY (5 seconds).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Options = internal.Options
 
-/** The journal over `sql`: sessions in the first schema of its connections' `search_path`. */
+/**
+ * The journal over `sql`: sessions in the first schema of its connections' `search_path`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: (sql: SqlClient.SqlClient, options?: Options) => SessionJournalService = internal.make
 
-/** The journal over the `SqlClient` in context, with `options`. */
+/**
+ * The journal over the `SqlClient` in context, with `options`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (options?: Options): Layer.Layer<SessionJournal, never, SqlClient.SqlClient> =>
   Layer.effect(SessionJournal, Effect.map(SqlClient.SqlClient, (sql) => make(sql, options)))
 
-/** The journal over the `SqlClient` in context. */
+/**
+ * The journal over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionJournal, never, SqlClient.SqlClient> = layerWith()
 
-/** What the convenience layers provide: the journal, the catalog, search, changes, and the client they run on. */
+/**
+ * What the convenience layers provide: the journal, the catalog, search, changes, and the client they run on.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type Services = SessionJournal | SessionCatalog | SearchIndex | SessionChanges | SqlClient.SqlClient | PgClient.PgClient
 
 // Layers made anew per call: a constant layer is built once per memo map, so a second database's
@@ -75,15 +100,30 @@ const over = <E>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>
     Layer.provideMerge(client)
   )
 
-/** The journal and catalog over a new `PgClient` (a pool) made from `config`; a failed connect is SESSION_IO. */
+/**
+ * The journal and catalog over a new `PgClient` (a pool) made from `config`; a failed connect is SESSION_IO.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerClient = (config: PgClient.PgClientConfig, options?: Options): Layer.Layer<Services, SessionError> =>
   over(PgClient.layer(config).pipe(Layer.mapError((error) => ioError("connecting to the database failed", error))), options)
 
-/** The journal and catalog over a new `PgClient` for the database at `url` (`postgres://user:password@host:port/db`). */
+/**
+ * The journal and catalog over a new `PgClient` for the database at `url` (`postgres://user:password@host:port/db`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerUrl = (url: string | Redacted.Redacted, options?: Options): Layer.Layer<Services, SessionError> =>
   layerClient({ url: typeof url === "string" ? Redacted.make(url) : url }, options)
 
-/** The journal and catalog over a new `PgClient` whose configuration is read from `Config`. */
+/**
+ * The journal and catalog over a new `PgClient` whose configuration is read from `Config`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerConfig = (
   config: Config.Config.Wrap<PgClient.PgClientConfig>,
   options?: Options

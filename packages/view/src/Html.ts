@@ -30,9 +30,20 @@ import * as internal from "./internal/html.js"
 import type { LeafOption } from "./internal/session.js"
 import type { BlobReader } from "./internal/v2.js"
 
+/**
+ * Reads the bytes of a blob a file part refers to.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { BlobReader }
 
-/** `leaf`: the leaf of the active path; default the newest entry, `null` marks no path. */
+/**
+ * `leaf`: the leaf of the active path; default the newest entry, `null` marks no path.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options extends LeafOption {
   /**
    * The page's title; default the session's title as `list` shows it (a version-2 session's
@@ -54,6 +65,9 @@ export interface Options extends LeafOption {
  * `options.blobs`, each image blob of the session is read once; one the reader
  * cannot give fails the render with its error (SESSION_BLOB_MISSING,
  * SESSION_BLOB_CORRUPT), as does one of another size than its reference says.
+ *
+ * @since 0.1.0
+ * @category rendering
  */
 export const render: (
   header: Header,
@@ -66,5 +80,8 @@ export const render: (
  * as references, and control characters (other than tab, line feed and carriage
  * return) as their visible Control Pictures, since a parser would drop NUL and
  * the others render as nothing.
+ *
+ * @since 0.1.0
+ * @category rendering
  */
 export const escapeHtml: (text: string) => string = internal.escapeHtml

@@ -22,9 +22,20 @@ import * as internal from "./internal/markdown.js"
 import type { LeafOption } from "./internal/session.js"
 import type { BlobReader } from "./internal/v2.js"
 
+/**
+ * Reads the bytes of a blob a file part refers to.
+ *
+ * @since 0.1.0
+ * @category reexports
+ */
 export type { BlobReader }
 
-/** The leaf of the path shown; default the newest entry, `null` the empty path. */
+/**
+ * The leaf of the path shown; default the newest entry, `null` the empty path.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options extends LeafOption {
   /**
    * Reads the session's blobs (`SessionStore.blob`, `Loaded.blob`): each blob on the path is
@@ -67,6 +78,9 @@ export interface Options extends LeafOption {
  * is not an entry of `entries` fails with SESSION_UNKNOWN_ENTRY.
  *
  * `entries` are in commit order, as a store holds them.
+ *
+ * @since 0.1.0
+ * @category rendering
  */
 export const render: (
   header: Header,
@@ -79,6 +93,9 @@ export const render: (
  * control character is shown JSON-quoted, so the line stays one line and the
  * reader sees the escapes; the span's backtick fence is longer than any run in
  * the value, padded with spaces where CommonMark strips one.
+ *
+ * @since 0.1.0
+ * @category rendering
  */
 export const inlineCode: (value: string) => string = internal.inlineCode
 
@@ -87,5 +104,8 @@ export const inlineCode: (value: string) => string = internal.inlineCode
  * and one more than the longest backtick run of the text, so no line of the
  * text can close it. The fence goes on a line of its own after the text, so a
  * final line break of the content stays visible as an empty last line.
+ *
+ * @since 0.1.0
+ * @category rendering
  */
 export const fencedBlock: (text: string, info?: string) => string = internal.fencedBlock

@@ -43,7 +43,12 @@ const dropped = (converted: PiSession.Converted): string => {
 const byKind = (counts: Readonly<Record<string, number>>): string =>
   Object.entries(counts).map(([kind, n]) => `${n} ${printable(kind)}`).join(", ")
 
-/** What an import reports besides the IDs: what it did not store or kept whole, a torn last line, each damaged line. */
+/**
+ * What an import reports besides the IDs: what it did not store or kept whole, a torn last line, each damaged line.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
 export const reportLines = (imported: {
   readonly skipped: Import.Imported["skipped"]
   readonly kept: Import.Imported["kept"]
@@ -122,6 +127,12 @@ const storeAll = (sessions: ReadonlyArray<Import.ImportedSession>, to: string | 
 
 const FROM = ["session-tree", "pi", "claude", "codex"] as const
 
+/**
+ * `session-tree import`: another agent's transcript as a session (`docs/import.md`).
+ *
+ * @since 0.2.0
+ * @category commands
+ */
 export const importCommand = Command.make(
   "import",
   {

@@ -41,7 +41,12 @@ const excerpt = (snippet: Snippet): string => {
 const sessionsOf = (db: Backend.Backend, given: ReadonlyArray<string>) =>
   given.length === 0 ? undefined : db._tag === "Files" ? given.map((s) => (Backend.looksLikePath(s) ? NodePath.resolve(s) : s)) : given
 
-/** The sessions that could not be searched (or summed), on stderr; a failure when there are any. */
+/**
+ * The sessions that could not be searched (or summed), on stderr; a failure when there are any.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
 export const unreadable = (list: ReadonlyArray<Sessions.Unreadable>, what: string) =>
   list.length === 0
     ? Effect.void
@@ -64,6 +69,12 @@ const print = (result: SearchResult, offset: number) =>
     )
   })
 
+/**
+ * `session-tree search`: words and phrases across sessions (`docs/cli.md`, "search").
+ *
+ * @since 0.2.0
+ * @category commands
+ */
 export const search = Command.make(
   "search",
   {

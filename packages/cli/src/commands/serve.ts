@@ -13,19 +13,35 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Backend from "../Backend.js"
 
-/** `--dir DIR`: a directory of session files (files only). */
+/**
+ * `--dir DIR`: a directory of session files (files only).
+ *
+ * @since 0.2.0
+ * @category options
+ */
 export const dirOption = Options.text("dir").pipe(
   Options.withPseudoName("DIR"),
   Options.optional,
   Options.withDescription("the directory whose *.jsonl sessions are used (default: .)")
 )
 
-/** A directory with --db is wrong usage: a database holds one set of sessions. */
+/**
+ * A directory with --db is wrong usage: a database holds one set of sessions.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
 export const directoryOf = (db: Backend.Backend, dir: Option.Option<string>): Effect.Effect<string | undefined, Backend.UsageError> =>
   Option.isSome(dir) && db._tag === "Database"
     ? Effect.fail(new Backend.UsageError({ reason: "--dir applies to session files; with --db the database's sessions are used" }))
     : Effect.succeed(Option.getOrUndefined(dir))
 
+/**
+ * `session-tree serve`: the sessions as pages in a browser (`docs/serve.md`).
+ *
+ * @since 0.2.0
+ * @category commands
+ */
 export const serve = Command.make(
   "serve",
   {

@@ -39,6 +39,12 @@ const table = (by: StatsBy | undefined, result: StatsResult): ReadonlyArray<stri
   return rows.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd())
 }
 
+/**
+ * `session-tree stats`: usage across sessions, by day, model or session (`docs/cli.md`, "stats").
+ *
+ * @since 0.2.0
+ * @category commands
+ */
 export const stats = Command.make(
   "stats",
   {

@@ -68,6 +68,13 @@ const summary = (report: Sync.SyncReport): string => {
   return `${report.sources.length} sources${parts.length === 0 ? "" : `: ${parts.join(", ")}`}`
 }
 
+/**
+ * `session-tree sync`: every transcript under the sources, imported or brought up to date
+ * (`docs/sync.md`).
+ *
+ * @since 0.2.0
+ * @category commands
+ */
 export const syncCommand = Command.make(
   "sync",
   {
