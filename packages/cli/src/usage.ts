@@ -147,8 +147,9 @@ export const explain = (text: string, context: Context): string => {
     const word = context.args.find((arg) => !arg.startsWith("-")) ?? ""
     const names = [...context.commands.keys()]
     const meant = didYouMean(word, names)
-    // The whole list only when nothing is close to what was typed (it is then the help to read).
-    return `session-tree has no command ${JSON.stringify(word)}${meant === "" ? `; its commands: ${names.join(", ")}` : `${meant} (see session-tree --help)`}`
+    // The whole list only when nothing is close to what was typed; the list is then what the
+    // help would add, and a pointer to it would push the line past what a terminal shows.
+    return `session-tree has no command ${JSON.stringify(word)}${meant === "" ? ` (the commands: ${names.join(", ")})` : `${meant} (see session-tree --help)`}`
   }
   const unknown = /^Received unknown argument: '(.*)'$/.exec(said)?.[1] ?? /^The flag '([^']*)' is not recognized/.exec(said)?.[1]
   if (unknown !== undefined) {

@@ -2,7 +2,7 @@
  * A reader that goes away ends the command quietly: `session-tree … | head -1` prints the
  * first line and the command exits 0, without an `EPIPE` error or a stack trace, as `cat` and
  * `git` do. Each output is more than a pipe holds (64 KiB), so the command is still writing
- * when `head` exits.
+ * when `head` exits; `cmp -` that stops at the first difference leaves it writing as well.
  */
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Ids from "@session-tree/core/Ids"
@@ -65,5 +65,28 @@ describe("session-tree … | head -1", { timeout: 180_000 }, () => {
     expect(stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /)
     expect(stderr).toBe("")
     expect(NFS.readFileSync(`${stderrFile}.status`, "utf8").trim()).toBe("0")
+  })
+})
+
+describe("session-tree export … | cmp - OTHER", { timeout: 180_000 }, () => {
+  // `cmp` stops reading at the first byte that differs: the command is left writing to a pipe
+  // nobody reads, as under `head`, and must end as quietly.
+  const cases: ReadonlyArray<readonly [string, () => ReadonlyArray<string>]> = [
+    ["export (jsonl)", () => ["export", session]],
+    ["export --format markdown", () => ["export", session, "--format", "markdown"]]
+  ]
+  it.concurrent.for(cases)("%s exits 0, quietly, when cmp stops at the first difference", async ([, args], { expect }) => {
+    const dir = tempDir()
+    const other = Path.join(dir, "other")
+    NFS.writeFileSync(other, "a file that differs from the first byte on\n")
+    const stderrFile = Path.join(dir, "stderr")
+    const words = [process.execPath, bin, ...args()].map(quoted).join(" ")
+    const piped = await runCommand("bash", ["-c", `${words} 2>${quoted(stderrFile)} | cmp - ${quoted(other)}; echo "\${PIPESTATUS[*]}" >${quoted(`${stderrFile}.status`)}`], {
+      env: { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1" }
+    })
+    expect(piped.stdout).toMatch(/^- .*other differ: (char|byte) 1, line 1\n$/)
+    expect(NFS.readFileSync(stderrFile, "utf8")).toBe("")
+    // The command's status, then cmp's (1: the inputs differ).
+    expect(NFS.readFileSync(`${stderrFile}.status`, "utf8").trim()).toBe("0 1")
   })
 })

@@ -8,6 +8,7 @@
 import * as Ids from "@session-tree/core/Ids"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as PgJournal from "@session-tree/pg/PgJournal"
+import { track } from "@session-tree/testing/Children"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -139,7 +140,8 @@ describe("session-tree sync", { timeout: 300_000 }, () => {
 
 /** A child `session-tree` started as Node itself runs it, so that a signal reaches the process that works. */
 const start = (args: ReadonlyArray<string>): { readonly child: ChildProcess; readonly exited: Promise<number | null>; readonly out: () => string } => {
-  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] })
+  // Tracked, as every child of the tests, so that the run fails if a watcher outlives it.
+  const child = track(spawn(process.execPath, [bin, ...args], { env: { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] }), [bin, ...args])
   let out = ""
   child.stdout!.on("data", (d) => (out += String(d)))
   child.stderr!.on("data", (d) => (out += String(d)))

@@ -64,6 +64,40 @@ describe.concurrent("session-tree on version 2", { timeout: 180_000 }, () => {
     expect(jsonl.stdout).toBe(NFS.readFileSync(path, "utf8"))
   })
 
+  it("export --format markdown for a reader: no provider option, model or ID, a tool's output once; --verbose shows them", async ({ expect }) => {
+    const path = Path.join(tempDir(), "reader.jsonl")
+    expect((await runCli("create", path, "--id", "reader-1")).code).toBe(0)
+    await append(path, { role: "user", id: "m1", content: [{ type: "text", text: "What is in /project?" }], options: { claude: { cache: true } } })
+    await append(path, {
+      role: "assistant",
+      id: "m2",
+      content: [
+        { type: "reasoning", text: "I should list it.", options: { anthropic: { signature: SIGNATURE } } },
+        { type: "tool-call", id: "c1", name: "list_dir", arguments: { path: "/project" } }
+      ],
+      meta: { provider: "anthropic", model: "claude-x", stopReason: "tool-calls" }
+    })
+    await append(path, {
+      role: "tool",
+      id: "m3",
+      toolCallId: "c1",
+      toolName: "list_dir",
+      isError: false,
+      content: [{ type: "text", text: "README-of-the-project.md" }],
+      result: { files: ["README-of-the-project.md"] }
+    })
+    const [reader, verbose] = [await runCli("export", path, "--format", "markdown"), await runCli("export", path, "--format", "markdown", "--verbose")]
+    for (const run of [reader, verbose]) expect([run.code, run.stderr]).toEqual([0, ""])
+    expect(reader.stdout).not.toMatch(/options: `/)
+    expect(reader.stdout).not.toMatch(/claude-x|`m[123]`|`c1`|Result:/)
+    expect(reader.stdout.match(/README-of-the-project\.md/g)).toHaveLength(1)
+    expect(reader.stdout).toMatch(/I should list it\./)
+    expect(verbose.stdout).toContain("Message options: `claude`")
+    expect(verbose.stdout).toContain("Reasoning options: `anthropic`")
+    expect(verbose.stdout).toMatch(/claude-x/)
+    expect(verbose.stdout).toContain("Result:")
+  })
+
   it("a title entry names the session in list; append --message refuses a bad v2 message naming its field, writing nothing", async ({ expect }) => {
     const dir = tempDir()
     const path = Path.join(dir, "titled.jsonl")

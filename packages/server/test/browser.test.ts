@@ -22,10 +22,10 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import { hostile } from "../../view/test/support/sessions.js"
 import { hostileAgent } from "../../view/test/support/v2.js"
-import { browserFound, launch, MISSING, type Opened, onlyTo, openPage, runBrowserTests } from "./support/browser.js"
+import { browserDescribe, browserFound, launch, MISSING, type Opened, onlyTo, openPage } from "./support/browser.js"
 import { serveFiles, type Served, tempDir, writeCorpus } from "./support/serve.js"
 import { serveDatabase } from "./support/serveDatabase.js"
 
@@ -140,7 +140,7 @@ const database: Backend = {
 }
 
 for (const backend of [files, database]) {
-  describe.runIf(runBrowserTests)(`the served pages in Chromium, on ${backend.name}`, () => {
+  browserDescribe(`the served pages in Chromium, on ${backend.name}`, () => {
     let browser: Browser | undefined
     let served: Served
     let appender: ReadonlyArray<string> = []

@@ -1,7 +1,7 @@
 /**
  * Chromium for the server's pages, as for the HTML view's (Debian's binary,
- * driven by playwright-core; skipped loudly without it, failed with CI or
- * REQUIRE_BROWSER=1), with one difference: the pages are served from
+ * driven by playwright-core; skipped loudly without it, each skipped test named
+ * by `browserDescribe`, failed with CI or REQUIRE_BROWSER=1), with one difference: the pages are served from
  * 127.0.0.1, so the resolver rule that stops every lookup leaves that address out.
  *
  * `open` records every request a page makes twice (the context's `request`
@@ -11,9 +11,33 @@
  * page's own script).
  */
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { describe } from "vitest"
+import { getCurrentSuite } from "vitest/suite"
 import { browserFound, browserRequired, CHROMIUM, MISSING, runBrowserTests } from "../../../view/test/support/browser.js"
 
 export { browserFound, browserRequired, MISSING, runBrowserTests }
+
+/** How to run the server's browser tests once Chromium is installed. */
+export const RUN_THEM = "npx vitest run --project server packages/server/test/browser.test.ts"
+
+/**
+ * `describe` for tests that need Chromium: run when it is there (or required, to fail);
+ * otherwise skipped, each of its tests named on stderr with what to install and how to run them,
+ * as the view's `browserIt` does (a run that passes says what it did not test).
+ */
+export const browserDescribe = (name: string, fn: () => void): void => {
+  if (runBrowserTests) {
+    describe(name, fn)
+    return
+  }
+  describe.skip(name, () => {
+    fn()
+    // The tests `fn` declared, with their names as written (templates filled in).
+    for (const task of getCurrentSuite().tasks) {
+      if (task.type === "test") process.stderr.write(`skipped (no Chromium; install it with sudo .ci/install-chromium.sh, then ${RUN_THEM}): ${name} > ${task.name}\n`)
+    }
+  })
+}
 
 export const launch = (): Promise<Browser> => {
   if (!browserFound) return Promise.reject(new Error(MISSING))
