@@ -594,7 +594,14 @@ export class Sessions {
           return { ...nothing, session: yield* s.import(converted, to), dropped: converted.dropped }
         }
         if (from === "session-tree") return { ...nothing, session: yield* s.import(yield* FileJournal.readSession(file), to), dropped: NOTHING_DROPPED }
-        const imported = yield* Import.convert(bytes, { from, keepAll: options?.keepAll, skipDamaged: options?.skipDamaged })
+        const convertOptions = { from, keepAll: options?.keepAll, skipDamaged: options?.skipDamaged }
+        let imported = yield* Import.convert(bytes, convertOptions)
+        // A Claude Code subagent's file: its parent's transcript, where Claude Code keeps it, names the call that started it.
+        const parent = Import.parentToFind(imported)
+        const parentBytes = parent === undefined ? undefined : yield* Effect.firstSuccessOf(
+          [...Import.parentPaths(Path.resolve(file).split(Path.sep).join("/"), parent).map((p) => Effect.asSome(Files.readBytes(p, MAX_PI_FILE_BYTES))), Effect.succeedNone]
+        )
+        if (parentBytes !== undefined && parentBytes._tag === "Some") imported = yield* Import.convert(bytes, { ...convertOptions, parent: parentBytes.value })
         const stem = to.endsWith(".jsonl") ? to.slice(0, -".jsonl".length) : to
         const [own, ...subagents] = imported.sessions
         const made: Array<CoreSessions.Summary> = []

@@ -99,7 +99,35 @@ describe("sync on files", () => {
     expect(NFS.readdirSync(dir).sort()).toEqual([SyncFiles.STATE_FILE, `${SESSION}.agent-ab12.jsonl`, `${SESSION}.jsonl`])
     const parent = records(Path.join(dir, `${SESSION}.jsonl`))
     expect(parent.find((r) => r.kind === "custom")).toMatchObject({ customType: "session-tree:subagent", data: { session: `${SESSION}.agent-ab12`, toolCallId: "task-1" } })
-    expect(records(Path.join(dir, `${SESSION}.agent-ab12.jsonl`))[1]).toMatchObject({ customType: "session-tree:subagent-of", data: { session: SESSION } })
+    // Its parent's transcript, where Claude Code 2.1 keeps it, names the call that started it: both links name it.
+    expect(records(Path.join(dir, `${SESSION}.agent-ab12.jsonl`))[1]).toMatchObject({ customType: "session-tree:subagent-of", data: { session: SESSION, toolCallId: "task-1", agentId: "ab12" } })
+  })
+
+  it("a subagent's file beside its parent (Claude Code 2.0) names the call; one synced before its parent was there keeps the link it was stored with", async () => {
+    const sources = tempDir("sources")
+    const dir = tempDir("target")
+    const parentFile = Path.join(sources, `${SESSION}.jsonl`)
+    const childFile = Path.join(sources, "agent-cd34.jsonl")
+    const sub = (uuid: string, parentUuid: string | null, n: number, content: unknown) =>
+      parentUuid === null ? { ...user(uuid, null, n, content as string), isSidechain: true, agentId: "cd34" } : { ...block(uuid, parentUuid, n, `m-${uuid}`, content as Array<unknown>, "end_turn"), isSidechain: true, agentId: "cd34" }
+    NFS.writeFileSync(childFile, jsonl([sub("s1", null, 2, "look"), sub("s2", "s1", 3, [{ type: "text", text: "seen" }])]))
+    const linkOf = () => records(Path.join(dir, `${SESSION}.agent-cd34.jsonl`))[1]!.data
+    // Alone, its link names the parent session and the agent only.
+    await syncInto([sources], dir)
+    expect(linkOf()).toEqual({ session: SESSION, agentId: "cd34" })
+    // The parent appears, still running its Task call; the subagent grows: appended to, its link as stored.
+    NFS.writeFileSync(parentFile, jsonl([
+      user("u1", null, 1, "explore"),
+      block("a1", "u1", 2, "m1", [{ type: "tool_use", id: "task-9", name: "Task", input: { prompt: "look" } }], "tool_use")
+    ]))
+    NFS.appendFileSync(childFile, jsonl([sub("s3", "s2", 4, [{ type: "text", text: "more" }])]))
+    const grown = await syncInto([sources], dir)
+    expect(grown.sources.map((s) => [Path.basename(s.path), s.status])).toEqual([[`${SESSION}.jsonl`, "synced"], ["agent-cd34.jsonl", "synced"]])
+    expect(linkOf()).toEqual({ session: SESSION, agentId: "cd34" })
+    // Synced anew with its parent there: the call whose prompt it was given.
+    const fresh = tempDir("fresh")
+    await syncInto([sources], fresh)
+    expect(records(Path.join(fresh, `${SESSION}.agent-cd34.jsonl`))[1]!.data).toEqual({ session: SESSION, toolCallId: "task-9", agentId: "cd34" })
   })
 
   it("a second sync of unchanged sources writes nothing and reads no source; a line appended is one entry appended", async () => {

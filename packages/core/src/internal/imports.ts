@@ -11,7 +11,7 @@ import { type CorruptError, type InputError, type SessionError, sessionError } f
 import { fromClaudeLines, type StoredEntries } from "./claude.js"
 import { COMPACTION_FIELDS as CODEX_COMPACTION_FIELDS, fromCodexLines, SESSION_META, WHOLE_PREFIX as CODEX_PREFIX } from "./codex.js"
 import { checkLoads } from "./importCheck.js"
-import { DAMAGED_LINE } from "./links.js"
+import { DAMAGED_LINE, SUBAGENT_OF } from "./links.js"
 import { fromPiV2Lines } from "./piV2.js"
 import { type DamagedLine, readSource, type SourceLine, type SourceLines, type TornLine } from "./source.js"
 
@@ -107,6 +107,8 @@ export interface Converter {
       readonly stored: StoredEntries | undefined
       /** With `skipDamaged`: what hangs from a line that is not there (damaged, unreadable) follows the file's order. */
       readonly followOrphans: boolean
+      /** A Claude Code subagent file's parent transcript, read: where the tool call that started it is looked for. */
+      readonly parent: ReadonlyArray<SourceLine> | undefined
     }
   ) => Either.Either<Omit<Imported, "format" | "damaged" | "torn">, CorruptError>
 }
@@ -122,6 +124,12 @@ export interface ImportOptions {
   readonly final?: boolean | undefined
   /** What an earlier import of this source stored, to convert it again the same way (sync). */
   readonly stored?: StoredEntries | undefined
+  /**
+   * For a Claude Code subagent's own file: its parent session's transcript, where the tool call that
+   * started the subagent is looked for, so that its `subagent-of` entry names it (`docs/import.md`,
+   * "Subagents"). A transcript of another session, or of another format, names no call.
+   */
+  readonly parent?: Uint8Array | undefined
 }
 
 const claude: Converter = {
@@ -228,8 +236,9 @@ export const convert = (bytes: Uint8Array, options: ImportOptions = {}): Either.
   const byLine = new Map(source.lines.map((l) => [l.line, l]))
   const damaged: Array<Found> = [...source.damaged]
   const skip = new Set<number>()
+  const parent = options.parent === undefined || format !== "claude" ? undefined : readSource(options.parent).lines
   const run = (lines: ReadonlyArray<SourceLine>) =>
-    converter.convert(lines, { keepAll: options.keepAll === true, final: options.final !== false, skip, stored: options.stored, followOrphans: skipDamaged })
+    converter.convert(lines, { keepAll: options.keepAll === true, final: options.final !== false, skip, stored: options.stored, followOrphans: skipDamaged, parent })
   if (!skipDamaged && damaged.length > 0) {
     // The first problem in file order: the conversion's (of the lines that are not damaged), or the damaged line.
     const first = damaged[0]!
@@ -260,6 +269,33 @@ export const convert = (bytes: Uint8Array, options: ImportOptions = {}): Either.
     skip.add(error.line!)
     damaged.push({ line: error.line!, bytes: lineBytes(bytes, error.line!), code: error.code, reason: error.reason })
   }
+}
+
+/**
+ * The parent session a converted Claude Code subagent's file names when its link names no tool call
+ * yet (its `subagent-of` entry): the session whose transcript to look for, to convert it again with `parent`.
+ */
+export const parentToFind = (imported: Imported): string | undefined => {
+  if (imported.format !== "claude") return undefined
+  const root = imported.sessions[0]?.entries[0]
+  if (root === undefined || root.kind !== "custom" || root.customType !== SUBAGENT_OF || root.id !== "subagent-of") return undefined
+  const data = root.data as { readonly session?: unknown; readonly toolCallId?: unknown } | null
+  return data !== null && typeof data === "object" && typeof data.session === "string" && data.toolCallId === undefined ? data.session : undefined
+}
+
+/**
+ * Where Claude Code keeps the transcript of session `sessionId`, seen from its subagent's file at
+ * `path`: beside it (`<project>/agent-<id>.jsonl`, 2.0) or two directories up
+ * (`<project>/<sessionId>/subagents/agent-<id>.jsonl`, 2.1). Paths with `/` separators.
+ */
+export const parentPaths = (path: string, sessionId: string): ReadonlyArray<string> => {
+  const parts = path.split("/")
+  const dir = parts.slice(0, -1)
+  const out = [[...dir, `${sessionId}.jsonl`].join("/")]
+  if (dir.length >= 2 && dir[dir.length - 1] === "subagents" && dir[dir.length - 2] === sessionId) {
+    out.push([...dir.slice(0, -2), `${sessionId}.jsonl`].join("/"))
+  }
+  return out
 }
 
 /** The bytes of line `line` (1-based) of `bytes`, without its newline. */

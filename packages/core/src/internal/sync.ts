@@ -8,7 +8,7 @@ import type * as RecordV2 from "../RecordV2.js"
 import { type SessionError, sessionError } from "../SessionError.js"
 import { Sessions } from "../Sessions.js"
 import { type SourceFile, type SourceReport, SyncFiles, type SyncOptions, type SyncReport, type SyncState } from "../Sync.js"
-import { convert, detectLines } from "./imports.js"
+import { convert, detectLines, parentPaths, parentToFind } from "./imports.js"
 import { sha256Hex } from "./sha256.js"
 import { readSource } from "./source.js"
 
@@ -52,6 +52,25 @@ const storedOf = (ids: ReadonlyArray<string>, locate: (id: string) => string) =>
     return byId
   })
 
+/**
+ * The transcript of session `sessionId`, the parent of the subagent whose file is at `path`, where
+ * Claude Code keeps it; undefined when it is not there. One that is there but cannot be read fails the
+ * source (tried again next time), so that what a link names never depends on a passing failure.
+ */
+const parentBytes = (path: string, sessionId: string) =>
+  Effect.gen(function*() {
+    const files = yield* SyncFiles
+    for (const candidate of parentPaths(path, sessionId)) {
+      if (candidate === path) continue
+      const read = yield* files.read(candidate).pipe(
+        Effect.map((r) => r.bytes),
+        Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE", () => Effect.succeed(undefined))
+      )
+      if (read !== undefined) return read
+    }
+    return undefined
+  })
+
 /** One source: read, converted (again, with what was stored, when some of its sessions exist), and mirrored. */
 const syncSource = (
   file: SourceFile,
@@ -76,13 +95,19 @@ const syncSource = (
     if (Either.isLeft(first)) return yield* Effect.fail(first.left)
     // Converted again with what earlier syncs stored, so that a response stored in parts stays in those parts.
     const stored = yield* storedOf(first.right.sessions.map((s) => s.header.id), locate)
-    const converted = stored.size === 0 ? first : convert(read.bytes, { ...importOptions, stored: (session, id) => stored.get(session)?.get(id) })
+    // A subagent's file whose link is not stored yet: its parent's transcript names the call that started it.
+    const own = first.right.sessions[0]!.header.id
+    const parentId = stored.get(own)?.has("subagent-of") === true ? undefined : parentToFind(first.right)
+    const parent = parentId === undefined ? undefined : yield* parentBytes(file.path, parentId)
+    const converted = stored.size === 0 && parent === undefined
+      ? first
+      : convert(read.bytes, { ...importOptions, parent, stored: (session, id) => stored.get(session)?.get(id) })
     if (Either.isLeft(converted)) return yield* Effect.fail(converted.left)
     const imported = converted.right
     const made: Array<SourceReport["sessions"][number]> = []
     // The subagents' sessions first, so that a link in the parent names a session that is there.
-    const [own, ...subagents] = imported.sessions
-    for (const session of [...subagents, own!]) {
+    const [ownSession, ...subagents] = imported.sessions
+    for (const session of [...subagents, ownSession!]) {
       const location = locate(session.header.id)
       const mirror = Effect.retry(sessions.mirror(session, location), { schedule: RETRY, while: isRace })
       // Still busy once other writers had their turns: what an interrupted commit left there, cleared if the caller can.
