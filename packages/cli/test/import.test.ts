@@ -279,7 +279,7 @@ describe.concurrent("session-tree import into version 2", { timeout: 180_000 }, 
       expect(records(Path.join(dir, to))[1]).toMatchObject({ customType: "session-tree:subagent-of", data: { session, toolCallId: "t7", agentId: "ab12" } })
     }
     expect(c.code).toBe(0)
-    expect(c.stderr).toContain(`subagent of ${session}: its parent's transcript is not where Claude Code keeps it`)
+    expect(c.stderr).toContain(`subagent of ${session}: its parent's transcript is not beside it`)
     expect(records(Path.join(dir, "alone.jsonl"))[1]!.data).toEqual({ session, agentId: "ab12" })
   })
 

@@ -95,10 +95,12 @@ export const convert: (bytes: Uint8Array, options?: ImportOptions) => Either.Eit
 export const parentToFind: (imported: Imported) => string | undefined = internal.parentToFind
 
 /**
- * Where Claude Code keeps session `sessionId`'s transcript, seen from its subagent's file at
- * `path` (`/` separators): beside it (2.0) or two directories up, from `<sessionId>/subagents/` (2.1).
+ * Where session `sessionId`'s transcript is looked for, seen from its subagent's file at `path`
+ * (`/` separators): where Claude Code keeps it, beside it (2.0) or two directories up, from
+ * `<sessionId>/subagents/` (2.1); and, among `names` (the files beside it), the Codex rollouts of
+ * that thread (`rollout-<time>-<sessionId>.jsonl`).
  *
  * @since 0.2.0
  * @category subagents
  */
-export const parentPaths: (path: string, sessionId: string) => ReadonlyArray<string> = internal.parentPaths
+export const parentPaths: (path: string, sessionId: string, names?: ReadonlyArray<string>) => ReadonlyArray<string> = internal.parentPaths

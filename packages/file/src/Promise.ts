@@ -499,6 +499,9 @@ export interface SyncOptions {
 /** The most a Pi session file may hold: images make them large, and a lossy import drops those. */
 const MAX_PI_FILE_BYTES = 256 * 1024 * 1024
 
+/** The names of the files beside `file` (none when its directory cannot be read): where a subagent's parent rollout may be. */
+const siblings = (file: string) => Effect.flatMap(FsTag, (fs) => fs.readdir(Path.dirname(Path.resolve(file)))).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+
 const NOTHING_DROPPED: PiSession.Dropped = {
   images: 0,
   thinking: 0,
@@ -596,10 +599,10 @@ export class Sessions {
         if (from === "session-tree") return { ...nothing, session: yield* s.import(yield* FileJournal.readSession(file), to), dropped: NOTHING_DROPPED }
         const convertOptions = { from, keepAll: options?.keepAll, skipDamaged: options?.skipDamaged }
         let imported = yield* Import.convert(bytes, convertOptions)
-        // A Claude Code subagent's file: its parent's transcript, where Claude Code keeps it, names the call that started it.
+        // A subagent's file: its parent's transcript (where Claude Code keeps it, a Codex rollout beside it) names the call that started it.
         const parent = Import.parentToFind(imported)
         const parentBytes = parent === undefined ? undefined : yield* Effect.firstSuccessOf(
-          [...Import.parentPaths(Path.resolve(file).split(Path.sep).join("/"), parent).map((p) => Effect.asSome(Files.readBytes(p, MAX_PI_FILE_BYTES))), Effect.succeedNone]
+          [...Import.parentPaths(Path.resolve(file).split(Path.sep).join("/"), parent, yield* siblings(file)).map((p) => Effect.asSome(Files.readBytes(p, MAX_PI_FILE_BYTES))), Effect.succeedNone]
         )
         if (parentBytes !== undefined && parentBytes._tag === "Some") imported = yield* Import.convert(bytes, { ...convertOptions, parent: parentBytes.value })
         const stem = to.endsWith(".jsonl") ? to.slice(0, -".jsonl".length) : to

@@ -130,6 +130,31 @@ describe("sync on files", () => {
     expect(records(Path.join(fresh, `${SESSION}.agent-cd34.jsonl`))[1]!.data).toEqual({ session: SESSION, toolCallId: "task-9", agentId: "cd34" })
   })
 
+  it("a Codex subagent thread's rollout is linked both ways with the rollout that spawned it, found among the files walked", async () => {
+    const sources = tempDir("sources")
+    const dir = tempDir("target")
+    const parentId = "01950000-aaaa-7bbb-8ccc-0000000000p1"
+    const childId = "01950000-aaaa-7bbb-8ccc-0000000000c1"
+    const at = (n: number) => ts(n)
+    const metaLine = (id: string, source: unknown) => ({ timestamp: at(0), type: "session_meta", payload: { id, timestamp: at(0), cwd: "/w", originator: "codex_cli_rs", cli_version: "0.104.0", source, model_provider: "openai" } })
+    const itemLine = (n: number, payload: object) => ({ timestamp: at(n), type: "response_item", payload })
+    const day = Path.join(sources, "2026", "02", "19")
+    NFS.mkdirSync(day, { recursive: true })
+    NFS.writeFileSync(Path.join(day, `rollout-2026-02-19T19-07-06-${parentId}.jsonl`), jsonl([
+      metaLine(parentId, "cli"),
+      itemLine(1, { type: "function_call", name: "spawn_agent", arguments: "{\"message\":\"look\"}", call_id: "call-s" }),
+      itemLine(2, { type: "function_call_output", call_id: "call-s", output: JSON.stringify({ agent_id: childId }) })
+    ]))
+    NFS.writeFileSync(Path.join(day, `rollout-2026-02-19T19-08-47-${childId}.jsonl`), jsonl([
+      metaLine(childId, { subagent: { thread_spawn: { parent_thread_id: parentId, depth: 1 } } }),
+      itemLine(3, { type: "message", role: "user", content: [{ type: "input_text", text: "look" }] })
+    ]))
+    const report = await syncInto([sources], dir)
+    expect(report.sources.map((s) => [s.status, s.sessions.map((x) => x.id)])).toEqual([["synced", [parentId]], ["synced", [childId]]])
+    expect(records(Path.join(dir, `${parentId}.jsonl`)).find((r) => r.kind === "custom" && r.customType === "session-tree:subagent")!.data).toEqual({ session: childId, toolCallId: "call-s" })
+    expect(records(Path.join(dir, `${childId}.jsonl`))[1]).toMatchObject({ id: "subagent-of", customType: "session-tree:subagent-of", data: { session: parentId, toolCallId: "call-s" } })
+  })
+
   it("a second sync of unchanged sources writes nothing and reads no source; a line appended is one entry appended", async () => {
     const sources = tempDir("sources")
     const dir = tempDir("target")

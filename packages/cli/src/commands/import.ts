@@ -63,16 +63,18 @@ export const reportLines = (imported: {
 }
 
 /**
- * FILE converted; a Claude Code subagent's file converted again with its parent's transcript, where
- * Claude Code keeps it (beside it, or two directories up), so that its link names the tool call that
- * started it. Where that transcript is not there, or does not name the call, a line on stderr says so.
+ * FILE converted; a subagent's file (Claude Code's, a Codex subagent thread's rollout) converted again
+ * with its parent's transcript, where Claude Code keeps it or a Codex rollout of that thread beside it,
+ * so that its link names the tool call that started it. Where that transcript is not there, or does not name the call, a line on stderr says so.
  */
 const convertWithParent = (file: string, bytes: Uint8Array, options: Import.ImportOptions, aboutFile: (e: SessionError) => SessionError) =>
   Effect.gen(function*() {
     let imported = yield* Effect.mapError(Import.convert(bytes, options), aboutFile)
     const parent = Import.parentToFind(imported)
     if (parent === undefined) return imported
-    const paths = Import.parentPaths(NodePath.resolve(file).split(NodePath.sep).join("/"), parent)
+    const absolute = NodePath.resolve(file)
+    const names = yield* Effect.flatMap(Fs.Fs, (fs) => fs.readdir(NodePath.dirname(absolute))).pipe(Effect.provide(Fs.layer), Effect.orElseSucceed(() => []))
+    const paths = Import.parentPaths(absolute.split(NodePath.sep).join("/"), parent, names)
     for (const path of paths) {
       const parentBytes = yield* Effect.option(Files.readBytes(path, MAX_SOURCE_BYTES).pipe(Effect.provide(Fs.layer)))
       if (Option.isNone(parentBytes)) continue
@@ -82,7 +84,7 @@ const convertWithParent = (file: string, bytes: Uint8Array, options: Import.Impo
       }
       return imported
     }
-    yield* Console.error(`subagent of ${printable(parent)}: its parent's transcript is not where Claude Code keeps it (${paths.map(printable).join(", ")}); its link names no tool call`)
+    yield* Console.error(`subagent of ${printable(parent)}: its parent's transcript is not beside it (${paths.map(printable).join(", ")}); its link names no tool call`)
     return imported
   })
 

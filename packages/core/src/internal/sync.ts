@@ -8,7 +8,7 @@ import type * as RecordV2 from "../RecordV2.js"
 import { type SessionError, sessionError } from "../SessionError.js"
 import { Sessions } from "../Sessions.js"
 import { type SourceFile, type SourceReport, SyncFiles, type SyncOptions, type SyncReport, type SyncState } from "../Sync.js"
-import { convert, detectLines, parentPaths, parentToFind } from "./imports.js"
+import { convert, detectLines, isRolloutOf, parentPaths, parentToFind } from "./imports.js"
 import { sha256Hex } from "./sha256.js"
 import { readSource } from "./source.js"
 
@@ -53,14 +53,16 @@ const storedOf = (ids: ReadonlyArray<string>, locate: (id: string) => string) =>
   })
 
 /**
- * The transcript of session `sessionId`, the parent of the subagent whose file is at `path`, where
- * Claude Code keeps it; undefined when it is not there. One that is there but cannot be read fails the
+ * The transcript of session `sessionId`, the parent of the subagent whose file is at `path`: where
+ * Claude Code keeps it, or a Codex rollout of that thread among the files walked; undefined when none is there. One that is there but cannot be read fails the
  * source (tried again next time), so that what a link names never depends on a passing failure.
  */
-const parentBytes = (path: string, sessionId: string) =>
+const parentBytes = (path: string, sessionId: string, found: ReadonlyArray<SourceFile>) =>
   Effect.gen(function*() {
     const files = yield* SyncFiles
-    for (const candidate of parentPaths(path, sessionId)) {
+    // Claude Code's places, then the Codex rollouts of that thread among the files walked (a rollout's name ends with its thread).
+    const rollouts = found.filter((f) => isRolloutOf(f.path.slice(f.path.lastIndexOf("/") + 1), sessionId)).map((f) => f.path)
+    for (const candidate of new Set([...parentPaths(path, sessionId), ...rollouts])) {
       if (candidate === path) continue
       const read = yield* files.read(candidate).pipe(
         Effect.map((r) => r.bytes),
@@ -75,7 +77,8 @@ const parentBytes = (path: string, sessionId: string) =>
 const syncSource = (
   file: SourceFile,
   options: SyncOptions,
-  locate: (id: string) => string
+  locate: (id: string) => string,
+  found: ReadonlyArray<SourceFile>
 ): Effect.Effect<{ readonly report: SourceReport; readonly file: SourceFile }, SessionError, Sessions | SyncFiles> =>
   Effect.gen(function*() {
     const files = yield* SyncFiles
@@ -98,7 +101,7 @@ const syncSource = (
     // A subagent's file whose link is not stored yet: its parent's transcript names the call that started it.
     const own = first.right.sessions[0]!.header.id
     const parentId = stored.get(own)?.has("subagent-of") === true ? undefined : parentToFind(first.right)
-    const parent = parentId === undefined ? undefined : yield* parentBytes(file.path, parentId)
+    const parent = parentId === undefined ? undefined : yield* parentBytes(file.path, parentId, found)
     const converted = stored.size === 0 && parent === undefined
       ? first
       : convert(read.bytes, { ...importOptions, parent, stored: (session, id) => stored.get(session)?.get(id) })
@@ -173,7 +176,7 @@ export const syncFiles = (
         reports.push({ path: file.path, status: "unchanged", sessions: known.sessions.map((id) => unchanged(id, locate)), skipped: NONE, kept: NONE, damaged: NO_DAMAGE, pending: 0 })
         continue
       }
-      const done = yield* Effect.either(syncSource(file, options, locate))
+      const done = yield* Effect.either(syncSource(file, options, locate, found))
       if (Either.isLeft(done)) {
         const error = done.left
         const located = error.path === undefined ? sessionError(error.code, error.reason, { line: error.line, path: file.path, cause: error.cause }) : error
