@@ -155,6 +155,42 @@ describe("sync on files", () => {
     expect(records(Path.join(dir, `${childId}.jsonl`))[1]).toMatchObject({ id: "subagent-of", customType: "session-tree:subagent-of", data: { session: parentId, toolCallId: "call-s" } })
   })
 
+  it("the walk gives the sources sorted by path, each once; the state reads back what was saved, whatever its paths and IDs hold", async () => {
+    const sources = tempDir("sources")
+    const dir = tempDir("target")
+    // Names whose order differs by a character below and above "/" (".", "-", "0"), a directory among files, nesting.
+    const names = ["a.jsonl", "a-b.jsonl", "a/x.jsonl", "a/b/c.jsonl", "a0.jsonl", "a.b/y.jsonl", "b.jsonl", "B.jsonl", "a/b.jsonl", "z/z/z.jsonl"]
+    for (const name of names) {
+      NFS.mkdirSync(Path.dirname(Path.join(sources, name)), { recursive: true })
+      NFS.writeFileSync(Path.join(sources, name), "x")
+    }
+    NFS.writeFileSync(Path.join(sources, "a", "notes.txt"), "not a source")
+    const files = SyncFiles.make(node, { state: Path.join(dir, SyncFiles.STATE_FILE) })
+    const walked = await Effect.runPromise(files.walk([sources], []))
+    const expected = names.map((n) => Path.join(sources, n)).sort()
+    expect(walked.map((f) => f.path)).toEqual(expected)
+    // Several roots, overlapping: each file once, sorted.
+    const twice = await Effect.runPromise(files.walk([Path.join(sources, "a"), sources, Path.join(sources, "b.jsonl")], []))
+    expect(twice.map((f) => f.path)).toEqual(expected)
+    const state: Sync.SyncState = {
+      sources: {
+        "/p/plain.jsonl": { fingerprint: "1:2:3:4.5:6.5", pending: false, sessions: ["s1"] },
+        "/p/two.jsonl": { fingerprint: "1:2:3:4:5", pending: true, sessions: ["s1", "s1.agent-x"] },
+        "/p/none.jsonl": { fingerprint: "f", pending: false, sessions: [] },
+        "/p/empty-id.jsonl": { fingerprint: "f", pending: false, sessions: [""] },
+        "/p/tab\there.jsonl": { fingerprint: "f", pending: true, sessions: ["a\tb", "\"quoted"] },
+        "/p/line\nbreak.jsonl": { fingerprint: "f", pending: false, sessions: ["x"] },
+        "\"/p/quote.jsonl": { fingerprint: "\"f", pending: false, sessions: ["y"] },
+        "/p/after.jsonl": { fingerprint: "g", pending: false, sessions: ["z"] }
+      }
+    }
+    await Effect.runPromise(files.saveState(state))
+    expect(await Effect.runPromise(files.loadState)).toEqual(state)
+    // A state that is not one is ignored: only a cache.
+    NFS.writeFileSync(Path.join(dir, SyncFiles.STATE_FILE), "session-tree sync state 1\nfingerprint\tq\t/p\ts\n")
+    expect(await Effect.runPromise(files.loadState)).toEqual({ sources: {} })
+  })
+
   it("a second sync of unchanged sources writes nothing and reads no source; a line appended is one entry appended", async () => {
     const sources = tempDir("sources")
     const dir = tempDir("target")
