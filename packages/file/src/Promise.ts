@@ -601,10 +601,17 @@ export class Sessions {
         let imported = yield* Import.convert(bytes, convertOptions)
         // A subagent's file: its parent's transcript (where Claude Code keeps it, a Codex rollout beside it) names the call that started it.
         const parent = Import.parentToFind(imported)
-        const parentBytes = parent === undefined ? undefined : yield* Effect.firstSuccessOf(
-          [...Import.parentPaths(Path.resolve(file).split(Path.sep).join("/"), parent, yield* siblings(file)).map((p) => Effect.asSome(Files.readBytes(p, MAX_PI_FILE_BYTES))), Effect.succeedNone]
-        )
-        if (parentBytes !== undefined && parentBytes._tag === "Some") imported = yield* Import.convert(bytes, { ...convertOptions, parent: parentBytes.value })
+        if (parent !== undefined) {
+          for (const candidate of Import.parentPaths(Path.resolve(file).split(Path.sep).join("/"), parent, yield* siblings(file))) {
+            // Not there: looked for elsewhere; there but unreadable: the import fails, naming it.
+            const parentBytes = yield* Files.readBytes(candidate, MAX_PI_FILE_BYTES).pipe(
+              Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE", () => Effect.succeed(undefined))
+            )
+            if (parentBytes === undefined) continue
+            imported = yield* Import.convert(bytes, { ...convertOptions, parent: parentBytes })
+            break
+          }
+        }
         const stem = to.endsWith(".jsonl") ? to.slice(0, -".jsonl".length) : to
         const [own, ...subagents] = imported.sessions
         const made: Array<CoreSessions.Summary> = []

@@ -76,9 +76,13 @@ const convertWithParent = (file: string, bytes: Uint8Array, options: Import.Impo
     const names = yield* Effect.flatMap(Fs.Fs, (fs) => fs.readdir(NodePath.dirname(absolute))).pipe(Effect.provide(Fs.layer), Effect.orElseSucceed(() => []))
     const paths = Import.parentPaths(absolute.split(NodePath.sep).join("/"), parent, names)
     for (const path of paths) {
-      const parentBytes = yield* Effect.option(Files.readBytes(path, MAX_SOURCE_BYTES).pipe(Effect.provide(Fs.layer)))
-      if (Option.isNone(parentBytes)) continue
-      imported = yield* Effect.mapError(Import.convert(bytes, { ...options, parent: parentBytes.value }), aboutFile)
+      // Not there: looked for elsewhere. There but unreadable: the import fails, naming it, rather than link less than it could.
+      const parentBytes = yield* Files.readBytes(path, MAX_SOURCE_BYTES).pipe(
+        Effect.provide(Fs.layer),
+        Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE", () => Effect.succeed(undefined))
+      )
+      if (parentBytes === undefined) continue
+      imported = yield* Effect.mapError(Import.convert(bytes, { ...options, parent: parentBytes }), aboutFile)
       if (Import.parentToFind(imported) !== undefined) {
         yield* Console.error(`subagent of ${printable(parent)}: the tool call that started it is not in ${printable(path)}; its link names none`)
       }
