@@ -241,6 +241,48 @@ describe.concurrent("session-tree import into version 2", { timeout: 180_000 }, 
     expect(NFS.existsSync(Path.join(dir, "other.jsonl"))).toBe(false)
   })
 
+  it("a subagent's own file names the tool call that started it, read from its parent's transcript where Claude Code keeps it; where that is not there, it says so", async ({ expect }) => {
+    const dir = tempDir()
+    const session = "0c1d2e3f-0000-4000-8000-000000000005"
+    const line = (uuid: string, parentUuid: string | null, type: string, message: unknown, extra: object = {}) =>
+      ({ parentUuid, isSidechain: false, sessionId: session, type, message, uuid, timestamp: "2026-01-02T03:04:05.000Z", ...extra })
+    const sub = { isSidechain: true, agentId: "ab12" }
+    const child = [
+      line("s1", null, "user", { role: "user", content: "look" }, sub),
+      line("s2", "s1", "assistant", { id: "m2", role: "assistant", content: [{ type: "text", text: "seen" }], stop_reason: "end_turn" }, sub)
+    ]
+    const parent = [
+      line("u1", null, "user", { role: "user", content: "explore" }),
+      line("a1", "u1", "assistant", { id: "m1", role: "assistant", content: [{ type: "tool_use", id: "t7", name: "Task", input: { prompt: "look" } }], stop_reason: "tool_use" }),
+      line("r1", "a1", "user", { role: "user", content: [{ type: "tool_result", tool_use_id: "t7", content: "seen" }] }, { toolUseResult: { agentId: "ab12" } })
+    ]
+    const write = (path: string, lines: ReadonlyArray<unknown>) => {
+      NFS.mkdirSync(Path.dirname(path), { recursive: true })
+      NFS.writeFileSync(path, lines.map((r) => JSON.stringify(r)).join("\n") + "\n")
+    }
+    // Claude Code 2.1: <project>/<session>/subagents/agent-<id>.jsonl; 2.0: beside the parent; and alone.
+    const newer = Path.join(dir, "p21", session, "subagents", "agent-ab12.jsonl")
+    write(Path.join(dir, "p21", `${session}.jsonl`), parent)
+    write(newer, child)
+    const older = Path.join(dir, "p20", "agent-ab12.jsonl")
+    write(Path.join(dir, "p20", `${session}.jsonl`), parent)
+    write(older, child)
+    const alone = Path.join(dir, "alone", "agent-ab12.jsonl")
+    write(alone, child)
+    const [a, b, c] = await Promise.all([
+      runCli("import", newer, "--to", Path.join(dir, "newer.jsonl")),
+      runCli("import", older, "--to", Path.join(dir, "older.jsonl")),
+      runCli("import", alone, "--to", Path.join(dir, "alone.jsonl"))
+    ])
+    for (const [run, to] of [[a, "newer.jsonl"], [b, "older.jsonl"]] as const) {
+      expect(run).toEqual({ code: 0, stdout: `${session}.agent-ab12\n`, stderr: "" })
+      expect(records(Path.join(dir, to))[1]).toMatchObject({ customType: "session-tree:subagent-of", data: { session, toolCallId: "t7", agentId: "ab12" } })
+    }
+    expect(c.code).toBe(0)
+    expect(c.stderr).toContain(`subagent of ${session}: its parent's transcript is not beside it`)
+    expect(records(Path.join(dir, "alone.jsonl"))[1]!.data).toEqual({ session, agentId: "ab12" })
+  })
+
   it.skipIf(Transcripts.files("pi").length + Transcripts.files("claude").length + Transcripts.files("codex").length === 0)(
     "a real transcript of each format, as a user runs it: detected, imported on files and in the database alike, exported self-contained, imported again to the same bytes (every file: import-real.test.ts)",
     async ({ expect }) => {

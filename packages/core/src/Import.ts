@@ -83,3 +83,24 @@ export const detect: (bytes: Uint8Array) => Either.Either<Format, InputError> = 
  * @category converting
  */
 export const convert: (bytes: Uint8Array, options?: ImportOptions) => Either.Either<Imported, SessionError> = internal.convert
+
+/**
+ * The parent session a Claude Code subagent's own file names, when the conversion could not name
+ * the tool call that started it (no `parent` given, or none found there): the session whose
+ * transcript to look for.
+ *
+ * @since 0.2.0
+ * @category subagents
+ */
+export const parentToFind: (imported: Imported) => string | undefined = internal.parentToFind
+
+/**
+ * Where session `sessionId`'s transcript is looked for, seen from its subagent's file at `path`
+ * (`/` separators): where Claude Code keeps it, beside it (2.0) or two directories up, from
+ * `<sessionId>/subagents/` (2.1); and, among `names` (the files beside it), the Codex rollouts of
+ * that thread (`rollout-<time>-<sessionId>.jsonl`).
+ *
+ * @since 0.2.0
+ * @category subagents
+ */
+export const parentPaths: (path: string, sessionId: string, names?: ReadonlyArray<string>) => ReadonlyArray<string> = internal.parentPaths

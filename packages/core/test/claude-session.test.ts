@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { type Converted, fromClaude, type StoredEntries } from "../src/ClaudeSession.js"
+import * as Import from "../src/Import.js"
 import * as RecordV2 from "../src/RecordV2.js"
 import { isSessionError, type SessionErrorCode } from "../src/SessionError.js"
 import { PNG } from "./support/pi.js"
@@ -88,6 +89,12 @@ const unanswered = (path: ReadonlyArray<RecordV2.SessionEntry>): Array<string> =
       ? e.message.content.flatMap((p) => p.type === "tool-call" && p.providerExecuted !== true && !answered.has(p.id) ? [p.id] : [])
       : []
   )
+}
+
+/** Entries as a map, as a sync reads them from the stored session. */
+const storedOf = (converted: Converted): StoredEntries => {
+  const byId = new Map(converted.entries.map((e) => [e.id, e]))
+  return (session, id) => (session === converted.header.id ? byId.get(id) : undefined)
 }
 
 describe("a transcript in Claude Code's format", () => {
@@ -320,6 +327,72 @@ describe("a transcript in Claude Code's format", () => {
     expect(converted.entries[3]).toMatchObject({ customType: "session-tree:subagent", data: { session: `${SESSION}.agent-a712b66`, toolCallId: "task-1" } })
   })
 
+  describe("a subagent's own file, converted with its parent's transcript, names the tool call that started it", () => {
+    const task = (id: string, prompt: string) => toolUse(id, "Task", { description: "d", prompt, subagent_type: "Explore" })
+    const child = jsonl(
+      { ...userLine("s1", null, 3, "look at A"), isSidechain: true, agentId: "a1" },
+      { ...block("s2", "s1", 4, "sm", [{ type: "text", text: "A is fine" }], "end_turn"), isSidechain: true, agentId: "a1" }
+    )
+    const progress = (uuid: string, parentUuid: string, n: number, call: string, agentId: string) =>
+      ({ parentUuid, ...context, type: "progress", data: { type: "agent_progress", prompt: "…", agentId }, toolUseID: `agent_${uuid}`, parentToolUseID: call, uuid, timestamp: ts(n) })
+    const parentOf = (...records: ReadonlyArray<unknown>) => Import.readSource(jsonl(userLine("u1", null, 1, "explore"), ...records)).lines
+    const startedBy = (parent: ReadonlyArray<Import.SourceLine> | undefined, options: Parameters<typeof fromClaude>[1] = {}) => {
+      const converted = ok(fromClaude(child, { ...options, parent }))
+      expectValid(converted)
+      return converted.entries[0]!.kind === "custom" ? converted.entries[0]!.data : undefined
+    }
+    const twoCalls = block("a1", "u1", 2, "m1", [task("task-1", "look at B"), task("task-2", "look at A")], "tool_use")
+
+    it("the call whose result names the agent (Claude Code 2.0: the parent's result line, toolUseResult.agentId)", () => {
+      const parent = parentOf(
+        twoCalls,
+        userLine("r1", "a1", 5, [result("task-2", "A is fine")], { toolUseResult: { status: "completed", agentId: "a1", prompt: "look at A" } })
+      )
+      expect(startedBy(parent)).toEqual({ session: SESSION, toolCallId: "task-2", agentId: "a1" })
+      // The parent's own link names the same call.
+      const link = ok(fromClaude(jsonl(userLine("u1", null, 1, "explore"), twoCalls, userLine("r1", "a1", 5, [result("task-2", "A is fine")], { toolUseResult: { agentId: "a1" } })))).entries
+        .find((e) => e.kind === "custom" && e.customType === "session-tree:subagent")
+      expect(link).toMatchObject({ data: { session: `${SESSION}.agent-a1`, toolCallId: "task-2" } })
+    })
+
+    it("while the subagent still runs: the call its agent_progress lines name (2.1), else the one call given its prompt", () => {
+      expect(startedBy(parentOf(twoCalls, progress("p1", "a1", 3, "task-1", "a1")))).toEqual({ session: SESSION, toolCallId: "task-1", agentId: "a1" })
+      expect(startedBy(parentOf(twoCalls))).toEqual({ session: SESSION, toolCallId: "task-2", agentId: "a1" })
+      // Another agent's progress claims the call with the same prompt: the other call is this one.
+      const same = block("a1", "u1", 2, "m1", [task("task-1", "look at A"), task("task-2", "look at A")], "tool_use")
+      expect(startedBy(parentOf(same, progress("p1", "a1", 3, "task-1", "zz")))).toEqual({ session: SESSION, toolCallId: "task-2", agentId: "a1" })
+    })
+
+    it("no call when it is not one call, nor from another session's transcript; a link stored before stays as stored", () => {
+      // Two calls given the same prompt, and nothing says which started it.
+      expect(startedBy(parentOf(block("a1", "u1", 2, "m1", [task("task-1", "look at A"), task("task-2", "look at A")], "tool_use")))).toEqual({ session: SESSION, agentId: "a1" })
+      // No call given its prompt.
+      expect(startedBy(parentOf(block("a1", "u1", 2, "m1", [task("task-1", "look at B")], "tool_use")))).toEqual({ session: SESSION, agentId: "a1" })
+      // A transcript of another session, and another subagent's file of this one, name no call.
+      const other = Import.readSource(jsonl({ ...userLine("u1", null, 1, "explore"), sessionId: "other" }, { ...twoCalls, sessionId: "other" })).lines
+      expect(startedBy(other)).toEqual({ session: SESSION, agentId: "a1" })
+      const sibling = Import.readSource(jsonl({ ...userLine("x1", null, 1, "look at A"), isSidechain: true, agentId: "b2" }, { ...twoCalls, parentUuid: "x1", isSidechain: true })).lines
+      expect(startedBy(sibling)).toEqual({ session: SESSION, agentId: "a1" })
+      expect(startedBy(undefined)).toEqual({ session: SESSION, agentId: "a1" })
+      // Stored without the call (its parent was not there then): converted again with the parent, it stays as it was.
+      const before = ok(fromClaude(child))
+      expect(startedBy(parentOf(twoCalls), { stored: storedOf(before) })).toEqual({ session: SESSION, agentId: "a1" })
+    })
+
+    it("through the front: Import.convert with parent, and parentToFind says which session to look for until the call is named", () => {
+      const alone = Import.convert(child)
+      expect(Either.isRight(alone) && Import.parentToFind(alone.right)).toBe(SESSION)
+      const linked = Import.convert(child, { parent: jsonl(userLine("u1", null, 1, "explore"), twoCalls) })
+      expect(Either.isRight(linked) && linked.right.sessions[0]!.entries[0]).toMatchObject({ data: { toolCallId: "task-2" } })
+      expect(Either.isRight(linked) && Import.parentToFind(linked.right)).toBe(undefined)
+      expect(Import.parentPaths(`/c/project/agent-a1.jsonl`, SESSION)).toEqual([`/c/project/${SESSION}.jsonl`])
+      expect(Import.parentPaths(`/c/project/${SESSION}/subagents/agent-a1.jsonl`, SESSION)).toEqual([
+        `/c/project/${SESSION}/subagents/${SESSION}.jsonl`,
+        `/c/project/${SESSION}.jsonl`
+      ])
+    })
+  })
+
   it("a compaction whose logical parent is not in the file follows the conversation where the file's order puts it", () => {
     const converted = ok(jsonl(
       userLine("u1", null, 1, "a"),
@@ -410,11 +483,6 @@ describe("a transcript still being written (final: false), and converted again a
     block("a3", "r1", 5, "m2", [{ type: "text", text: "done" }]),
     userLine("u2", "a3", 6, "thanks")
   ]
-  /** Entries as a map, as a sync reads them from the stored session. */
-  const storedOf = (converted: Converted): StoredEntries => {
-    const byId = new Map(converted.entries.map((e) => [e.id, e]))
-    return (session, id) => (session === converted.header.id ? byId.get(id) : undefined)
-  }
 
   it("a response is withheld until a later line shows it complete; what follows it waits with it", () => {
     const growing = ok(fromClaude(jsonl(...lines.slice(0, 4)), { final: false }))
@@ -531,6 +599,17 @@ describe.skipIf(real.length === 0)(`the real Claude Code transcripts in ${REAL}`
     const toolCallId = (link as { data: Obj }).data.toolCallId
     const call = parent.entries.flatMap((e) => e.kind === "message" && e.message.role === "assistant" ? e.message.content : []).find((p) => p.type === "tool-call" && p.id === toolCallId)
     expect(call).toMatchObject({ type: "tool-call", arguments: { prompt: contentOf(lines[0]!) } })
+    // Converted with its parent's transcript, the subagent's own link names the same call.
+    const parentLines = Import.readSource(NFS.readFileSync(Path.join(REAL, parentName))).lines
+    const linked = ok(fromClaude(NFS.readFileSync(Path.join(REAL, name)), { parent: parentLines }))
+    expect(linked.entries[0]).toMatchObject({ data: { session: sessionId, toolCallId, agentId } })
+    expect(linked.entries.slice(1)).toEqual(child.entries.slice(1))
+    // Each way the parent's transcript names it: its result line, and (2.1) its agent_progress lines.
+    const progress = parentLines.filter((l) => l.record.type === "progress" && (l.record.data as Obj | undefined)?.agentId === agentId)
+    for (const l of progress) expect(l.record.parentToolUseID).toBe(toolCallId)
+    const withoutResults = parentLines.filter((l) => !(l.record.type === "user" && (l.record.toolUseResult as Obj | undefined)?.agentId === agentId))
+    const fromRunning = ok(fromClaude(NFS.readFileSync(Path.join(REAL, name)), { parent: withoutResults }))
+    expect(fromRunning.entries[0]).toMatchObject({ data: { toolCallId } })
   })
 
   it.each(real)("%s: inline sidechains are sessions of their own, each linked to its parent's Task call", (name) => {

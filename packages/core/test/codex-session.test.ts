@@ -371,6 +371,58 @@ const expectPrefix = (part: Either.Either<ConvertedCodex, unknown>, whole: Conve
   expect(prefix.origins).toEqual(whole.origins.slice(0, n))
 }
 
+describe("subagent threads (spawn_agent)", () => {
+  const CHILD = "01950000-aaaa-7bbb-8ccc-0000000000c1"
+  const spawn = (n: number, callId: string, message: string) =>
+    item(n, { type: "function_call", name: "spawn_agent", arguments: JSON.stringify({ agent_type: "explorer", message }), call_id: callId })
+  const spawned = (n: number, callId: string, agent: string) => item(n, { type: "function_call_output", call_id: callId, output: JSON.stringify({ agent_id: agent, nickname: "Ada" }) })
+  const parent = [meta(), item(1, text("user", "review it")), spawn(2, "call-a", "look at A"), spawn(3, "call-b", "look at B"), spawned(4, "call-a", "other"), spawned(5, "call-b", CHILD)]
+  const child = (source: unknown, extra: Obj = {}) => [
+    meta({ id: CHILD, source, ...extra }),
+    item(6, text("user", "look at B")),
+    item(7, text("assistant", "B is fine", { phase: "final_answer" }))
+  ]
+  const threadSpawn = { subagent: { thread_spawn: { parent_thread_id: SESSION, depth: 1, agent_role: "explorer" } } }
+
+  it("the parent: after each spawn_agent output naming its agent, a link to the agent's thread naming the call", () => {
+    const result = ok(fromCodexLines(numbered(parent)))
+    const links = result.entries.filter((e) => e.kind === "custom" && e.customType === "session-tree:subagent")
+    expect(links.map((e) => [e.id, e.parentId, (e as RecordV2.CustomEntry).data])).toEqual([
+      [`${SESSION}:5.1`, `${SESSION}:5`, { session: "other", toolCallId: "call-a" }],
+      [`${SESSION}:6.1`, `${SESSION}:6`, { session: CHILD, toolCallId: "call-b" }]
+    ])
+    expect(brokenRule(result.entries)).toBeUndefined()
+    // Another call's output holding an agent_id names nothing.
+    const other = ok(fromCodexLines(numbered([meta(), item(1, { type: "function_call", name: "exec", arguments: "{}", call_id: "x" }), spawned(2, "x", CHILD)])))
+    expect(other.entries.filter((e) => e.kind === "custom" && e.customType === "session-tree:subagent")).toEqual([])
+  })
+
+  it("the subagent: its first entry links the thread that spawned it, and the call where its parent's rollout is given", () => {
+    for (const [source, extra] of [[threadSpawn, {}], ["vscode", { parent_thread_id: SESSION }]] as const) {
+      const alone = ok(fromCodexLines(numbered(child(source, extra))))
+      expect(alone.entries.slice(0, 2).map((e) => [e.id, e.parentId, e.kind === "custom" ? e.customType : e.kind])).toEqual([
+        ["subagent-of", null, "session-tree:subagent-of"],
+        [`${CHILD}:1`, "subagent-of", SESSION_META]
+      ])
+      expect((alone.entries[0] as RecordV2.CustomEntry).data).toEqual({ session: SESSION })
+      expect(brokenRule(alone.entries)).toBeUndefined()
+      const linked = ok(fromCodexLines(numbered(child(source, extra)), { parent: numbered(parent) }))
+      expect((linked.entries[0] as RecordV2.CustomEntry).data).toEqual({ session: SESSION, toolCallId: "call-b" })
+      expect(linked.entries.slice(1)).toEqual(alone.entries.slice(1))
+    }
+    // Another thread's rollout, or a parent that spawned no such agent, names no call.
+    const elsewhere = numbered([meta({ id: "someone-else" }), ...parent.slice(1)])
+    expect((ok(fromCodexLines(numbered(child(threadSpawn)), { parent: elsewhere })).entries[0] as RecordV2.CustomEntry).data).toEqual({ session: SESSION })
+    expect((ok(fromCodexLines(numbered(child(threadSpawn)), { parent: numbered(parent.slice(0, 5)) })).entries[0] as RecordV2.CustomEntry).data).toEqual({ session: SESSION })
+    // A link stored before stays as it was.
+    const stored = ok(fromCodexLines(numbered(child(threadSpawn)))).entries[0]!
+    const again = ok(fromCodexLines(numbered(child(threadSpawn)), { parent: numbered(parent), stored: (session, id) => session === CHILD && id === "subagent-of" ? stored : undefined }))
+    expect((again.entries[0] as RecordV2.CustomEntry).data).toEqual({ session: SESSION })
+    // A rollout that is no subagent's starts with its session meta.
+    expect(ok(fromCodexLines(numbered(child("cli")))).entries[0]).toMatchObject({ customType: SESSION_META, parentId: null })
+  })
+})
+
 describe("the early layout, before the envelope", () => {
   const legacy = [
     { id: SESSION, timestamp: ts(0), instructions: "Follow AGENTS.md", git: { branch: "main" } },
@@ -452,6 +504,7 @@ const real = Transcripts.files("codex")
 const linesOf = (name: string): Array<SourceLine> =>
   new TextDecoder().decode(NFS.readFileSync(Path.join(REAL, name))).split("\n").filter((l) => l !== "").map((l, i) => ({ line: i + 1, record: JSON.parse(l) as Obj }))
 const payloadOf = (record: Obj): Obj => (typeof record.payload === "object" && record.payload !== null ? record.payload : record) as Obj
+const LINKS = new Set(["session-tree:subagent", "session-tree:subagent-of"])
 const CALLS = new Set(["function_call", "custom_tool_call", "local_shell_call", "tool_search_call"])
 const OUTPUTS = new Set(["function_call_output", "custom_tool_call_output", "tool_search_output"])
 
@@ -469,7 +522,7 @@ describe.skipIf(real.length === 0)(`the real Codex rollouts in ${REAL}`, () => {
     expect(brokenRule(result.entries)).toBeUndefined()
     expect(result.header.id).toBe(payloadOf(lines[0]!.record).id)
     // Nothing of a kind with a place was kept whole for want of fitting it.
-    expect(result.entries.filter((e) => e.kind === "custom").map((e) => (e as RecordV2.CustomEntry).customType).filter((t) => t !== SESSION_META && t !== COMPACTION_FIELDS)).toEqual([])
+    expect(result.entries.filter((e) => e.kind === "custom").map((e) => (e as RecordV2.CustomEntry).customType).filter((t) => t !== SESSION_META && t !== COMPACTION_FIELDS && !LINKS.has(t))).toEqual([])
     // The records read back from their canonical JSONL are the same records.
     const text = toJsonl({ header: result.header, entries: result.entries })
     const records = text.split("\n").slice(0, -1)
@@ -479,6 +532,44 @@ describe.skipIf(real.length === 0)(`the real Codex rollouts in ${REAL}`, () => {
     expect(loaded.right.history.entries).toEqual(result.entries)
     // The same lines give the same records, byte for byte.
     expect(toJsonl({ header: result.header, entries: ok(fromCodexLines(lines)).entries })).toBe(text)
+  })
+
+  it.each(real)("%s: a subagent thread is linked both ways to its parent thread and the spawn_agent call that started it", (name) => {
+    const lines = linesOf(name)
+    const result = converted.get(name)!
+    const own = payloadOf(lines[0]!.record)
+    // Every spawn_agent output that names its agent is followed by a link naming it and the call.
+    const spawns = new Set(lines.flatMap(({ record }) => { const p = payloadOf(record); return record.type === "response_item" && p.type === "function_call" && p.name === "spawn_agent" ? [p.call_id] : [] }))
+    const spawned = lines.flatMap(({ record }) => {
+      const p = payloadOf(record)
+      if (record.type !== "response_item" || p.type !== "function_call_output" || !spawns.has(p.call_id)) return []
+      const agent = (JSON.parse(p.output as string) as Obj).agent_id
+      return typeof agent === "string" ? [{ session: agent, toolCallId: p.call_id }] : []
+    })
+    const links = result.entries.filter((e) => e.kind === "custom" && e.customType === "session-tree:subagent")
+    expect(links.map((e) => (e as RecordV2.CustomEntry).data)).toEqual(spawned)
+    for (const link of links) expect(result.entries.find((e) => e.id === link.parentId)).toMatchObject({ kind: "message", message: { role: "tool", toolName: "spawn_agent" } })
+    // A subagent thread's rollout starts with its link to the thread that spawned it.
+    const source = own.source as Obj | string | undefined
+    const parentThread = typeof source === "object" ? ((source.subagent as Obj | undefined)?.thread_spawn as Obj | undefined)?.parent_thread_id : undefined
+    const first = result.entries[0]!
+    if (typeof parentThread !== "string") {
+      expect(first.kind === "custom" && first.customType).toBe(SESSION_META)
+      return
+    }
+    expect(first).toMatchObject({ id: "subagent-of", parentId: null, kind: "custom", customType: "session-tree:subagent-of", data: { session: parentThread } })
+    expect(result.entries[1]).toMatchObject({ parentId: "subagent-of", customType: SESSION_META })
+    // Converted with its parent's rollout, where the collection holds it, it names the call whose output named it.
+    const parentName = real.find((other) => other !== name && other.endsWith(`-${parentThread}.jsonl`))
+    if (parentName === undefined) {
+      expect((first as RecordV2.CustomEntry).data).toEqual({ session: parentThread })
+      return
+    }
+    const parentLinks = converted.get(parentName)!.entries.filter((e) => e.kind === "custom" && (e.data as Obj).session === own.id)
+    expect(parentLinks.length).toBe(1)
+    const linked = ok(fromCodexLines(lines, { parent: linesOf(parentName) }))
+    expect(linked.entries[0]).toMatchObject({ data: { session: parentThread, toolCallId: (parentLinks[0] as RecordV2.CustomEntry & { data: Obj }).data.toolCallId } })
+    expect(linked.entries.slice(1)).toEqual(result.entries.slice(1))
   })
 
   it.each(real)("%s: every encrypted_content is stored byte for byte, a reasoning item's in options.openai", (name) => {

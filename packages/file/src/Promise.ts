@@ -504,6 +504,9 @@ export interface SyncOptions {
 /** The most a Pi session file may hold: images make them large, and a lossy import drops those. */
 const MAX_PI_FILE_BYTES = 256 * 1024 * 1024
 
+/** The names of the files beside `file` (none when its directory cannot be read): where a subagent's parent rollout may be. */
+const siblings = (file: string) => Effect.flatMap(FsTag, (fs) => fs.readdir(Path.dirname(Path.resolve(file)))).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+
 const NOTHING_DROPPED: PiSession.Dropped = {
   images: 0,
   thinking: 0,
@@ -599,7 +602,21 @@ export class Sessions {
           return { ...nothing, session: yield* s.import(converted, to), dropped: converted.dropped }
         }
         if (from === "session-tree") return { ...nothing, session: yield* s.import(yield* FileJournal.readSession(file), to), dropped: NOTHING_DROPPED }
-        const imported = yield* Import.convert(bytes, { from, keepAll: options?.keepAll, skipDamaged: options?.skipDamaged })
+        const convertOptions = { from, keepAll: options?.keepAll, skipDamaged: options?.skipDamaged }
+        let imported = yield* Import.convert(bytes, convertOptions)
+        // A subagent's file: its parent's transcript (where Claude Code keeps it, a Codex rollout beside it) names the call that started it.
+        const parent = Import.parentToFind(imported)
+        if (parent !== undefined) {
+          for (const candidate of Import.parentPaths(Path.resolve(file).split(Path.sep).join("/"), parent, yield* siblings(file))) {
+            // Not there: looked for elsewhere; there but unreadable: the import fails, naming it.
+            const parentBytes = yield* Files.readBytes(candidate, MAX_PI_FILE_BYTES).pipe(
+              Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE", () => Effect.succeed(undefined))
+            )
+            if (parentBytes === undefined) continue
+            imported = yield* Import.convert(bytes, { ...convertOptions, parent: parentBytes })
+            break
+          }
+        }
         const stem = to.endsWith(".jsonl") ? to.slice(0, -".jsonl".length) : to
         const [own, ...subagents] = imported.sessions
         const made: Array<CoreSessions.Summary> = []

@@ -30,4 +30,17 @@ describe("the Promise API's imports and sync", () => {
     expect((await sessions.read(Path.join(mirror, `${session}.jsonl`))).entries.map((e) => e.id)).toEqual(["u1", "u2", "u3"])
     expect((await sessions.sync([sources], mirror)).sources.map((s) => s.status)).toEqual(["unchanged"])
   })
+
+  it("import of a subagent's own file names the tool call that started it, from its parent's transcript beside it", async () => {
+    const project = Path.join(dir, "project")
+    NFS.mkdirSync(project)
+    const call = { id: "m1", role: "assistant", content: [{ type: "tool_use", id: "t3", name: "Task", input: { prompt: "line 2" } }], stop_reason: "tool_use" }
+    NFS.writeFileSync(Path.join(project, `${session}.jsonl`), line("u1", null, 1) + line("a1", "u1", 2, { type: "assistant", message: call }))
+    const child = Path.join(project, "agent-cd.jsonl")
+    NFS.writeFileSync(child, line("s1", null, 2, { isSidechain: true, agentId: "cd" }))
+    const imported = await new Sessions().import(child, Path.join(dir, "child.jsonl"))
+    expect(imported.session.id).toBe(`${session}.agent-cd`)
+    const read = await new Sessions().read(Path.join(dir, "child.jsonl"))
+    expect(read.entries[0]).toMatchObject({ customType: "session-tree:subagent-of", data: { session, toolCallId: "t3", agentId: "cd" } })
+  })
 })

@@ -99,7 +99,96 @@ describe("sync on files", () => {
     expect(NFS.readdirSync(dir).sort()).toEqual([SyncFiles.STATE_FILE, `${SESSION}.agent-ab12.jsonl`, `${SESSION}.jsonl`])
     const parent = records(Path.join(dir, `${SESSION}.jsonl`))
     expect(parent.find((r) => r.kind === "custom")).toMatchObject({ customType: "session-tree:subagent", data: { session: `${SESSION}.agent-ab12`, toolCallId: "task-1" } })
-    expect(records(Path.join(dir, `${SESSION}.agent-ab12.jsonl`))[1]).toMatchObject({ customType: "session-tree:subagent-of", data: { session: SESSION } })
+    // Its parent's transcript, where Claude Code 2.1 keeps it, names the call that started it: both links name it.
+    expect(records(Path.join(dir, `${SESSION}.agent-ab12.jsonl`))[1]).toMatchObject({ customType: "session-tree:subagent-of", data: { session: SESSION, toolCallId: "task-1", agentId: "ab12" } })
+  })
+
+  it("a subagent's file beside its parent (Claude Code 2.0) names the call; one synced before its parent was there keeps the link it was stored with", async () => {
+    const sources = tempDir("sources")
+    const dir = tempDir("target")
+    const parentFile = Path.join(sources, `${SESSION}.jsonl`)
+    const childFile = Path.join(sources, "agent-cd34.jsonl")
+    const sub = (uuid: string, parentUuid: string | null, n: number, content: unknown) =>
+      parentUuid === null ? { ...user(uuid, null, n, content as string), isSidechain: true, agentId: "cd34" } : { ...block(uuid, parentUuid, n, `m-${uuid}`, content as Array<unknown>, "end_turn"), isSidechain: true, agentId: "cd34" }
+    NFS.writeFileSync(childFile, jsonl([sub("s1", null, 2, "look"), sub("s2", "s1", 3, [{ type: "text", text: "seen" }])]))
+    const linkOf = () => records(Path.join(dir, `${SESSION}.agent-cd34.jsonl`))[1]!.data
+    // Alone, its link names the parent session and the agent only.
+    await syncInto([sources], dir)
+    expect(linkOf()).toEqual({ session: SESSION, agentId: "cd34" })
+    // The parent appears, still running its Task call; the subagent grows: appended to, its link as stored.
+    NFS.writeFileSync(parentFile, jsonl([
+      user("u1", null, 1, "explore"),
+      block("a1", "u1", 2, "m1", [{ type: "tool_use", id: "task-9", name: "Task", input: { prompt: "look" } }], "tool_use")
+    ]))
+    NFS.appendFileSync(childFile, jsonl([sub("s3", "s2", 4, [{ type: "text", text: "more" }])]))
+    const grown = await syncInto([sources], dir)
+    expect(grown.sources.map((s) => [Path.basename(s.path), s.status])).toEqual([[`${SESSION}.jsonl`, "synced"], ["agent-cd34.jsonl", "synced"]])
+    expect(linkOf()).toEqual({ session: SESSION, agentId: "cd34" })
+    // Synced anew with its parent there: the call whose prompt it was given.
+    const fresh = tempDir("fresh")
+    await syncInto([sources], fresh)
+    expect(records(Path.join(fresh, `${SESSION}.agent-cd34.jsonl`))[1]!.data).toEqual({ session: SESSION, toolCallId: "task-9", agentId: "cd34" })
+  })
+
+  it("a Codex subagent thread's rollout is linked both ways with the rollout that spawned it, found among the files walked", async () => {
+    const sources = tempDir("sources")
+    const dir = tempDir("target")
+    const parentId = "01950000-aaaa-7bbb-8ccc-0000000000p1"
+    const childId = "01950000-aaaa-7bbb-8ccc-0000000000c1"
+    const at = (n: number) => ts(n)
+    const metaLine = (id: string, source: unknown) => ({ timestamp: at(0), type: "session_meta", payload: { id, timestamp: at(0), cwd: "/w", originator: "codex_cli_rs", cli_version: "0.104.0", source, model_provider: "openai" } })
+    const itemLine = (n: number, payload: object) => ({ timestamp: at(n), type: "response_item", payload })
+    const day = Path.join(sources, "2026", "02", "19")
+    NFS.mkdirSync(day, { recursive: true })
+    NFS.writeFileSync(Path.join(day, `rollout-2026-02-19T19-07-06-${parentId}.jsonl`), jsonl([
+      metaLine(parentId, "cli"),
+      itemLine(1, { type: "function_call", name: "spawn_agent", arguments: "{\"message\":\"look\"}", call_id: "call-s" }),
+      itemLine(2, { type: "function_call_output", call_id: "call-s", output: JSON.stringify({ agent_id: childId }) })
+    ]))
+    NFS.writeFileSync(Path.join(day, `rollout-2026-02-19T19-08-47-${childId}.jsonl`), jsonl([
+      metaLine(childId, { subagent: { thread_spawn: { parent_thread_id: parentId, depth: 1 } } }),
+      itemLine(3, { type: "message", role: "user", content: [{ type: "input_text", text: "look" }] })
+    ]))
+    const report = await syncInto([sources], dir)
+    expect(report.sources.map((s) => [s.status, s.sessions.map((x) => x.id)])).toEqual([["synced", [parentId]], ["synced", [childId]]])
+    expect(records(Path.join(dir, `${parentId}.jsonl`)).find((r) => r.kind === "custom" && r.customType === "session-tree:subagent")!.data).toEqual({ session: childId, toolCallId: "call-s" })
+    expect(records(Path.join(dir, `${childId}.jsonl`))[1]).toMatchObject({ id: "subagent-of", customType: "session-tree:subagent-of", data: { session: parentId, toolCallId: "call-s" } })
+  })
+
+  it("the walk gives the sources sorted by path, each once; the state reads back what was saved, whatever its paths and IDs hold", async () => {
+    const sources = tempDir("sources")
+    const dir = tempDir("target")
+    // Names whose order differs by a character below and above "/" (".", "-", "0"), a directory among files, nesting.
+    const names = ["a.jsonl", "a-b.jsonl", "a/x.jsonl", "a/b/c.jsonl", "a0.jsonl", "a.b/y.jsonl", "b.jsonl", "B.jsonl", "a/b.jsonl", "z/z/z.jsonl"]
+    for (const name of names) {
+      NFS.mkdirSync(Path.dirname(Path.join(sources, name)), { recursive: true })
+      NFS.writeFileSync(Path.join(sources, name), "x")
+    }
+    NFS.writeFileSync(Path.join(sources, "a", "notes.txt"), "not a source")
+    const files = SyncFiles.make(node, { state: Path.join(dir, SyncFiles.STATE_FILE) })
+    const walked = await Effect.runPromise(files.walk([sources], []))
+    const expected = names.map((n) => Path.join(sources, n)).sort()
+    expect(walked.map((f) => f.path)).toEqual(expected)
+    // Several roots, overlapping: each file once, sorted.
+    const twice = await Effect.runPromise(files.walk([Path.join(sources, "a"), sources, Path.join(sources, "b.jsonl")], []))
+    expect(twice.map((f) => f.path)).toEqual(expected)
+    const state: Sync.SyncState = {
+      sources: {
+        "/p/plain.jsonl": { fingerprint: "1:2:3:4.5:6.5", pending: false, sessions: ["s1"] },
+        "/p/two.jsonl": { fingerprint: "1:2:3:4:5", pending: true, sessions: ["s1", "s1.agent-x"] },
+        "/p/none.jsonl": { fingerprint: "f", pending: false, sessions: [] },
+        "/p/empty-id.jsonl": { fingerprint: "f", pending: false, sessions: [""] },
+        "/p/tab\there.jsonl": { fingerprint: "f", pending: true, sessions: ["a\tb", "\"quoted"] },
+        "/p/line\nbreak.jsonl": { fingerprint: "f", pending: false, sessions: ["x"] },
+        "\"/p/quote.jsonl": { fingerprint: "\"f", pending: false, sessions: ["y"] },
+        "/p/after.jsonl": { fingerprint: "g", pending: false, sessions: ["z"] }
+      }
+    }
+    await Effect.runPromise(files.saveState(state))
+    expect(await Effect.runPromise(files.loadState)).toEqual(state)
+    // A state that is not one is ignored: only a cache.
+    NFS.writeFileSync(Path.join(dir, SyncFiles.STATE_FILE), "session-tree sync state 1\nfingerprint\tq\t/p\ts\n")
+    expect(await Effect.runPromise(files.loadState)).toEqual({ sources: {} })
   })
 
   it("a second sync of unchanged sources writes nothing and reads no source; a line appended is one entry appended", async () => {

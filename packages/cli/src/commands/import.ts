@@ -68,6 +68,36 @@ export const reportLines = (imported: {
 }
 
 /**
+ * FILE converted; a subagent's file (Claude Code's, a Codex subagent thread's rollout) converted again
+ * with its parent's transcript, where Claude Code keeps it or a Codex rollout of that thread beside it,
+ * so that its link names the tool call that started it. Where that transcript is not there, or does not name the call, a line on stderr says so.
+ */
+const convertWithParent = (file: string, bytes: Uint8Array, options: Import.ImportOptions, aboutFile: (e: SessionError) => SessionError) =>
+  Effect.gen(function*() {
+    let imported = yield* Effect.mapError(Import.convert(bytes, options), aboutFile)
+    const parent = Import.parentToFind(imported)
+    if (parent === undefined) return imported
+    const absolute = NodePath.resolve(file)
+    const names = yield* Effect.flatMap(Fs.Fs, (fs) => fs.readdir(NodePath.dirname(absolute))).pipe(Effect.provide(Fs.layer), Effect.orElseSucceed(() => []))
+    const paths = Import.parentPaths(absolute.split(NodePath.sep).join("/"), parent, names)
+    for (const path of paths) {
+      // Not there: looked for elsewhere. There but unreadable: the import fails, naming it, rather than link less than it could.
+      const parentBytes = yield* Files.readBytes(path, MAX_SOURCE_BYTES).pipe(
+        Effect.provide(Fs.layer),
+        Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE", () => Effect.succeed(undefined))
+      )
+      if (parentBytes === undefined) continue
+      imported = yield* Effect.mapError(Import.convert(bytes, { ...options, parent: parentBytes }), aboutFile)
+      if (Import.parentToFind(imported) !== undefined) {
+        yield* Console.error(`subagent of ${printable(parent)}: the tool call that started it is not in ${printable(path)}; its link names none`)
+      }
+      return imported
+    }
+    yield* Console.error(`subagent of ${printable(parent)}: its parent's transcript is not beside it (${paths.map(printable).join(", ")}); its link names no tool call`)
+    return imported
+  })
+
+/**
  * A self-contained export's records (inline data over 65,536 bytes turned back into blob
  * references) and the blobs' bytes; undefined for a file that holds no such data, or that cannot
  * be read here, which the ordinary reading then judges with its own errors.
@@ -191,7 +221,7 @@ export const importCommand = Command.make(
           const blobs = yield* SelfContained.blobsOf(loaded.entries, loaded.blob)
           return { sessions: [yield* service.import(loaded, target, { version: asked, blobs: blobs.size === 0 ? undefined : blobs })], imported: undefined }
         }
-        const imported = yield* Effect.mapError(Import.convert(bytes, { from: format, keepAll, skipDamaged }), aboutFile)
+        const imported = yield* convertWithParent(file, bytes, { from: format, keepAll, skipDamaged }, aboutFile)
         return { sessions: yield* storeAll(imported.sessions, target), imported }
       }), Option.getOrElse(to, () => file))
       const { imported, sessions } = stored

@@ -44,6 +44,11 @@ export interface ClaudeOptions {
    * order puts it, instead of being refused (with `--skip-damaged`: its parent may be a damaged line).
    */
   readonly followOrphans?: boolean | undefined
+  /**
+   * For a subagent's own file: the lines of its parent session's transcript, where the tool call
+   * that started the subagent is looked for (`startingCall`). A transcript of another session names none.
+   */
+  readonly parent?: ReadonlyArray<SourceLine> | undefined
 }
 
 /** One converted session, frozen. */
@@ -406,7 +411,10 @@ class Conversion {
     if (!this.started) {
       this.started = true
       if (this.plan.startedBy !== undefined) {
-        const problem = this.insert(item.l, "subagent-of", { kind: "custom", customType: SUBAGENT_OF, data: this.plan.startedBy })
+        // A link stored before stays as it was: the parent's transcript may have appeared, or gone, since.
+        const stored = this.stored("subagent-of")
+        const data = stored !== undefined && stored.kind === "custom" && stored.customType === SUBAGENT_OF ? stored.data : this.plan.startedBy
+        const problem = this.insert(item.l, "subagent-of", { kind: "custom", customType: SUBAGENT_OF, data })
         if (problem !== undefined) return problem
       }
     }
@@ -735,6 +743,52 @@ const tasksOf = (l: Line): ReadonlyArray<TaskCall> => {
   )
 }
 
+/** The session a Claude Code transcript's lines name (the first `sessionId`), and whether it is a subagent's own file. */
+export const sessionOfLines = (lines: ReadonlyArray<SourceLine>): { readonly sessionId: string; readonly subagent: boolean } | undefined => {
+  let sessionId: string | undefined
+  for (const l of lines) {
+    if (sessionId === undefined && isId(own(l.record, "sessionId"))) sessionId = l.record.sessionId as string
+    if (isConversation(l.record)) return sessionId === undefined ? undefined : { sessionId, subagent: own(l.record, "isSidechain") === true }
+  }
+  return sessionId === undefined ? undefined : { sessionId, subagent: false }
+}
+
+/**
+ * The tool call of a parent transcript that started the subagent `agentId`, whose first prompt is
+ * `prompt` (`docs/import.md`, "Subagents"): the call whose result names the agent (a line holding
+ * that one result, its `toolUseResult.agentId`); else the call an `agent_progress` line names for
+ * the agent (`parentToolUseID`, written while it runs); else the one call given that prompt that no
+ * other agent is known to answer. None when it is not one call.
+ */
+export const startingCall = (parent: ReadonlyArray<SourceLine>, agentId: string | undefined, prompt: string | undefined): string | undefined => {
+  const byAgent = new Map<string, Set<string>>()
+  const claim = (agent: unknown, call: unknown) => {
+    if (!isId(agent) || !isId(call)) return
+    const calls = byAgent.get(agent) ?? new Set<string>()
+    calls.add(call)
+    byAgent.set(agent, calls)
+  }
+  const prompted: Array<TaskCall> = []
+  for (const l of parent) {
+    const r = l.record
+    if (own(r, "isSidechain") === true) continue
+    if (r.type === "assistant") prompted.push(...tasksOf(l))
+    else if (r.type === "progress" && isObject(own(r, "data")) && own(r.data as JsonRecord, "type") === "agent_progress") {
+      claim(own(r.data as JsonRecord, "agentId"), own(r, "parentToolUseID"))
+    } else if (r.type === "user" && isObject(own(r, "toolUseResult"))) {
+      const content = messageOf(l)?.content
+      const results = Array.isArray(content) ? content.filter((b) => isObject(b) && b.type === "tool_result") as Array<JsonRecord> : []
+      if (results.length === 1) claim(own(r.toolUseResult as JsonRecord, "agentId"), own(results[0]!, "tool_use_id"))
+    }
+  }
+  const named = agentId === undefined ? undefined : byAgent.get(agentId)
+  if (named !== undefined) return named.size === 1 ? [...named][0] : undefined
+  if (prompt === undefined) return undefined
+  const others = new Set([...byAgent.values()].flatMap((calls) => [...calls]))
+  const candidates = new Set(prompted.filter((t) => t.prompt === prompt && !others.has(t.id)).map((t) => t.id))
+  return candidates.size === 1 ? [...candidates][0] : undefined
+}
+
 export const fromClaudeLines = (
   lines: ReadonlyArray<SourceLine>,
   options: ClaudeOptions = {}
@@ -764,7 +818,14 @@ export const fromClaudeLines = (
   let startedBy: Mutable | undefined
   if (subagentFile) {
     startedBy = { session: sessionId }
-    if (isId(own(first!.record, "agentId"))) startedBy.agentId = first!.record.agentId
+    const agentId = own(first!.record, "agentId")
+    // The file does not name the call that started it: its parent's transcript, where given, does.
+    const parent = options.parent === undefined ? undefined : sessionOfLines(options.parent)
+    const call = parent !== undefined && parent.sessionId === sessionId && !parent.subagent
+      ? startingCall(options.parent!, isId(agentId) ? agentId : undefined, promptOf(first!))
+      : undefined
+    if (call !== undefined) startedBy.toolCallId = call
+    if (isId(agentId)) startedBy.agentId = agentId
   }
   const main = new Indexer(newPlan(mainId, started, startedBy), options.skip)
   const children: Array<Indexer> = []

@@ -16,6 +16,7 @@ import { firstInexactNumber, parseObjectLine } from "../Json.js"
 import * as RecordV2 from "../RecordV2.js"
 import { type CorruptError, sessionError } from "../SessionError.js"
 import { checkLoads } from "./importCheck.js"
+import { SUBAGENT, SUBAGENT_OF } from "./links.js"
 import { decodeUtf8, splitLines } from "./piFile.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
 import { copyJson, deepFreeze } from "./values.js"
@@ -32,6 +33,53 @@ export interface SourceLine {
 export interface CodexOptions {
   /** Store the lines that have no version-2 place (and repeats) as `custom` entries `codex:<kind>`: nothing of the file is lost. */
   readonly keepAll?: boolean | undefined
+  /** For a subagent's rollout: its parent thread's rollout, where the `spawn_agent` call that started it is looked for. */
+  readonly parent?: ReadonlyArray<SourceLine> | undefined
+  /** What an earlier conversion stored, by session and entry ID: a subagent's link (`subagent-of`) stays as it was stored. */
+  readonly stored?: ((session: string, id: string) => RecordV2.SessionEntry | undefined) | undefined
+}
+
+/** The thread a rollout's session meta says spawned it (`source.subagent.thread_spawn.parent_thread_id`, or `parent_thread_id`). */
+export const parentThreadOf = (payload: JsonRecord): string | undefined => {
+  const source = own(payload, "source")
+  const subagent = isObject(source) ? own(source, "subagent") : undefined
+  const spawn = isObject(subagent) ? own(subagent, "thread_spawn") : undefined
+  const fromSpawn = isObject(spawn) ? own(spawn, "parent_thread_id") : undefined
+  if (isName(fromSpawn)) return fromSpawn
+  const direct = own(payload, "parent_thread_id")
+  return isName(direct) ? direct : undefined
+}
+
+/** The agent a `spawn_agent` call's output names (`{"agent_id": …}`), if it does. */
+const spawnedAgent = (output: unknown): string | undefined => {
+  if (typeof output !== "string") return undefined
+  const parsed = parseObjectLine(output)
+  return Either.isRight(parsed) && isName(own(parsed.right, "agent_id")) ? parsed.right.agent_id as string : undefined
+}
+
+/** The session ID a rollout's lines name: its session meta's `id`. */
+const threadOf = (lines: ReadonlyArray<SourceLine>): string | undefined => {
+  const first = lines[0]?.record
+  const payload = first === undefined ? undefined : own(first, "type") === "session_meta" ? own(first, "payload") : first
+  return isObject(payload) && isName(own(payload, "id")) ? payload.id as string : undefined
+}
+
+/**
+ * The `spawn_agent` call of a parent thread's rollout that started thread `child`: the call whose
+ * output names it as its `agent_id`; undefined when the rollout is not `thread`'s or names none.
+ */
+export const spawningCall = (parent: ReadonlyArray<SourceLine>, thread: string, child: string): string | undefined => {
+  if (threadOf(parent) !== thread) return undefined
+  const spawns = new Set<string>()
+  for (const { record } of parent) {
+    const item = own(record, "type") === "response_item" ? own(record, "payload") : undefined
+    if (!isObject(item)) continue
+    if (own(item, "type") === "function_call" && own(item, "name") === "spawn_agent" && isName(own(item, "call_id"))) spawns.add(item.call_id as string)
+    if (own(item, "type") === "function_call_output" && spawns.has(own(item, "call_id") as string) && spawnedAgent(own(item, "output")) === child) {
+      return item.call_id as string
+    }
+  }
+  return undefined
 }
 
 export interface ConvertedCodex {
@@ -242,7 +290,8 @@ class Conversion {
     /** The header's timestamp: the time of every entry of the early layout, whose lines have none. */
     private readonly started: string,
     private readonly firstLine: number,
-    private readonly keepAll: boolean
+    private readonly keepAll: boolean,
+    private readonly options: CodexOptions = {}
   ) {}
 
   /** Converts one line: stores its entries, or counts it as skipped; or the problem that refuses the file. */
@@ -270,7 +319,7 @@ class Conversion {
         decoded.push(entry)
       }
       // A line of a kind with a place that does not fit it once mapped is kept whole.
-      if (decoded.length === bodies.length) return this.push(decoded, line)
+      if (decoded.length === bodies.length) return this.push(this.linked(decoded, record, ids, timestamp), line)
     } else if (outcome._tag === "skip" && !this.keepAll) {
       this.skipped[kind] = (this.skipped[kind] ?? 0) + 1
       return undefined
@@ -278,6 +327,35 @@ class Conversion {
     const entry = this.decode(ids(0), this.parent, timestamp, { kind: "custom", customType: WHOLE_PREFIX + kind, data: this.dataOf(record) })
     if (typeof entry === "string") return sessionError("SESSION_INVALID_RECORD", `a ${kind} line, kept whole: ${entry}`, { line })
     return this.push([entry], line)
+  }
+
+  /**
+   * A line's entries with the links to other threads it makes (`docs/import.md`, "Subagents"): a
+   * subagent's session meta starts with its `subagent-of` entry; the output of a `spawn_agent`
+   * call that names the agent it started is followed by a `subagent` entry naming it and the call.
+   */
+  private linked(decoded: Array<RecordV2.SessionEntry>, record: JsonRecord, ids: Ids, timestamp: string): Array<RecordV2.SessionEntry> {
+    const first = decoded[0]!
+    if (first.kind === "custom" && first.customType === SESSION_META && this.entries.length === 0) {
+      const payload = (this.layout === "legacy" ? record : own(record, "payload")) as JsonRecord
+      const thread = parentThreadOf(payload)
+      if (thread === undefined) return decoded
+      const stored = this.options.stored?.(this.sessionId, "subagent-of")
+      let data: unknown = stored !== undefined && stored.kind === "custom" && stored.customType === SUBAGENT_OF ? stored.data : undefined
+      if (data === undefined) {
+        const call = this.options.parent === undefined ? undefined : spawningCall(this.options.parent, thread, this.sessionId)
+        data = call === undefined ? { session: thread } : { session: thread, toolCallId: call }
+      }
+      const link = this.decode("subagent-of", null, timestamp, { kind: "custom", customType: SUBAGENT_OF, data })
+      if (typeof link === "string") return decoded
+      return [link, ...decoded.map((e, k) => k === 0 ? deepFreeze({ ...e, parentId: "subagent-of" }) : e)]
+    }
+    if (first.kind !== "message" || first.message.role !== "tool" || first.message.toolName !== "spawn_agent") return decoded
+    const agent = spawnedAgent(own(own(record, "payload") as JsonRecord, "output"))
+    if (agent === undefined) return decoded
+    const last = decoded[decoded.length - 1]!
+    const link = this.decode(ids(decoded.length), last.id, timestamp, { kind: "custom", customType: SUBAGENT, data: { session: agent, toolCallId: first.message.toolCallId } })
+    return typeof link === "string" ? decoded : [...decoded, link]
   }
 
   /** A line kept whole: all of it but the timestamp, which is the entry's (the early layout's lines, which have none, as they are). */
@@ -583,7 +661,7 @@ export const fromCodexLines = (lines: ReadonlyArray<SourceLine>, options?: Codex
   const started = start(lines[0])
   if (Either.isLeft(started)) return Either.left(started.left)
   const { header, layout } = started.right
-  const conversion = new Conversion(header.id, layout, header.timestamp, lines[0]!.line, options?.keepAll === true)
+  const conversion = new Conversion(header.id, layout, header.timestamp, lines[0]!.line, options?.keepAll === true, options)
   for (const l of lines) {
     const problem = conversion.add(l)
     if (problem !== undefined) return Either.left(problem)

@@ -11,7 +11,7 @@ import { type CorruptError, type InputError, type SessionError, sessionError } f
 import { fromClaudeLines, type StoredEntries } from "./claude.js"
 import { COMPACTION_FIELDS as CODEX_COMPACTION_FIELDS, fromCodexLines, SESSION_META, WHOLE_PREFIX as CODEX_PREFIX } from "./codex.js"
 import { checkLoads } from "./importCheck.js"
-import { DAMAGED_LINE } from "./links.js"
+import { DAMAGED_LINE, SUBAGENT_OF } from "./links.js"
 import { fromPiV2Lines } from "./piV2.js"
 import { type DamagedLine, readSource, type SourceLine, type SourceLines, type TornLine } from "./source.js"
 
@@ -107,6 +107,8 @@ export interface Converter {
       readonly stored: StoredEntries | undefined
       /** With `skipDamaged`: what hangs from a line that is not there (damaged, unreadable) follows the file's order. */
       readonly followOrphans: boolean
+      /** A subagent's parent transcript (Claude Code, Codex), read: where the tool call that started it is looked for. */
+      readonly parent: ReadonlyArray<SourceLine> | undefined
     }
   ) => Either.Either<Omit<Imported, "format" | "damaged" | "torn">, CorruptError>
 }
@@ -122,6 +124,13 @@ export interface ImportOptions {
   readonly final?: boolean | undefined
   /** What an earlier import of this source stored, to convert it again the same way (sync). */
   readonly stored?: StoredEntries | undefined
+  /**
+   * For a subagent's own file (a Claude Code subagent's, a Codex subagent thread's rollout): its
+   * parent session's transcript, where the tool call that started the subagent is looked for, so that
+   * its `subagent-of` entry names it (`docs/import.md`, "Subagents"). A transcript of another
+   * session names no call.
+   */
+  readonly parent?: Uint8Array | undefined
 }
 
 const claude: Converter = {
@@ -149,7 +158,7 @@ interface Found extends Omit<DamagedLine, "code"> {
 const codex: Converter = {
   // Codex writes each item whole on its line: nothing waits. A damaged line is left out; the rest keep their IDs (`<session>:<line>`).
   convert: (lines, options) =>
-    Either.map(fromCodexLines(options.skip.size === 0 ? lines : lines.filter((l) => !options.skip.has(l.line)), { keepAll: options.keepAll }), (c) => {
+    Either.map(fromCodexLines(options.skip.size === 0 ? lines : lines.filter((l) => !options.skip.has(l.line)), { keepAll: options.keepAll, parent: options.parent, stored: options.stored }), (c) => {
       const kept: Record<string, number> = {}
       for (const entry of c.entries) {
         if (entry.kind !== "custom" || !entry.customType.startsWith(CODEX_PREFIX)) continue
@@ -228,8 +237,9 @@ export const convert = (bytes: Uint8Array, options: ImportOptions = {}): Either.
   const byLine = new Map(source.lines.map((l) => [l.line, l]))
   const damaged: Array<Found> = [...source.damaged]
   const skip = new Set<number>()
+  const parent = options.parent === undefined || format === "pi" ? undefined : readSource(options.parent).lines
   const run = (lines: ReadonlyArray<SourceLine>) =>
-    converter.convert(lines, { keepAll: options.keepAll === true, final: options.final !== false, skip, stored: options.stored, followOrphans: skipDamaged })
+    converter.convert(lines, { keepAll: options.keepAll === true, final: options.final !== false, skip, stored: options.stored, followOrphans: skipDamaged, parent })
   if (!skipDamaged && damaged.length > 0) {
     // The first problem in file order: the conversion's (of the lines that are not damaged), or the damaged line.
     const first = damaged[0]!
@@ -261,6 +271,39 @@ export const convert = (bytes: Uint8Array, options: ImportOptions = {}): Either.
     damaged.push({ line: error.line!, bytes: lineBytes(bytes, error.line!), code: error.code, reason: error.reason })
   }
 }
+
+/**
+ * The parent session a converted Claude Code subagent's file names when its link names no tool call
+ * yet (its `subagent-of` entry): the session whose transcript to look for, to convert it again with `parent`.
+ */
+export const parentToFind = (imported: Imported): string | undefined => {
+  if (imported.format === "pi") return undefined
+  const root = imported.sessions[0]?.entries[0]
+  if (root === undefined || root.kind !== "custom" || root.customType !== SUBAGENT_OF || root.id !== "subagent-of") return undefined
+  const data = root.data as { readonly session?: unknown; readonly toolCallId?: unknown } | null
+  return data !== null && typeof data === "object" && typeof data.session === "string" && data.toolCallId === undefined ? data.session : undefined
+}
+
+/**
+ * Where the transcript of session `sessionId` is looked for, seen from its subagent's file at
+ * `path`: where Claude Code keeps it, beside it (`<project>/agent-<id>.jsonl`, 2.0) or two
+ * directories up (`<project>/<sessionId>/subagents/agent-<id>.jsonl`, 2.1); and the Codex rollouts
+ * of that thread among `names`, the names of the files beside it. Paths with `/` separators.
+ */
+export const parentPaths = (path: string, sessionId: string, names: ReadonlyArray<string> = []): ReadonlyArray<string> => {
+  const parts = path.split("/")
+  const dir = parts.slice(0, -1)
+  const out = [[...dir, `${sessionId}.jsonl`].join("/")]
+  // A Codex rollout of that thread beside it: `rollout-<time>-<thread>.jsonl`.
+  for (const name of names) if (isRolloutOf(name, sessionId)) out.push([...dir, name].join("/"))
+  if (dir.length >= 2 && dir[dir.length - 1] === "subagents" && dir[dir.length - 2] === sessionId) {
+    out.push([...dir.slice(0, -2), `${sessionId}.jsonl`].join("/"))
+  }
+  return out
+}
+
+/** Whether a file's name is a Codex rollout's of thread `thread`: `rollout-<time>-<thread>.jsonl`. */
+export const isRolloutOf = (name: string, thread: string): boolean => name.startsWith("rollout-") && name.endsWith(`-${thread}.jsonl`)
 
 /** The bytes of line `line` (1-based) of `bytes`, without its newline. */
 const lineBytes = (bytes: Uint8Array, line: number): Uint8Array => {

@@ -8,7 +8,7 @@ import type * as RecordV2 from "../RecordV2.js"
 import { type SessionError, sessionError } from "../SessionError.js"
 import { Sessions } from "../Sessions.js"
 import { type SourceFile, type SourceReport, SyncFiles, type SyncOptions, type SyncReport, type SyncState } from "../Sync.js"
-import { convert, detectLines } from "./imports.js"
+import { convert, detectLines, isRolloutOf, parentPaths, parentToFind } from "./imports.js"
 import { sha256Hex } from "./sha256.js"
 import { readSource } from "./source.js"
 
@@ -52,11 +52,33 @@ const storedOf = (ids: ReadonlyArray<string>, locate: (id: string) => string) =>
     return byId
   })
 
+/**
+ * The transcript of session `sessionId`, the parent of the subagent whose file is at `path`: where
+ * Claude Code keeps it, or a Codex rollout of that thread among the files walked; undefined when none is there. One that is there but cannot be read fails the
+ * source (tried again next time), so that what a link names never depends on a passing failure.
+ */
+const parentBytes = (path: string, sessionId: string, found: ReadonlyArray<SourceFile>) =>
+  Effect.gen(function*() {
+    const files = yield* SyncFiles
+    // Claude Code's places, then the Codex rollouts of that thread among the files walked (a rollout's name ends with its thread).
+    const rollouts = found.filter((f) => isRolloutOf(f.path.slice(f.path.lastIndexOf("/") + 1), sessionId)).map((f) => f.path)
+    for (const candidate of new Set([...parentPaths(path, sessionId), ...rollouts])) {
+      if (candidate === path) continue
+      const read = yield* files.read(candidate).pipe(
+        Effect.map((r) => r.bytes),
+        Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND" || e.code === "SESSION_NOT_REGULAR_FILE", () => Effect.succeed(undefined))
+      )
+      if (read !== undefined) return read
+    }
+    return undefined
+  })
+
 /** One source: read, converted (again, with what was stored, when some of its sessions exist), and mirrored. */
 const syncSource = (
   file: SourceFile,
   options: SyncOptions,
-  locate: (id: string) => string
+  locate: (id: string) => string,
+  found: ReadonlyArray<SourceFile>
 ): Effect.Effect<{ readonly report: SourceReport; readonly file: SourceFile }, SessionError, Sessions | SyncFiles> =>
   Effect.gen(function*() {
     const files = yield* SyncFiles
@@ -76,13 +98,19 @@ const syncSource = (
     if (Either.isLeft(first)) return yield* Effect.fail(first.left)
     // Converted again with what earlier syncs stored, so that a response stored in parts stays in those parts.
     const stored = yield* storedOf(first.right.sessions.map((s) => s.header.id), locate)
-    const converted = stored.size === 0 ? first : convert(read.bytes, { ...importOptions, stored: (session, id) => stored.get(session)?.get(id) })
+    // A subagent's file whose link is not stored yet: its parent's transcript names the call that started it.
+    const own = first.right.sessions[0]!.header.id
+    const parentId = stored.get(own)?.has("subagent-of") === true ? undefined : parentToFind(first.right)
+    const parent = parentId === undefined ? undefined : yield* parentBytes(file.path, parentId, found)
+    const converted = stored.size === 0 && parent === undefined
+      ? first
+      : convert(read.bytes, { ...importOptions, parent, stored: (session, id) => stored.get(session)?.get(id) })
     if (Either.isLeft(converted)) return yield* Effect.fail(converted.left)
     const imported = converted.right
     const made: Array<SourceReport["sessions"][number]> = []
     // The subagents' sessions first, so that a link in the parent names a session that is there.
-    const [own, ...subagents] = imported.sessions
-    for (const session of [...subagents, own!]) {
+    const [ownSession, ...subagents] = imported.sessions
+    for (const session of [...subagents, ownSession!]) {
       const location = locate(session.header.id)
       const mirror = Effect.retry(sessions.mirror(session, location), { schedule: RETRY, while: isRace })
       // Still busy once other writers had their turns: what an interrupted commit left there, cleared if the caller can.
@@ -110,15 +138,23 @@ const syncSource = (
 
 const NONE: Readonly<Record<string, number>> = Object.freeze({})
 const NO_DAMAGE: ReadonlyArray<never> = Object.freeze([])
-/** An unchanged source's session: its location asked of the caller only when read (thousands of them are never read). */
-const unchanged = (id: string, locate: (id: string) => string) => ({
-  id,
-  get location() {
-    return locate(id)
-  },
-  created: false,
-  appended: 0
-})
+/**
+ * An unchanged source's session: its location asked of the caller only when read (thousands of
+ * them are never read). A class, whose getter is its prototype's: an object literal with a getter
+ * costs a call into the engine's runtime each, four times what the rest of the report costs. JSON
+ * gives it as a plain session.
+ */
+class Unchanged {
+  readonly created = false
+  readonly appended = 0
+  constructor(readonly id: string, private readonly locate: (id: string) => string) {}
+  get location(): string {
+    return this.locate(this.id)
+  }
+  toJSON() {
+    return { id: this.id, location: this.location, created: this.created, appended: this.appended }
+  }
+}
 
 const defaultLocate = Effect.map(Sessions, () => (id: string) => id)
 
@@ -145,10 +181,10 @@ export const syncFiles = (
       // Unchanged since a sync that stored everything of it: not read again. One that left something waiting is read once quiet.
       if (known !== undefined && known.fingerprint === file.fingerprint && (!known.pending || now - file.mtimeMs < quietMs)) {
         // The path a sync of thousands of unchanged sources takes for each: a lookup and a small record, no more.
-        reports.push({ path: file.path, status: "unchanged", sessions: known.sessions.map((id) => unchanged(id, locate)), skipped: NONE, kept: NONE, damaged: NO_DAMAGE, pending: 0 })
+        reports.push({ path: file.path, status: "unchanged", sessions: known.sessions.map((id) => new Unchanged(id, locate)), skipped: NONE, kept: NONE, damaged: NO_DAMAGE, pending: 0 })
         continue
       }
-      const done = yield* Effect.either(syncSource(file, options, locate))
+      const done = yield* Effect.either(syncSource(file, options, locate, found))
       if (Either.isLeft(done)) {
         const error = done.left
         const located = error.path === undefined ? sessionError(error.code, error.reason, { line: error.line, path: file.path, cause: error.cause }) : error
