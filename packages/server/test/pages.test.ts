@@ -10,6 +10,7 @@
  *   `Sessions.search` does;
  * - a session page links to the session it was forked from, to the session
  *   that started it and to its subagents' sessions, and `/id/ID` leads there;
+ *   a long text is folded to its first lines;
  * - a database served on another address refuses a wrong token on every route.
  */
 import * as Codec from "@session-tree/core/Codec"
@@ -84,7 +85,8 @@ const linked: ReadonlyArray<Sessions.Records> = [
       custom("subagent-of", null, Subagents.SUBAGENT_OF, { session: "parent-1", toolCallId: "toolu_1", agentId: "a1" }, 1),
       user("a1", "subagent-of", "find the flaky test", 2)
     ]
-  }
+  },
+  { header: header("long-1"), entries: [user("l1", null, Array.from({ length: 40 }, (_, i) => `line ${i} of a long paste`).join("\n"), 1)] }
 ]
 
 const fileText = (records: Sessions.Records) => [records.header, ...records.entries].map((r) => `${Codec.encodeRecord(r)}\n`).join("")
@@ -172,6 +174,15 @@ for (const backend of backends) {
       expect(opened.body).toContain("look into the flaky test with two helpers")
       // A subagent that was never imported is no session here: its link finds nothing, and says so.
       expect((await page("/id/parent-1.agent-a2")).status).toBe(404)
+    })
+
+    it("folds a long text to its first lines, the whole of it a click away", async () => {
+      const body = (await page(`/s/${encodeURIComponent(served.keyOf("long-1"))}`)).body
+      const folded = /<details class="long"><summary>([\s\S]*?)<\/summary>([\s\S]*?)<\/details>/.exec(body)!
+      expect(folded[1]).toContain("line 0 of a long paste")
+      expect(folded[1]).not.toContain("line 39 of a long paste")
+      expect(folded[1]).toContain("Show all 40 lines")
+      expect(folded[2]).toContain("line 39 of a long paste")
     })
 
     if (backend.token !== undefined) {
