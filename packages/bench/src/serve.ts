@@ -1,7 +1,7 @@
 /**
  * `npm run bench:serve`: the benchmarks of serving, searching and following
  * sessions, each a table of medians, p90s and ratios to a baseline measured in
- * the same run (BENCHMARKS.md, "Serving").
+ * the same run (BENCHMARKS.md, "Serve").
  *
  *   --only search-files,search-pg,list,live   a subset
  *   --rounds N        rounds of each search table (default 5; the database's 4×)

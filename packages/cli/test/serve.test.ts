@@ -65,8 +65,11 @@ describe("session-tree search", () => {
       ""
     ])
     expect(text.stdout).toContain("    A refused connection after a deploy usually means the service did not start.")
-    for (const args of [["refused"], ["connection", "--role", "user"], [`"service did not"`, "--limit", "1"], ["connection", "--model", "claude-opus-4"], ["refused", "--since", "2026-01-03"]]) {
-      const json = await runCli("search", ...args, "--dir", dir, "--json")
+    // The commands run side by side (each is mostly its own start-up), then each answer is checked.
+    const cases = [["refused"], ["connection", "--role", "user"], [`"service did not"`, "--limit", "1"], ["connection", "--model", "claude-opus-4"], ["refused", "--since", "2026-01-03"]]
+    const answers = await Promise.all(cases.map((args) => runCli("search", ...args, "--dir", dir, "--json")))
+    for (const [i, args] of cases.entries()) {
+      const json = answers[i]!
       expect(json.code, args.join(" ")).toBe(0)
       const roles = args.flatMap((a, i) => (args[i - 1] === "--role" ? [a] : [])) as Array<"user" | "assistant">
       const models = args.flatMap((a, i) => (args[i - 1] === "--model" ? [a] : []))
@@ -103,10 +106,13 @@ describe("session-tree search", () => {
     expect(partial.stdout).toContain(`${Path.join(damaged, "a.jsonl")}  p3  tool`)
     expect(partial.stderr).toContain(`${Path.join(damaged, "b.jsonl")}: SESSION_INVALID_MESSAGE`)
     expect(firstWord(partial.stderr.split("\n").find((l) => !l.startsWith(" "))!)).toBe("SESSION_INVALID_MESSAGE")
-    expect((await runCli("search", "x", "--dir", dir, "--db", dbUrl)).code).toBe(2)
-    expect((await runCli("search", "x", "--role", "robot", "--dir", dir)).code).toBe(2)
-    expect((await runCli("search", "--dir", dir)).code).toBe(2)
-    const missing = await runCli("search", "x", "--dir", Path.join(dir, "nope"))
+    const [both, robot, none, missing] = await Promise.all([
+      runCli("search", "x", "--dir", dir, "--db", dbUrl),
+      runCli("search", "x", "--role", "robot", "--dir", dir),
+      runCli("search", "--dir", dir),
+      runCli("search", "x", "--dir", Path.join(dir, "nope"))
+    ])
+    expect([both.code, robot.code, none.code]).toEqual([2, 2, 2])
     expect([missing.code, firstWord(missing.stderr)]).toEqual([1, "SESSION_NOT_FOUND"])
   })
 })
@@ -123,17 +129,22 @@ describe("session-tree stats", () => {
       "total                   2         3  2,400   1,000          200     180         12  $0.0059",
       ""
     ])
-    for (const by of [[], ["--by", "day"], ["--by", "session"], ["--by", "model", "--since", "2026-01-05"]]) {
-      const json = await runCli("stats", "--dir", dir, ...by, "--json")
+    const cases = [[], ["--by", "day"], ["--by", "session"], ["--by", "model", "--since", "2026-01-05"]]
+    const answers = await Promise.all(cases.map((by) => runCli("stats", "--dir", dir, ...by, "--json")))
+    for (const [i, by] of cases.entries()) {
+      const json = answers[i]!
       expect(json.code).toBe(0)
       const options = { directory: dir, by: by[1] as "day" | undefined, ...(by.includes("--since") ? { since: "2026-01-05" } : {}) }
       expect(JSON.parse(json.stdout)).toEqual(await effectApi((s) => s.stats(options)))
     }
-    const files = JSON.parse((await runCli("stats", "--dir", dir, "--by", "model", "--json")).stdout) as unknown
-    const db = JSON.parse((await runCli("stats", "--db", dbUrl, "--by", "model", "--json")).stdout) as unknown
-    expect(db).toEqual(files)
-    expect((await runCli("stats", "--by", "week", "--dir", dir)).code).toBe(2)
-    const bad = await runCli("stats", "--since", "tomorrow", "--dir", dir)
+    const [onFiles, onDb, week, bad] = await Promise.all([
+      runCli("stats", "--dir", dir, "--by", "model", "--json"),
+      runCli("stats", "--db", dbUrl, "--by", "model", "--json"),
+      runCli("stats", "--by", "week", "--dir", dir),
+      runCli("stats", "--since", "tomorrow", "--dir", dir)
+    ])
+    expect(JSON.parse(onDb.stdout)).toEqual(JSON.parse(onFiles.stdout))
+    expect(week.code).toBe(2)
     expect([bad.code, firstWord(bad.stderr)]).toEqual([1, "SESSION_INVALID_OPTIONS"])
   })
 })

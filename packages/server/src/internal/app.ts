@@ -8,7 +8,6 @@ import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type { Header } from "@session-tree/core/Record"
 import * as RecordV2 from "@session-tree/core/RecordV2"
 import type { SearchRole } from "@session-tree/core/Search"
 import { isSessionError, type SessionError } from "@session-tree/core/SessionError"
@@ -73,28 +72,6 @@ const requestUrl = Effect.map(HttpServerRequest.HttpServerRequest, (request) => 
 /** A session error in a page: its code and message, nothing more (no path, no cause). */
 const errorPage = (error: SessionError) =>
   problem(error.code === "SESSION_NOT_FOUND" ? 404 : error.code === "SESSION_INVALID_OPTIONS" ? 400 : 500, error.code, error.reason)
-
-/** What a session's header says about where it came from, as links (see `docs/serve.md`, "Links"). */
-export const linksOf = (header: Header): ReadonlyArray<Pages.Link> => {
-  const links: Array<Pages.Link> = []
-  const record = header as unknown as Readonly<Record<string, unknown>>
-  for (const [name, value] of Object.entries(record)) {
-    if (["type", "version", "id", "timestamp"].includes(name)) continue
-    // `subagentOf` reads "Subagent of".
-    const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase()
-    const label = words.charAt(0).toUpperCase() + words.slice(1)
-    const values = Array.isArray(value) ? value : [value]
-    for (const item of values) {
-      if (typeof item === "object" && item !== null && typeof (item as { session?: unknown }).session === "string") {
-        const entry = (item as { entry?: unknown }).entry
-        links.push({ label, session: (item as { session: string }).session, entry: typeof entry === "string" ? entry : undefined })
-      } else if (typeof item === "string" || typeof item === "number") {
-        links.push({ label, text: String(item) })
-      }
-    }
-  }
-  return links
-}
 
 /** The blob `hash` as the session refers to it: its media type, or undefined when no entry does. */
 const blobRefOf = (opened: Opened, hash: string): string | undefined => {
@@ -251,7 +228,7 @@ export const make = (options: AppOptions) => {
       tree: o.tree,
       facts: o.facts,
       treeHeading: o.treeHeading,
-      links: linksOf(layout.header),
+      links: o.links,
       path,
       leaf,
       focus,

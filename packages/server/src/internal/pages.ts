@@ -10,6 +10,7 @@ import type { StatsResult, StatsRow, Totals } from "@session-tree/core/Stats"
 import { escapeHtml as e } from "@session-tree/view/Html"
 import * as HtmlParts from "@session-tree/view/HtmlParts"
 import { SCRIPT, STYLE } from "./client.js"
+import type { Link } from "./links.js"
 
 /** Whole numbers as people read them. */
 const n = (value: number): string => value.toLocaleString("en-US")
@@ -136,13 +137,6 @@ ${pager}
 
 // ---- A session ----------------------------------------------------------------------------------
 
-/** A link a session's header carries: to another session (by ID), or a fact to show as text. */
-export interface Link {
-  readonly label: string
-  readonly session?: string | undefined
-  readonly entry?: string | undefined
-  readonly text?: string | undefined
-}
 
 export interface SessionView {
   readonly key: string

@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { type Link, linksOf } from "./links.js"
 
 /** A change the live pages hear of: the keys of the sessions that changed, or `all` after a rescan. */
 export interface Heard {
@@ -32,6 +33,8 @@ export interface Opened {
   readonly tree: string
   readonly facts: string
   readonly treeHeading: string
+  /** Where the session came from and what it started, as its page's header shows them. */
+  readonly links: ReadonlyArray<Link>
 }
 
 /** How many laid-out sessions are kept: a layout of 100,000 entries holds them all in memory. */
@@ -137,7 +140,15 @@ export const make = (options: {
       Effect.map(options.sessions().read(location), (loaded): Opened => {
         const layout = HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) })
         titles.set(location, { version, title: layout.heading })
-        return { version, loaded, layout, tree: HtmlParts.treeHtml(layout), facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }
+        return {
+          version,
+          loaded,
+          layout,
+          tree: HtmlParts.treeHtml(layout),
+          facts: HtmlParts.factsHtml(layout),
+          treeHeading: HtmlParts.treeHeading(layout),
+          links: linksOf(loaded.header, loaded.entries)
+        }
       })
     const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]): Effect.Effect<Opened, ReadError | SessionError> =>
       Effect.suspend((): Effect.Effect<Opened, ReadError | SessionError> => {
