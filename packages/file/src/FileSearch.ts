@@ -7,7 +7,7 @@
  *
  * The scan reads a window of whole lines at a time as one string and runs one
  * regular expression over it (`Search.Pattern`), so its cost is close to reading
- * the bytes: see BENCHMARKS.md, "Serving", for the ratio to `grep -c -F`.
+ * the bytes: see BENCHMARKS.md, "Serve", for the ratio to `grep -c -F`.
  *
  * @since 0.2.0
  */
