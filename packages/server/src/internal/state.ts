@@ -30,11 +30,22 @@ export interface Opened {
   readonly version: string
   readonly loaded: Loaded
   readonly layout: HtmlParts.Layout
+  /** Where the session came from and what it started, as its page's header shows them. */
+  readonly links: ReadonlyArray<Link>
+  /**
+   * The parts beyond the first screen (the tree, the facts): drawn once, when first asked for, so
+   * that a large session's page goes out with its path's newest cards before its tree is drawn.
+   */
+  readonly rest: () => Rest
+  /** Whether `rest` was drawn already. */
+  readonly restReady: () => boolean
+}
+
+/** The parts of a session's page beyond its first screen. */
+export interface Rest {
   readonly tree: string
   readonly facts: string
   readonly treeHeading: string
-  /** Where the session came from and what it started, as its page's header shows them. */
-  readonly links: ReadonlyArray<Link>
 }
 
 /** How many laid-out sessions are kept: a layout of 100,000 entries holds them all in memory. */
@@ -140,14 +151,14 @@ export const make = (options: {
       Effect.map(options.sessions().read(location), (loaded): Opened => {
         const layout = HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) })
         titles.set(location, { version, title: layout.heading })
+        let rest: Rest | undefined
         return {
           version,
           loaded,
           layout,
-          tree: HtmlParts.treeHtml(layout),
-          facts: HtmlParts.factsHtml(layout),
-          treeHeading: HtmlParts.treeHeading(layout),
-          links: linksOf(loaded.header, loaded.entries)
+          links: linksOf(loaded.header, loaded.entries),
+          rest: () => (rest ??= { tree: HtmlParts.treeHtml(layout), facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }),
+          restReady: () => rest !== undefined
         }
       })
     const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]): Effect.Effect<Opened, ReadError | SessionError> =>
@@ -203,7 +214,7 @@ export const make = (options: {
       warmUp: (blobSrc) =>
         Effect.suspend(() => {
           const recent = [...entries.values()].sort((a, b) => b.changed - a.changed).slice(0, OPENED).reverse()
-          return Effect.forEach(recent, (entry) => Effect.ignore(open(entry.location, blobSrc)), { discard: true })
+          return Effect.forEach(recent, (entry) => Effect.ignore(Effect.map(open(entry.location, blobSrc), (o) => o.rest())), { discard: true })
         }),
       rememberTitles: (listed) => {
         for (const item of listed) if (!Sessions.isUnreadable(item)) keep(item.location, item.title)
