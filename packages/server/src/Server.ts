@@ -51,6 +51,11 @@ export interface Options {
   readonly describe?: string | undefined
   /** The token to require instead of a random one (tests); ignored on a loopback address. */
   readonly token?: string | undefined
+  /**
+   * How many of the most recently changed sessions are laid out at start, ahead of their first
+   * request: 4 by default (as many as the server keeps laid out), 0 for none.
+   */
+  readonly ahead?: number | undefined
 }
 
 /**
@@ -111,7 +116,7 @@ export const serve = (
     })
     yield* server.serve(app, guard)
     // The most recently changed sessions are laid out while nobody asks yet (requests share the work).
-    yield* Effect.forkScoped(warmUp)
+    yield* Effect.forkScoped(warmUp(options.ahead ?? State.OPENED))
     // Runs before the server's own close: live streams end, idle connections go, so the close completes.
     yield* Effect.addFinalizer(() =>
       Effect.zipRight(Deferred.succeed(stopping, undefined), Effect.sync(() => node.closeIdleConnections())))

@@ -496,6 +496,6 @@ export const make = (options: AppOptions) => {
       return yield* inner
     }))
 
-  return { app, guard, warmUp: state.warmUp(blobSrc) }
+  return { app, guard, warmUp: (count: number) => state.warmUp(blobSrc, count) }
 }
 

@@ -49,7 +49,7 @@ export interface Rest {
 }
 
 /** How many laid-out sessions are kept: a layout of 100,000 entries holds them all in memory. */
-const OPENED = 4
+export const OPENED = 4
 /** How many titles are kept for the search page. */
 const TITLES = 10_000
 
@@ -69,10 +69,10 @@ export interface State {
   /** Remembers titles a listing just showed. */
   readonly rememberTitles: (listed: ReadonlyArray<Sessions.Listed>) => void
   /**
-   * Lays out the few most recently changed sessions ahead of their first request (as many as are
-   * kept), one after another: the session an agent is writing now opens at once.
+   * Lays out the `count` most recently changed sessions ahead of their first request (at most as
+   * many as are kept), one after another: the session an agent is writing now opens at once.
    */
-  readonly warmUp: (blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) => Effect.Effect<void>
+  readonly warmUp: (blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"], count: number) => Effect.Effect<void>
 }
 
 /**
@@ -211,9 +211,9 @@ export const make = (options: {
       hub,
       open,
       titleOf,
-      warmUp: (blobSrc) =>
+      warmUp: (blobSrc, count) =>
         Effect.suspend(() => {
-          const recent = [...entries.values()].sort((a, b) => b.changed - a.changed).slice(0, OPENED).reverse()
+          const recent = [...entries.values()].sort((a, b) => b.changed - a.changed).slice(0, Math.min(count, OPENED)).reverse()
           return Effect.forEach(recent, (entry) => Effect.ignore(Effect.map(open(entry.location, blobSrc), (o) => o.rest())), { discard: true })
         }),
       rememberTitles: (listed) => {
