@@ -134,27 +134,48 @@ interface Links {
 }
 
 /**
- * Resolves tool links in one depth-first walk over the core's `childrenOf`: the
- * calls in scope are those of the current branch's ancestors, added on the way
- * down and removed on the way back, so each result finds the call it answers
- * (the nearest ancestor that made it) without walking up per result.
+ * Resolves tool links in one depth-first walk over the tree: the calls in scope are those of the
+ * current branch's ancestors, added on the way down and removed on the way back, so each result
+ * finds the call it answers (the nearest ancestor that made it) without walking up per result.
+ * The walk goes over commit indexes, children found through one array of them (a session of
+ * 100,000 entries is walked without a list per entry): roots, then each entry's children, in commit
+ * order, as the core's `childrenOf` gives them.
  */
-const linksOf = (entries: ReadonlyArray<Entry>, indexOf: Map<Entry, number>): Links => {
+const linksOf = (entries: ReadonlyArray<Entry>, byId: ReadonlyMap<string, number>): Links => {
   const answers = new Map<string, Array<number>>()
   const answered = new Map<number, { entry: number; call: number }>()
   const scope = new Map<string, Array<{ entry: number; call: number }>>()
-  const seen = new Uint8Array(entries.length)
-  type Step = { readonly entry: Entry; readonly exit: boolean }
-  const stack: Array<Step> = childrenOf(entries, null).map((entry) => ({ entry, exit: false })).reverse()
+  const n = entries.length
+  // Children by parent: `kids[start[p]..start[p + 1]]`, in commit order. With IDs used twice (no store
+  // holds such a session), the children of an ID go under the first entry that has it.
+  const parent = new Int32Array(n)
+  const start = new Int32Array(n + 1)
+  const roots: Array<number> = []
+  for (let i = 0; i < n; i++) {
+    const parentId = entries[i]!.parentId
+    const at = parentId === null ? -1 : byId.get(parentId) ?? -2
+    parent[i] = at
+    if (at === -1) roots.push(i)
+    else if (at >= 0) start[at + 1]!++
+  }
+  for (let i = 0; i < n; i++) start[i + 1]! += start[i]!
+  const kids = new Int32Array(n)
+  const filled = start.slice(0, n)
+  for (let i = 0; i < n; i++) if (parent[i]! >= 0) kids[filled[parent[i]!]!++] = i
+  const seen = new Uint8Array(n)
+  // An entry's index on the way down; its complement (~i, negative) on the way back up.
+  const stack: Array<number> = []
+  for (let k = roots.length - 1; k >= 0; k--) stack.push(roots[k]!)
   while (stack.length > 0) {
-    const { entry, exit } = stack.pop()!
-    const i = indexOf.get(entry)!
-    if (exit) {
-      for (const call of callsOf(entry)) scope.get(call.id)?.pop()
+    const top = stack.pop()!
+    if (top < 0) {
+      for (const call of callsOf(entries[~top]!)) scope.get(call.id)?.pop()
       continue
     }
+    const i = top
     if (seen[i] === 1) continue
     seen[i] = 1
+    const entry = entries[i]!
     const answering = answersOf(entry)
     if (answering !== undefined) {
       const made = scope.get(answering)?.at(-1)
@@ -166,15 +187,15 @@ const linksOf = (entries: ReadonlyArray<Entry>, indexOf: Map<Entry, number>): Li
         else list.push(i)
       }
     } else {
-      for (const { id, k } of callsOf(entry)) {
+      const calls = callsOf(entry)
+      for (const { id, k } of calls) {
         const list = scope.get(id)
         if (list === undefined) scope.set(id, [{ entry: i, call: k }])
         else list.push({ entry: i, call: k })
       }
+      if (calls.length > 0) stack.push(~i)
     }
-    stack.push({ entry, exit: true })
-    const children = childrenOf(entries, entry.id)
-    for (let k = children.length - 1; k >= 0; k--) stack.push({ entry: children[k]!, exit: false })
+    for (let k = start[i + 1]! - 1; k >= start[i]!; k--) stack.push(kids[k]!)
   }
   for (const list of answers.values()) list.sort((a, b) => a - b)
   return { answers, answered }
@@ -258,7 +279,7 @@ export const pageOf = (
     byId,
     onPath: new Set<number>(path.map((entry) => indexOf.get(entry)!)),
     leafIndex: path.length === 0 ? -1 : indexOf.get(path[path.length - 1]!)!,
-    links: linksOf(entries, indexOf),
+    links: linksOf(entries, byId),
     labels: labelsOf(entries),
     images,
     blobSrc: served?.blobSrc,
