@@ -24,7 +24,7 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, expect, it } from "vitest"
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest"
 import { hostile } from "../../view/test/support/sessions.js"
 import { hostileAgent } from "../../view/test/support/v2.js"
 import { browserDescribe, browserFound, launch, MISSING, type Opened, onlyTo, openPage } from "./support/browser.js"
@@ -168,13 +168,17 @@ for (const backend of [files, database]) {
       ;[browser, served, appender] = await Promise.all([browserOnce(), backend.start(), prepareChild(APPENDER)])
     })
 
-    afterAll(async () => {
-      for (const child of children) {
+    // What a test opened goes with it: pages left open would follow every change that comes after.
+    afterEach(async () => {
+      for (const child of children.splice(0)) {
         child.proc.stdin?.end()
         if (child.proc.exitCode === null) child.proc.kill("SIGKILL")
         await child.exited
       }
-      for (const o of opened) await o.close()
+      for (const o of opened.splice(0)) await o.close()
+    })
+
+    afterAll(async () => {
       await served?.stop()
     })
 
