@@ -9,7 +9,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import type { Options } from "../Html.js"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH, STYLE_V2, STYLE_V2_HASH } from "./page.js"
-import { childrenOf, type Counts, countsOf, isNewest, plural, resolve, settled, type Summary, summaryOf, truncate, updatedOf } from "./session.js"
+import { type Counts, countsOf, isNewest, plural, resolve, settled, type Summary, summaryOf, truncate, updatedOf } from "./session.js"
 import { blobsOf, inlineImage, isRasterImage, isWebUrl, labelsOf, linkOf, optionKeys, readBlobs, sizeOf, textOf } from "./v2.js"
 
 export const render = (
@@ -134,20 +134,18 @@ interface Links {
 }
 
 /**
- * Resolves tool links in one depth-first walk over the tree: the calls in scope are those of the
- * current branch's ancestors, added on the way down and removed on the way back, so each result
- * finds the call it answers (the nearest ancestor that made it) without walking up per result.
- * The walk goes over commit indexes, children found through one array of them (a session of
- * 100,000 entries is walked without a list per entry): roots, then each entry's children, in commit
- * order, as the core's `childrenOf` gives them.
+ * The children of each entry by commit index, in commit order: `kids[start[i]..start[i + 1]]`, and
+ * the roots. One array for a whole session (100,000 entries need no list each). With IDs used twice
+ * (no store holds such a session), the children of an ID go under the first entry that has it.
  */
-const linksOf = (entries: ReadonlyArray<Entry>, byId: ReadonlyMap<string, number>): Links => {
-  const answers = new Map<string, Array<number>>()
-  const answered = new Map<number, { entry: number; call: number }>()
-  const scope = new Map<string, Array<{ entry: number; call: number }>>()
+interface Children {
+  readonly roots: ReadonlyArray<number>
+  readonly start: Int32Array
+  readonly kids: Int32Array
+}
+
+const childrenIndex = (entries: ReadonlyArray<Entry>, byId: ReadonlyMap<string, number>): Children => {
   const n = entries.length
-  // Children by parent: `kids[start[p]..start[p + 1]]`, in commit order. With IDs used twice (no store
-  // holds such a session), the children of an ID go under the first entry that has it.
   const parent = new Int32Array(n)
   const start = new Int32Array(n + 1)
   const roots: Array<number> = []
@@ -162,7 +160,25 @@ const linksOf = (entries: ReadonlyArray<Entry>, byId: ReadonlyMap<string, number
   const kids = new Int32Array(n)
   const filled = start.slice(0, n)
   for (let i = 0; i < n; i++) if (parent[i]! >= 0) kids[filled[parent[i]!]!++] = i
-  const seen = new Uint8Array(n)
+  return { roots, start, kids }
+}
+
+/** The children of the entry at `i`, by index. */
+const childrenAt = (c: Children, i: number): Int32Array => c.kids.subarray(c.start[i]!, c.start[i + 1]!)
+
+/**
+ * Resolves tool links in one depth-first walk over the tree: the calls in scope are those of the
+ * current branch's ancestors, added on the way down and removed on the way back, so each result
+ * finds the call it answers (the nearest ancestor that made it) without walking up per result.
+ * The walk goes over commit indexes: roots, then each entry's children, in commit order, as the
+ * core's `childrenOf` gives them.
+ */
+const linksOf = (entries: ReadonlyArray<Entry>, children: Children): Links => {
+  const answers = new Map<string, Array<number>>()
+  const answered = new Map<number, { entry: number; call: number }>()
+  const scope = new Map<string, Array<{ entry: number; call: number }>>()
+  const { roots, start, kids } = children
+  const seen = new Uint8Array(entries.length)
   // An entry's index on the way down; its complement (~i, negative) on the way back up.
   const stack: Array<number> = []
   for (let k = roots.length - 1; k >= 0; k--) stack.push(roots[k]!)
@@ -248,6 +264,7 @@ export interface Page {
   readonly onPath: ReadonlySet<number>
   /** The index of the path's leaf, or -1 for the empty path. */
   readonly leafIndex: number
+  readonly children: Children
   readonly links: Links
   readonly labels: ReadonlyMap<string, string>
   readonly images: ReadonlyMap<string, string>
@@ -272,6 +289,7 @@ export const pageOf = (
     indexOf.set(entry, i)
     if (!byId.has(entry.id)) byId.set(entry.id, i)
   })
+  const children = childrenIndex(entries, byId)
   return {
     header,
     entries,
@@ -279,7 +297,8 @@ export const pageOf = (
     byId,
     onPath: new Set<number>(path.map((entry) => indexOf.get(entry)!)),
     leafIndex: path.length === 0 ? -1 : indexOf.get(path[path.length - 1]!)!,
-    links: linksOf(entries, byId),
+    children,
+    links: linksOf(entries, children),
     labels: labelsOf(entries),
     images,
     blobSrc: served?.blobSrc,
@@ -311,7 +330,7 @@ const page = (
   return documentOf(p, leaf, isDefault, path, title, treeOf(p), cards)
 }
 
-// ---- The tree: depth-first over the core's childrenOf. At a fork every child is
+// ---- The tree: depth-first over the children of each entry (the core's childrenOf, by index). At a fork every child is
 // one level in, under its parent; the child on the active path (else the newest)
 // comes last, so the active path still reads downwards.
 
@@ -388,33 +407,34 @@ const runSummary = (p: Page, run: ReadonlyArray<Entry>, level: number): string =
 }
 
 interface Segment {
-  readonly start: Entry
+  /** The index of the segment's first entry. */
+  readonly start: number
   readonly level: number
   readonly kind: "" | " side" | " root2"
 }
 
 /** The rows of the whole tree, each entry once; entries no root reaches come last. */
 export const treeOf = (p: Page): Array<string> => {
-  const { entries, indexOf } = p
+  const { entries } = p
   const tree: Array<string> = []
   const emitted = new Uint8Array(entries.length)
-  const roots = childrenOf(entries, null)
+  const roots = p.children.roots
   const stack: Array<Segment> = roots.map((start, k): Segment => ({ start, level: 0, kind: k === 0 ? "" : " root2" })).reverse()
   while (stack.length > 0) {
     const { start, level, kind } = stack.pop()!
-    if (emitted[indexOf.get(start)!] === 1) continue
+    if (emitted[start] === 1) continue
     // A segment: `start` and its only children, up to an entry with none or several.
-    const chain: Array<Entry> = [start]
-    emitted[indexOf.get(start)!] = 1
-    let children = childrenOf(entries, start.id)
-    while (children.length === 1 && emitted[indexOf.get(children[0]!)!] === 0) {
-      chain.push(children[0]!)
-      emitted[indexOf.get(children[0]!)!] = 1
-      children = childrenOf(entries, children[0]!.id)
+    const chain: Array<Entry> = [entries[start]!]
+    emitted[start] = 1
+    let children = childrenAt(p.children, start)
+    while (children.length === 1 && emitted[children[0]!] === 0) {
+      chain.push(entries[children[0]!]!)
+      emitted[children[0]!] = 1
+      children = childrenAt(p.children, children[0]!)
     }
     segmentRows(p, tree, chain, level, kind, children.length)
     if (children.length > 1) {
-      const continuing = children.find((child) => p.onPath.has(indexOf.get(child)!)) ?? children[children.length - 1]!
+      const continuing = children.find((child) => p.onPath.has(child)) ?? children[children.length - 1]!
       stack.push({ start: continuing, level: level + 1, kind: " side" })
       for (let k = children.length - 1; k >= 0; k--) {
         if (children[k] !== continuing) stack.push({ start: children[k]!, level: level + 1, kind: " side" })
@@ -449,11 +469,11 @@ const segmentRows = (p: Page, tree: Array<string>, chain: ReadonlyArray<Entry>, 
  */
 export const runRows = (p: Page, start: number, n: number, level: number): Array<string> => {
   const rows: Array<string> = []
-  let entry = p.entries[start]
-  while (entry !== undefined && rows.length < n) {
-    rows.push(rowHtml(p, entry, level, "", 1))
-    const children = childrenOf(p.entries, entry.id)
-    entry = children.length === 1 ? children[0] : undefined
+  let i: number | undefined = start
+  while (i !== undefined && rows.length < n) {
+    rows.push(rowHtml(p, p.entries[i]!, level, "", 1))
+    const children = childrenAt(p.children, i)
+    i = children.length === 1 ? children[0] : undefined
   }
   return rows
 }
