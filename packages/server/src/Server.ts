@@ -92,7 +92,8 @@ export const serve = (
     const catalog = yield* SessionCatalog
     const changes = yield* SessionChanges
     let sessions: Sessions.SessionsService | undefined
-    const state = yield* State.make({ directory, files, catalog, changes, sessions: () => sessions!, basename: (location) => Path.basename(location) })
+    const journal = yield* SessionJournal
+    const state = yield* State.make({ directory, files, catalog, changes, journal, sessions: () => sessions!, basename: (location) => Path.basename(location) })
     // The server's own Sessions: its listing reads the catalog the server keeps, from memory.
     sessions = yield* Sessions.make.pipe(Effect.provideService(SessionCatalog, state.catalog))
     const loopback = isLoopback(host)

@@ -7,7 +7,7 @@
 import type { Entry as CatalogEntry, ScanError, SessionCatalogService } from "@session-tree/core/SessionCatalog"
 import type { SessionChangesService } from "@session-tree/core/SessionChanges"
 import type { SessionError } from "@session-tree/core/SessionError"
-import type { ReadError } from "@session-tree/core/SessionJournal"
+import type { ReadError, SessionJournalService } from "@session-tree/core/SessionJournal"
 import type { SessionsService } from "@session-tree/core/Sessions"
 import * as Sessions from "@session-tree/core/Sessions"
 import type { Loaded } from "@session-tree/core/SessionStore"
@@ -18,6 +18,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Link, linksOf } from "./links.js"
+import * as Reading from "./reading.js"
 
 /** A change the live pages hear of: the keys of the sessions that changed, or `all` after a rescan. */
 export interface Heard {
@@ -39,6 +40,8 @@ export interface Opened {
   readonly rest: () => Rest
   /** Whether `rest` was drawn already. */
   readonly restReady: () => boolean
+  /** Whether the session was read whole or only what was appended since the version kept before. */
+  readonly how: Reading.Read["how"]
 }
 
 /** The parts of a session's page beyond its first screen. */
@@ -84,6 +87,7 @@ export const make = (options: {
   readonly files: boolean
   readonly catalog: SessionCatalogService
   readonly changes: SessionChangesService
+  readonly journal: SessionJournalService
   readonly sessions: () => SessionsService
   readonly basename: (location: string) => string
 }): Effect.Effect<State, ScanError, Scope.Scope> =>
@@ -147,8 +151,15 @@ export const make = (options: {
 
     // Laid-out sessions, most recently used last; a read in flight is shared by every request for it.
     const opened = new Map<string, { readonly version: string; readonly made: Effect.Effect<Opened, ReadError | SessionError> }>()
+    // The newest read of each session kept laid out: the next version is read from it (what was appended).
+    const reads = new Map<string, Reading.Read>()
     const layoutOf = (location: string, version: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) =>
-      Effect.map(options.sessions().read(location), (loaded): Opened => {
+      Effect.suspend(() => {
+        const before = reads.get(location)
+        return before === undefined ? Reading.read(options.journal, location) : Reading.readAgain(options.journal, location, before)
+      }).pipe(Effect.map((read): Opened => {
+        const loaded = read.loaded
+        if (opened.get(location)?.version === version) reads.set(location, read)
         const layout = HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) })
         titles.set(location, { version, title: layout.heading })
         let rest: Rest | undefined
@@ -158,9 +169,10 @@ export const make = (options: {
           layout,
           links: linksOf(loaded.header, loaded.entries),
           rest: () => (rest ??= { tree: HtmlParts.treeHtml(layout), facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }),
-          restReady: () => rest !== undefined
+          restReady: () => rest !== undefined,
+          how: read.how
         }
-      })
+      }))
     const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]): Effect.Effect<Opened, ReadError | SessionError> =>
       Effect.suspend((): Effect.Effect<Opened, ReadError | SessionError> => {
         const version = entries.get(location)?.version ?? ""
@@ -174,11 +186,18 @@ export const make = (options: {
           // A failed read is not kept: the next request reads again.
           const guarded: Effect.Effect<Opened, ReadError | SessionError> = Effect.tapError(made, () =>
             Effect.sync(() => {
-              if (opened.get(location)?.made === guarded) opened.delete(location)
+              if (opened.get(location)?.made === guarded) {
+                opened.delete(location)
+                reads.delete(location)
+              }
             }))
           opened.delete(location)
           opened.set(location, { version, made: guarded })
-          while (opened.size > OPENED) opened.delete(opened.keys().next().value!)
+          while (opened.size > OPENED) {
+            const oldest = opened.keys().next().value!
+            opened.delete(oldest)
+            reads.delete(oldest)
+          }
           return guarded
         })
       })
