@@ -258,7 +258,6 @@ export interface Page {
   readonly header: Header
   /** In commit order; an entry's index here names its row (`r12`) and its card (`m12`). */
   readonly entries: ReadonlyArray<Entry>
-  readonly indexOf: ReadonlyMap<Entry, number>
   /** The first entry of each ID, by index. */
   readonly byId: ReadonlyMap<string, number>
   readonly onPath: ReadonlySet<number>
@@ -283,20 +282,20 @@ export const pageOf = (
   images: ReadonlyMap<string, string>,
   served?: Pick<Page, "blobSrc" | "lazyRuns">
 ): Page => {
-  const indexOf = new Map<Entry, number>()
   const byId = new Map<string, number>()
   entries.forEach((entry, i) => {
-    indexOf.set(entry, i)
     if (!byId.has(entry.id)) byId.set(entry.id, i)
   })
+  // Where the path's entries are (a page of a whole session shows one; a layout, none).
+  const at = new Map<Entry, number>()
+  if (path.length > 0) entries.forEach((entry, i) => at.set(entry, i))
   const children = childrenIndex(entries, byId)
   return {
     header,
     entries,
-    indexOf,
     byId,
-    onPath: new Set<number>(path.map((entry) => indexOf.get(entry)!)),
-    leafIndex: path.length === 0 ? -1 : indexOf.get(path[path.length - 1]!)!,
+    onPath: new Set<number>(path.map((entry) => at.get(entry)!)),
+    leafIndex: path.length === 0 ? -1 : at.get(path[path.length - 1]!)!,
     children,
     links: linksOf(entries, children),
     labels: labelsOf(entries),
@@ -339,8 +338,7 @@ const rowClass = (p: Page, cls: string, i: number, level: number, extra: string)
   `row ${cls} l${Math.min(level, MAX_LEVEL)}${p.onPath.has(i) ? " act sel" : ""}${i === p.leafIndex ? " cur" : ""}${extra}`
 
 /** A row's button around its name, chips and preview. */
-const rowButton = (p: Page, entry: Entry, cls: string, name: string, chips: string, preview: string, forks: number): string => {
-  const i = p.indexOf.get(entry)!
+const rowButton = (p: Page, entry: Entry, i: number, cls: string, name: string, chips: string, preview: string, forks: number): string => {
   const fork = forks > 1 ? `<span class="br">${forks} branches</span>` : ""
   return `<button type="button" class="${cls}" id="r${i}" data-p="${parentOf(p, entry)}"${i === p.leafIndex ? " aria-current=\"true\"" : ""}>` +
     `<span class="k">${name}</span>${chips}` +
@@ -355,21 +353,21 @@ const callChips = (names: ReadonlyArray<string>): string =>
 const toolChip = (toolName: string, isError: boolean): string =>
   `<span class="chip${isError ? " err" : ""}">↩ ${e(toolName)}${isError ? " · error" : ""}</span>`
 
-const rowHtml = (p: Page, entry: Entry, level: number, extra: string, forks: number): string => {
-  if (entry.version === 2) return rowV2(p, entry, level, extra, forks)
-  const i = p.indexOf.get(entry)!
+/** The row of the entry at index `i`. */
+const rowHtml = (p: Page, i: number, level: number, extra: string, forks: number): string => {
+  const entry = p.entries[i]!
+  if (entry.version === 2) return rowV2(p, entry, i, level, extra, forks)
   const m = entry.message
   const chips = m.role === "assistant"
     ? callChips(m.toolCalls.map((call) => call.name))
     : m.role === "tool"
     ? toolChip(m.toolName, m.isError)
     : ""
-  return rowButton(p, entry, rowClass(p, roleClass(m), i, level, extra), m.role, chips, m.content, forks)
+  return rowButton(p, entry, i, rowClass(p, roleClass(m), i, level, extra), m.role, chips, m.content, forks)
 }
 
 /** A version-2 row: its kind or role, its chips (its label, the tool it answers, reasoning, files, calls), a preview. */
-const rowV2 = (p: Page, entry: V2.SessionEntry, level: number, extra: string, forks: number): string => {
-  const i = p.indexOf.get(entry)!
+const rowV2 = (p: Page, entry: V2.SessionEntry, i: number, level: number, extra: string, forks: number): string => {
   let chips = ""
   const label = p.labels.get(entry.id)
   if (label !== undefined) chips += `<span class="chip lbl">⚑ ${e(label)}</span>`
@@ -384,24 +382,25 @@ const rowV2 = (p: Page, entry: V2.SessionEntry, level: number, extra: string, fo
       chips += callChips(parts.flatMap((part) => (part.type === "tool-call" ? [part.name] : [])))
     }
   }
-  return rowButton(p, entry, rowClass(p, entryClass(entry), i, level, extra), entryName(entry), chips, previewOf(entry), forks)
+  return rowButton(p, entry, i, rowClass(p, entryClass(entry), i, level, extra), entryName(entry), chips, previewOf(entry), forks)
 }
 
 /** The summary of a folded run: how many entries, whether the active path goes through, how many of each kind. */
-const runSummary = (p: Page, run: ReadonlyArray<Entry>, level: number): string => {
+const runSummary = (p: Page, run: ReadonlyArray<number>, level: number): string => {
   const n = { user: 0, assistant: 0, tool: 0 }
   const named = new Map<string, number>()
   let active = false
-  for (const entry of run) {
+  for (const i of run) {
+    const entry = p.entries[i]!
     if (entry.version === 1) n[entry.message.role]++
     else named.set(entryName(entry), (named.get(entryName(entry)) ?? 0) + 1)
-    if (p.onPath.has(p.indexOf.get(entry)!)) active = true
+    if (p.onPath.has(i)) active = true
   }
   const parts = p.header.version === 1
     ? [`${n.user} user`, `${n.assistant} assistant`, `${n.tool} tool`]
     : RUN_NAMES.flatMap((name) => (named.has(name) ? [`${named.get(name)} ${name}`] : []))
   // A run left for the page to load names its first entry, its length and its level.
-  const lazy = p.lazyRuns === true && run.length > 0 ? ` data-run="${p.indexOf.get(run[0]!)!}" data-n="${run.length}" data-level="${level}"` : ""
+  const lazy = p.lazyRuns === true && run.length > 0 ? ` data-run="${run[0]!}" data-n="${run.length}" data-level="${level}"` : ""
   return `<details class="run l${Math.min(level, MAX_LEVEL)}${active ? " act" : ""}"${lazy}><summary>${plural(run.length, "more entry", "more entries")}` +
     `${active ? " on the active path" : ""} · ${parts.join(", ")}</summary>`
 }
@@ -424,11 +423,11 @@ export const treeOf = (p: Page): Array<string> => {
     const { start, level, kind } = stack.pop()!
     if (emitted[start] === 1) continue
     // A segment: `start` and its only children, up to an entry with none or several.
-    const chain: Array<Entry> = [entries[start]!]
+    const chain: Array<number> = [start]
     emitted[start] = 1
     let children = childrenAt(p.children, start)
     while (children.length === 1 && emitted[children[0]!] === 0) {
-      chain.push(entries[children[0]!]!)
+      chain.push(children[0]!)
       emitted[children[0]!] = 1
       children = childrenAt(p.children, children[0]!)
     }
@@ -442,24 +441,24 @@ export const treeOf = (p: Page): Array<string> => {
     }
   }
   // Entries no root reaches (only in lists that did not come from a store) are still shown.
-  entries.forEach((entry, i) => {
-    if (emitted[i] === 0) tree.push(rowHtml(p, entry, 0, " root2", 1))
+  entries.forEach((_, i) => {
+    if (emitted[i] === 0) tree.push(rowHtml(p, i, 0, " root2", 1))
   })
   return tree
 }
 
-/** The rows of one chain of only children, its middle folded when long; its last entry has `forks` children. */
-const segmentRows = (p: Page, tree: Array<string>, chain: ReadonlyArray<Entry>, level: number, kind: Segment["kind"], forks: number): void => {
+/** The rows of one chain of only children (by index), its middle folded when long; its last entry has `forks` children. */
+const segmentRows = (p: Page, tree: Array<string>, chain: ReadonlyArray<number>, level: number, kind: Segment["kind"], forks: number): void => {
   const forksAt = (k: number) => (k === chain.length - 1 ? forks : 1)
   if (chain.length > RUN_FOLD) {
     const folded = chain.slice(RUN_KEEP, chain.length - RUN_KEEP)
     for (let k = 0; k < RUN_KEEP; k++) tree.push(rowHtml(p, chain[k]!, level, k === 0 ? kind : "", forksAt(k)))
     tree.push(runSummary(p, folded, level))
-    if (p.lazyRuns !== true) for (const entry of folded) tree.push(rowHtml(p, entry, level, "", 1))
+    if (p.lazyRuns !== true) for (const i of folded) tree.push(rowHtml(p, i, level, "", 1))
     tree.push("</details>")
     for (let k = chain.length - RUN_KEEP; k < chain.length; k++) tree.push(rowHtml(p, chain[k]!, level, "", forksAt(k)))
   } else {
-    chain.forEach((entry, k) => tree.push(rowHtml(p, entry, level, k === 0 ? kind : "", forksAt(k))))
+    chain.forEach((i, k) => tree.push(rowHtml(p, i, level, k === 0 ? kind : "", forksAt(k))))
   }
 }
 
@@ -471,7 +470,7 @@ export const runRows = (p: Page, start: number, n: number, level: number): Array
   const rows: Array<string> = []
   let i: number | undefined = start
   while (i !== undefined && rows.length < n) {
-    rows.push(rowHtml(p, p.entries[i]!, level, "", 1))
+    rows.push(rowHtml(p, i, level, "", 1))
     const children = childrenAt(p.children, i)
     i = children.length === 1 ? children[0] : undefined
   }
