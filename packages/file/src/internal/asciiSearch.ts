@@ -1,0 +1,194 @@
+/**
+ * The search of an ASCII query's words in a session file's bytes, in any case (see
+ * `Search.Pattern.folded`), and the buffers one search reads and folds its files in.
+ *
+ * A native byte search (`Buffer.indexOf`) runs several times faster than folding the bytes in
+ * JavaScript, so the anchor word is looked for as it can be written: each case variant of a short
+ * piece of it whose first byte is rare in the file (`zanzibar`: `za`, `Za`, `zA`, `ZA`), each place
+ * found then checked against the whole word in any case. When the piece's first byte is common (a
+ * native search stops at each of its places) the bytes are folded instead, four at a time, and
+ * searched once.
+ */
+import { Buffer } from "node:buffer"
+
+const LF = 0x0a
+
+/**
+ * The buffers of one search, grown as needed and kept for its files: a file is read into `take`'s
+ * buffer, the bytes or lines a scan folds go into another; reading and searching a directory then
+ * leave no garbage behind. Each holds its bytes until its next use only.
+ */
+export class Buffers {
+  private read = Buffer.allocUnsafeSlow(0)
+  private bytes = Buffer.allocUnsafeSlow(0)
+  private words = new Uint32Array(0)
+  /** Counts of each byte in a sample of the file being scanned (see `planOf`). */
+  readonly counts = new Uint32Array(256)
+
+  /** A buffer of `size` bytes to read a file into (see `BufferOf`). */
+  readonly take = (size: number): Buffer => {
+    if (this.read.length < size) this.read = Buffer.allocUnsafeSlow(Math.ceil(size * 1.25))
+    return this.read.subarray(0, size)
+  }
+
+  /** `source` from `from` to `to` with bit 5 of every byte set, in a buffer of these (valid until the next call). */
+  fold(source: Buffer, from: number, to: number): Buffer {
+    const length = to - from
+    if (this.bytes.length < length) {
+      // Whole 32-bit words, so that the fold goes four bytes at a time.
+      this.bytes = Buffer.allocUnsafeSlow(Math.ceil((length * 1.25) / 4) * 4)
+      this.words = new Uint32Array(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length / 4)
+    }
+    const bytes = this.bytes
+    const words = this.words
+    source.copy(bytes, 0, from, to)
+    const whole = length >>> 2
+    for (let i = 0; i < whole; i++) words[i] = words[i]! | 0x20202020
+    for (let i = whole << 2; i < length; i++) bytes[i] = bytes[i]! | 0x20
+    return bytes.subarray(0, length)
+  }
+}
+
+/** How the anchor is looked for: `auto` decides by the file's bytes; the others are for tests. */
+export type Strategy = "auto" | "variants" | "fold"
+
+/** The case variants of a piece of the anchor word, found at `at` in it. */
+interface Variants {
+  readonly at: number
+  readonly variants: ReadonlyArray<Buffer>
+}
+
+const isLower = (byte: number): boolean => byte >= 0x61 && byte <= 0x7a
+
+/** Every way `piece` (lower case ASCII) can be written in ASCII cases. */
+const variantsOf = (piece: Buffer): Array<Buffer> => {
+  let out = [Buffer.from(piece)]
+  for (let j = 0; j < piece.length; j++) {
+    if (!isLower(piece[j]!)) continue
+    out = out.flatMap((v) => {
+      const upper = Buffer.from(v)
+      upper[j] = v[j]! - 0x20
+      return [v, upper]
+    })
+  }
+  return out
+}
+
+/** Bytes of a file counted to choose the piece: enough to be typical, few enough to cost nothing. */
+const SAMPLE_BYTES = 32 * 1024
+/** At most this many variants: each is a native search of the whole file. */
+const MOST_VARIANTS = 4
+/**
+ * Above this share of the bytes (the piece's first byte, in either case), folding is the cheaper:
+ * measured on agent sessions, a native search of four variants then costs what folding does.
+ */
+const MOST_SHARE = 1 / 100
+
+/**
+ * The piece of `word` to look for in `buf` from `start` to `end`, or `undefined` when folding the
+ * bytes costs less: the piece starts at the byte of the word rarest in a sample of the file, and
+ * runs on while it has at most `MOST_VARIANTS` variants (a digit has one case).
+ */
+const planOf = (buf: Buffer, start: number, end: number, word: Buffer, counts: Uint32Array, always: boolean): Variants | undefined => {
+  counts.fill(0)
+  const sampleEnd = Math.min(end, start + SAMPLE_BYTES)
+  for (let i = start; i < sampleEnd; i++) counts[buf[i]!]!++
+  const share = (j: number) => counts[word[j]!]! + (isLower(word[j]!) ? counts[word[j]! - 0x20]! : 0)
+  // A piece of two bytes at least where the word has them: one byte returns to JavaScript at each place.
+  let at = 0
+  for (let j = 1; j < Math.max(1, word.length - 1); j++) if (share(j) < share(at)) at = j
+  let length = 1
+  let count = isLower(word[at]!) ? 2 : 1
+  while (at + length < word.length && count * (isLower(word[at + length]!) ? 2 : 1) <= MOST_VARIANTS) {
+    count *= isLower(word[at + length]!) ? 2 : 1
+    length++
+  }
+  const sampled = sampleEnd - start
+  if (!always && count > 1 && share(at) > sampled * (length === 1 ? MOST_SHARE / 10 : MOST_SHARE)) return undefined
+  return { at, variants: variantsOf(word.subarray(at, at + length)) }
+}
+
+/** Whether `word` (lower case ASCII) is at `at` in `buf`, in any case (bit 5 set, as `Buffers.fold` does). */
+const holdsAt = (buf: Buffer, at: number, word: Buffer): boolean => {
+  for (let j = 0; j < word.length; j++) if ((buf[at + j]! | 0x20) !== word[j]) return false
+  return true
+}
+
+/** Whether the line of `buf` from `from` to `to`, folded, holds each of `others`. */
+const lineHolds = (buf: Buffer, from: number, to: number, others: ReadonlyArray<Buffer>, buffers: Buffers): boolean => {
+  if (others.length === 0) return true
+  const line = buffers.fold(buf, from, to)
+  return others.every((word) => line.indexOf(word) >= 0)
+}
+
+/**
+ * The starts of the lines of `buf` between `start` (a line's start) and `end` (a line's end, or
+ * the end of the last line) that hold every one of `words` (lower case ASCII, the anchor first) in
+ * any case, each once, in order.
+ */
+export const lineStarts = (
+  buf: Buffer,
+  start: number,
+  end: number,
+  words: ReadonlyArray<string>,
+  buffers: Buffers,
+  strategy: Strategy = "auto"
+): Array<number> => {
+  const [anchor, ...others] = words.map((word) => Buffer.from(word, "latin1"))
+  const word = anchor!
+  const plan = strategy === "fold" || end - start < word.length ? undefined : planOf(buf, start, end, word, buffers.counts, strategy === "variants")
+  if (plan === undefined) return foldedStarts(buf, start, end, word, others, buffers)
+  const { at, variants } = plan
+  const found: Array<number> = []
+  for (const variant of variants) {
+    for (let hit = buf.indexOf(variant, start + at); hit >= 0 && hit < end;) {
+      const from = hit - at
+      if (from + word.length > end || !holdsAt(buf, from, word)) {
+        hit = buf.indexOf(variant, hit + 1)
+        continue
+      }
+      const lineFrom = buf.lastIndexOf(LF, from) + 1
+      let lineTo = buf.indexOf(LF, from)
+      if (lineTo < 0 || lineTo > end) lineTo = end
+      if (lineHolds(buf, lineFrom, lineTo, others, buffers)) found.push(lineFrom)
+      // The line is decided: on to the next.
+      hit = lineTo >= end ? -1 : buf.indexOf(variant, lineTo + 1 + at)
+    }
+  }
+  if (variants.length > 1) {
+    found.sort((a, b) => a - b)
+    return found.filter((from, k) => k === 0 || from !== found[k - 1])
+  }
+  return found
+}
+
+/**
+ * Bytes folded at a time: whole lines of about this many bytes, so that the folded copy stays in
+ * the processor's cache between the fold and the search (a line longer than this is folded whole).
+ */
+export const FOLD_BYTES = 256 * 1024
+
+/** `lineStarts` by a byte search of the bytes folded to lower case (see `Buffers.fold`), whole lines at a time. */
+const foldedStarts = (buf: Buffer, start: number, end: number, anchor: Buffer, others: ReadonlyArray<Buffer>, buffers: Buffers): Array<number> => {
+  const found: Array<number> = []
+  for (let from = start; from < end;) {
+    let to = from + FOLD_BYTES
+    if (to >= end) to = end
+    else {
+      to = buf.indexOf(LF, to - 1) + 1
+      if (to === 0 || to > end) to = end
+    }
+    const folded = buffers.fold(buf, from, to)
+    // In `folded` a line feed is no longer one (bit 5 makes it `*`): the lines are found in `buf`.
+    for (let at = folded.indexOf(anchor); at >= 0;) {
+      const lineFrom = buf.lastIndexOf(LF, from + at) + 1
+      let lineTo = buf.indexOf(LF, from + at)
+      if (lineTo < 0 || lineTo > to) lineTo = to
+      const line = folded.subarray(lineFrom - from, lineTo - from)
+      if (others.every((word) => line.indexOf(word) >= 0)) found.push(lineFrom)
+      at = lineTo >= to ? -1 : folded.indexOf(anchor, lineTo - from + 1)
+    }
+    from = to
+  }
+  return found
+}
