@@ -15,19 +15,20 @@ import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
 import * as FileJournal from "../src/FileJournal.js"
-import { Buffers, FOLD_BYTES, lineStarts, type Strategy } from "../src/internal/asciiSearch.js"
+import { Buffers, WINDOW_BYTES, lineStarts, type Strategy } from "../src/internal/asciiSearch.js"
 import { scanBytes } from "../src/internal/fileSearch.js"
 
 const STRATEGIES: ReadonlyArray<Strategy> = ["auto", "variants", "fold"]
 
-/** Where each line of `text` starts whose ASCII lower case holds every word: what a scan must find. */
+/** Where each line of `text` starts whose ASCII lower case holds every word, or that holds `\u`: what a scan must find. */
 const expected = (text: Buffer, start: number, words: ReadonlyArray<string>): Array<number> => {
   const out: Array<number> = []
   for (let from = start; from < text.length;) {
     let to = text.indexOf(0x0a, from)
     if (to < 0) to = text.length
-    const line = text.toString("latin1", from, to).replace(/[A-Z]+/g, (s) => s.toLowerCase())
-    if (words.every((w) => line.includes(w))) out.push(from)
+    const raw = text.toString("latin1", from, to)
+    const line = raw.replace(/[A-Z]+/g, (s) => s.toLowerCase())
+    if (words.every((w) => line.includes(w)) || raw.includes("\\u")) out.push(from)
     from = to + 1
   }
   return out
@@ -70,7 +71,7 @@ describe("the scan of an ASCII query", () => {
     const token = fc.constantFrom(
       "zanzibar", "ZANZIBAR", "ZanZiBar", "zanzibaR", "zan", "ZAN", "zibar", "Zz", "za", "zA", "Za", "ZA", "ar", "AR",
       "v2", "V2", "v3", "2026", "202", "q", "Q", "Quarterly", "quarterl", "ledger", "LEDGER", "é", "É", "ß", "ZANZIBAR\u00e9",
-      "{", "\"", " ", ":", "_", "\\u0041", "@", "[", "`", "{"
+      "{", "\"", " ", ":", "_", "\\u0041", "\\U0041", "\\", "u", "@", "[", "`", "{"
     )
     const line = fc.array(token, { maxLength: 12 }).map((tokens) => tokens.join(""))
     const queries: ReadonlyArray<ReadonlyArray<string>> = [
@@ -82,7 +83,9 @@ describe("the scan of an ASCII query", () => {
       const buffers = new Buffers()
       for (const words of queries) {
         const want = expected(text, start, words)
-        for (const strategy of STRATEGIES) expect(lineStarts(text, start, text.length, words, buffers, strategy), `${words} ${strategy}`).toEqual(want)
+        for (const strategy of STRATEGIES) {
+          expect(lineStarts(text, start, text.length, words, "\\u", buffers, strategy), `${words} ${strategy}`).toEqual(want)
+        }
       }
     }), { numRuns: 300 })
   })
@@ -91,10 +94,10 @@ describe("the scan of an ASCII query", () => {
     const head = `${header("s")}\n`
     const lines: Array<string> = []
     let offset = head.length
-    // A window of whole lines ends at the end of the line holding its FOLD_BYTES-th byte: place the
+    // A window of whole lines ends at the end of the line holding its WINDOW_BYTES-th byte: place the
     // word across that byte three times, between lines of which one in three holds it elsewhere.
     for (let windowStart = offset, k = 0; k < 3; k++) {
-      const edge = windowStart + FOLD_BYTES
+      const edge = windowStart + WINDOW_BYTES
       for (let i = 0; offset + 2001 <= edge - 8; i++) {
         const line = `${i % 3 === 0 ? "ZanZibar " : ""}${"a ".repeat(995)}${i}`
         lines.push(line)
@@ -105,13 +108,13 @@ describe("the scan of an ASCII query", () => {
       offset += line.length + 1
       windowStart = offset
     }
-    lines.push(`${"d".repeat(FOLD_BYTES - 3)}zanzibar${"e".repeat(2 * FOLD_BYTES)}ZANZIBAR`, "zanzibar last")
+    lines.push(`${"d".repeat(WINDOW_BYTES - 3)}zanzibar${"e".repeat(2 * WINDOW_BYTES)}ZANZIBAR`, "zanzibar last")
     const text = Buffer.from(`${head}${lines.join("\n")}\n`)
     const start = head.length
     const want = expected(text, start, ["zanzibar"])
     expect(want.length).toBeGreaterThan(3 * 40)
     for (const strategy of STRATEGIES) {
-      expect(lineStarts(text, start, text.length, ["zanzibar"], new Buffers(), strategy)).toEqual(want)
+      expect(lineStarts(text, start, text.length, ["zanzibar"], "\\u", new Buffers(), strategy)).toEqual(want)
     }
   })
 

@@ -7,7 +7,8 @@
  * piece of it whose first byte is rare in the file (`zanzibar`: `za`, `Za`, `zA`, `ZA`), each place
  * found then checked against the whole word in any case. When the piece's first byte is common (a
  * native search stops at each of its places) the bytes are folded instead, four at a time, and
- * searched once.
+ * searched once. Either way the bytes go a window of whole lines at a time (a word never spans a
+ * line feed), so that the searches of a window find it in the processor's cache.
  */
 import { Buffer } from "node:buffer"
 
@@ -122,73 +123,106 @@ const lineHolds = (buf: Buffer, from: number, to: number, others: ReadonlyArray<
 }
 
 /**
+ * Bytes searched at a time: whole lines of about this many bytes (a longer line is one window), so
+ * that the several searches of a window (each variant, the escape; or the fold, then its search)
+ * find its bytes in the processor's cache.
+ */
+export const WINDOW_BYTES = 256 * 1024
+
+/** The end of the window of whole lines from `from`: after the line feed ending the line at `from + WINDOW_BYTES`. */
+const windowEnd = (buf: Buffer, from: number, end: number): number => {
+  if (from + WINDOW_BYTES >= end) return end
+  const feed = buf.indexOf(LF, from + WINDOW_BYTES - 1)
+  return feed < 0 || feed >= end ? end : feed + 1
+}
+
+/**
  * The starts of the lines of `buf` between `start` (a line's start) and `end` (a line's end, or
  * the end of the last line) that hold every one of `words` (lower case ASCII, the anchor first) in
- * any case, each once, in order.
+ * any case, or that hold `always` as it is; each once, in order.
  */
 export const lineStarts = (
   buf: Buffer,
   start: number,
   end: number,
   words: ReadonlyArray<string>,
+  always: string,
   buffers: Buffers,
   strategy: Strategy = "auto"
 ): Array<number> => {
   const [anchor, ...others] = words.map((word) => Buffer.from(word, "latin1"))
   const word = anchor!
+  const escape = Buffer.from(always, "latin1")
   const plan = strategy === "fold" || end - start < word.length ? undefined : planOf(buf, start, end, word, buffers.counts, strategy === "variants")
-  if (plan === undefined) return foldedStarts(buf, start, end, word, others, buffers)
-  const { at, variants } = plan
-  const found: Array<number> = []
-  for (const variant of variants) {
-    for (let hit = buf.indexOf(variant, start + at); hit >= 0 && hit < end;) {
-      const from = hit - at
-      if (from + word.length > end || !holdsAt(buf, from, word)) {
-        hit = buf.indexOf(variant, hit + 1)
-        continue
-      }
-      const lineFrom = buf.lastIndexOf(LF, from) + 1
-      let lineTo = buf.indexOf(LF, from)
-      if (lineTo < 0 || lineTo > end) lineTo = end
-      if (lineHolds(buf, lineFrom, lineTo, others, buffers)) found.push(lineFrom)
-      // The line is decided: on to the next.
-      hit = lineTo >= end ? -1 : buf.indexOf(variant, lineTo + 1 + at)
-    }
-  }
-  if (variants.length > 1) {
-    found.sort((a, b) => a - b)
-    return found.filter((from, k) => k === 0 || from !== found[k - 1])
-  }
-  return found
-}
-
-/**
- * Bytes folded at a time: whole lines of about this many bytes, so that the folded copy stays in
- * the processor's cache between the fold and the search (a line longer than this is folded whole).
- */
-export const FOLD_BYTES = 256 * 1024
-
-/** `lineStarts` by a byte search of the bytes folded to lower case (see `Buffers.fold`), whole lines at a time. */
-const foldedStarts = (buf: Buffer, start: number, end: number, anchor: Buffer, others: ReadonlyArray<Buffer>, buffers: Buffers): Array<number> => {
   const found: Array<number> = []
   for (let from = start; from < end;) {
-    let to = from + FOLD_BYTES
-    if (to >= end) to = end
-    else {
-      to = buf.indexOf(LF, to - 1) + 1
-      if (to === 0 || to > end) to = end
+    const to = windowEnd(buf, from, end)
+    const first = found.length
+    if (plan === undefined) foldedWindow(buf, from, to, word, others, buffers, found)
+    else for (const variant of plan.variants) variantWindow(buf, from, to, word, plan.at, variant, others, buffers, found)
+    const searched = found.length
+    const window = buf.subarray(from, to)
+    for (let at = window.indexOf(escape); at >= 0;) {
+      found.push(buf.lastIndexOf(LF, from + at) + 1)
+      const feed = window.indexOf(LF, at)
+      at = feed < 0 ? -1 : window.indexOf(escape, feed + 1)
     }
-    const folded = buffers.fold(buf, from, to)
-    // In `folded` a line feed is no longer one (bit 5 makes it `*`): the lines are found in `buf`.
-    for (let at = folded.indexOf(anchor); at >= 0;) {
-      const lineFrom = buf.lastIndexOf(LF, from + at) + 1
-      let lineTo = buf.indexOf(LF, from + at)
-      if (lineTo < 0 || lineTo > to) lineTo = to
-      const line = folded.subarray(lineFrom - from, lineTo - from)
-      if (others.every((word) => line.indexOf(word) >= 0)) found.push(lineFrom)
-      at = lineTo >= to ? -1 : folded.indexOf(anchor, lineTo - from + 1)
+    // Several searches of the window each found lines in order: merged into one order, each line once.
+    if ((plan !== undefined && plan.variants.length > 1) || found.length > searched) {
+      const window = found.splice(first).sort((a, b) => a - b)
+      for (let k = 0; k < window.length; k++) if (k === 0 || window[k] !== window[k - 1]) found.push(window[k]!)
     }
     from = to
   }
   return found
+}
+
+/** Pushes the lines of the window `from`..`to` of `buf` where `variant` is at `at` of `word` and the line holds `others`. */
+const variantWindow = (
+  buf: Buffer,
+  from: number,
+  to: number,
+  word: Buffer,
+  at: number,
+  variant: Buffer,
+  others: ReadonlyArray<Buffer>,
+  buffers: Buffers,
+  found: Array<number>
+): void => {
+  const window = buf.subarray(from, to)
+  for (let hit = window.indexOf(variant, at); hit >= 0;) {
+    const wordAt = from + hit - at
+    if (wordAt + word.length > to || !holdsAt(buf, wordAt, word)) {
+      hit = window.indexOf(variant, hit + 1)
+      continue
+    }
+    const lineFrom = buf.lastIndexOf(LF, wordAt) + 1
+    let lineTo = buf.indexOf(LF, wordAt)
+    if (lineTo < 0 || lineTo > to) lineTo = to
+    if (lineHolds(buf, lineFrom, lineTo, others, buffers)) found.push(lineFrom)
+    // The line is decided: on to the next.
+    hit = lineTo + 1 >= to ? -1 : window.indexOf(variant, lineTo + 1 - from + at)
+  }
+}
+
+/** Pushes the lines of the window `from`..`to` of `buf` that hold `anchor` and `others`, by a search of the window folded (see `Buffers.fold`). */
+const foldedWindow = (
+  buf: Buffer,
+  from: number,
+  to: number,
+  anchor: Buffer,
+  others: ReadonlyArray<Buffer>,
+  buffers: Buffers,
+  found: Array<number>
+): void => {
+  const folded = buffers.fold(buf, from, to)
+  // In `folded` a line feed is no longer one (bit 5 makes it `*`): the lines are found in `buf`.
+  for (let at = folded.indexOf(anchor); at >= 0;) {
+    const lineFrom = buf.lastIndexOf(LF, from + at) + 1
+    let lineTo = buf.indexOf(LF, from + at)
+    if (lineTo < 0 || lineTo > to) lineTo = to
+    const line = folded.subarray(lineFrom - from, lineTo - from)
+    if (others.every((word) => line.indexOf(word) >= 0)) found.push(lineFrom)
+    at = lineTo + 1 >= to ? -1 : folded.indexOf(anchor, lineTo - from + 1)
+  }
 }

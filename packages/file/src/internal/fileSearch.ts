@@ -52,18 +52,8 @@ export const scanBytes = (
   const { anchor, encoding, escape, folded, others } = pattern
   if (folded !== undefined) {
     const start = headerEnd + 1
-    const found = lineStarts(buf, start, end, folded, buffers, strategy)
     // A line that escapes a character is a candidate whatever its words (see `Pattern.escape`).
-    for (let at = buf.indexOf(escape, start); at >= 0 && at < end;) {
-      const from = buf.lastIndexOf(LF, at) + 1
-      const to = buf.indexOf(LF, at)
-      found.push(from)
-      at = to < 0 || to >= end ? -1 : buf.indexOf(escape, to + 1)
-    }
-    found.sort((a, b) => a - b)
-    for (let k = 0; k < found.length; k++) {
-      const from = found[k]!
-      if (k > 0 && from === found[k - 1]) continue
+    for (const from of lineStarts(buf, start, end, folded, escape, buffers, strategy)) {
       let to = buf.indexOf(LF, from)
       if (to < 0 || to > end) to = end
       lines.push({ order: from, text: bare(buf.toString("utf8", from, to)) })
