@@ -69,7 +69,7 @@ describe("the scan of an ASCII query", () => {
   it("finds exactly the lines holding every word in any case, whichever way it looks", () => {
     // Pieces of the words in several cases, their neighbours in the alphabet, digits, bytes beyond ASCII.
     const token = fc.constantFrom(
-      "zanzibar", "ZANZIBAR", "ZanZiBar", "zanzibaR", "zan", "ZAN", "zibar", "Zz", "za", "zA", "Za", "ZA", "ar", "AR",
+      "zanzibar", "ZANZIBAR", "ZanZiBar", "zanzibaR", "zanzibaz", "ZANZIBAx", "quarterlx", "zan", "ZAN", "zibar", "Zz", "za", "zA", "Za", "ZA", "ar", "AR",
       "v2", "V2", "v3", "2026", "202", "q", "Q", "Quarterly", "quarterl", "ledger", "LEDGER", "é", "É", "ß", "ZANZIBAR\u00e9",
       "{", "\"", " ", ":", "_", "\\u0041", "\\U0041", "\\", "u", "@", "[", "`", "{"
     )
