@@ -10,6 +10,8 @@
  *   --sessions N      session files for list (default 100,000)
  *   --list-rounds N   rounds of list (default 20)
  *   --appends N       appends measured per backend for live (default 100)
+ *   --live-entries N  entries of live's large session (default 100,000; 0: none)
+ *   --large-appends N appends measured per backend on that session (default 10)
  */
 import { arg, list } from "./args.js"
 import { loadAverage, machine, now, table, tempDir } from "./harness.js"
@@ -58,7 +60,7 @@ if (wanted("list")) {
 if (wanted("live")) {
   const tmp = tempDir()
   try {
-    const { p95, rows } = await benchLive({ appends: arg("appends", 100) }, tmp.dir)
+    const { p95, rows } = await benchLive({ appends: arg("appends", 100), entries: arg("live-entries", 100_000), largeAppends: arg("large-appends", 10) }, tmp.dir)
     console.log(table("S4. Live: from a durable append to an open page (ratio to the append itself)", rows) + "\n")
     for (const [name, ms] of p95) summary.push(`live, ${name}: p95 ${ms.toFixed(0)} ms (goal ≤ 1 s: ${ms <= 1000 ? "met" : "missed"})`)
   } finally {

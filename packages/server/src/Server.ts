@@ -51,6 +51,11 @@ export interface Options {
   readonly describe?: string | undefined
   /** The token to require instead of a random one (tests); ignored on a loopback address. */
   readonly token?: string | undefined
+  /**
+   * How many of the most recently changed sessions are laid out at start, ahead of their first
+   * request: 4 by default (as many as the server keeps laid out), 0 for none.
+   */
+  readonly ahead?: number | undefined
 }
 
 /**
@@ -87,7 +92,8 @@ export const serve = (
     const catalog = yield* SessionCatalog
     const changes = yield* SessionChanges
     let sessions: Sessions.SessionsService | undefined
-    const state = yield* State.make({ directory, files, catalog, changes, sessions: () => sessions!, basename: (location) => Path.basename(location) })
+    const journal = yield* SessionJournal
+    const state = yield* State.make({ directory, files, catalog, changes, journal, sessions: () => sessions!, basename: (location) => Path.basename(location) })
     // The server's own Sessions: its listing reads the catalog the server keeps, from memory.
     sessions = yield* Sessions.make.pipe(Effect.provideService(SessionCatalog, state.catalog))
     const loopback = isLoopback(host)
@@ -111,7 +117,7 @@ export const serve = (
     })
     yield* server.serve(app, guard)
     // The most recently changed sessions are laid out while nobody asks yet (requests share the work).
-    yield* Effect.forkScoped(warmUp)
+    yield* Effect.forkScoped(warmUp(options.ahead ?? State.OPENED))
     // Runs before the server's own close: live streams end, idle connections go, so the close completes.
     yield* Effect.addFinalizer(() =>
       Effect.zipRight(Deferred.succeed(stopping, undefined), Effect.sync(() => node.closeIdleConnections())))

@@ -20,9 +20,13 @@ const withoutChromium = (env: NodeJS.ProcessEnv) =>
     env: { ...process.env, CI: "", REQUIRE_BROWSER: "", NO_COLOR: "1", SESSION_TREE_CHROMIUM: "/nonexistent/chromium", SESSION_TREE_TEST_DB: inject("pgUrl"), ...env }
   })
 
+// Both runs start at once: each is a vitest of its own, mostly waiting on its start.
+let runs: { readonly skipped: ReturnType<typeof withoutChromium>; readonly required: ReturnType<typeof withoutChromium> } | undefined
+const started = () => (runs ??= { skipped: withoutChromium({}), required: withoutChromium({ REQUIRE_BROWSER: "1" }) })
+
 describe("the server's browser tests on a machine without Chromium", { timeout: 180_000 }, () => {
   it("are skipped, each named (on files and on PostgreSQL) with what to install and how to run them, and the run passes", async () => {
-    const run = await withoutChromium({})
+    const run = await started().skipped
     const output = run.stdout + run.stderr
     expect(run.code, output).toBe(0)
     const named = output.split("\n").filter((line) => line.startsWith(SKIPPED)).map((line) => line.slice(SKIPPED.length))
@@ -34,11 +38,12 @@ describe("the server's browser tests on a machine without Chromium", { timeout: 
     for (const backend of ["files", "PostgreSQL"]) {
       expect(named.filter((name) => name.startsWith(`the served pages in Chromium, on ${backend} > `)).length, backend).toBeGreaterThanOrEqual(5)
     }
-    expect(named).toContain("the served pages in Chromium, on files > opens a session of 100,000 entries with its first screen drawn within a second")
+    expect(named).toContain("the served pages in Chromium, on files > opens a session of 100,000 entries it has not laid out yet with its first screen first, then its tree and facts")
+    expect(named).toContain("the served pages in Chromium, on PostgreSQL > opens a session of 100,000 entries laid out with its first screen drawn within a second, and shows an append to it")
   })
 
   it("fail the run when REQUIRE_BROWSER=1, as CI sets it", async () => {
-    const run = await withoutChromium({ REQUIRE_BROWSER: "1" })
+    const run = await started().required
     const output = run.stdout + run.stderr
     expect(run.code, output).toBe(1)
     expect(output).toMatch(/FAILING the browser tests: CI or REQUIRE_BROWSER=1 is set/)

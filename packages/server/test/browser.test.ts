@@ -6,7 +6,9 @@
  *   branch, another branch chosen in the tree (the page never reloads);
  * - live: another process appends (a child started with Node), and the open
  *   session page and list show it within a second, the reader's place kept;
- * - a session of 100,000 entries opens with its first screen drawn within a second;
+ * - a session of 100,000 entries opens with its first screen drawn within a second, at its first
+ *   request (the server told to lay out nothing ahead) and laid out; an append to it reaches its
+ *   open page (how long it takes is printed);
  * - hostile sessions: nothing in them runs or loads (no script, dialog, request
  *   beyond the server, policy violation), on the list, the session and a search;
  *   hostile addresses get a refusal page and nothing of any session.
@@ -22,7 +24,7 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, expect, it } from "vitest"
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest"
 import { hostile } from "../../view/test/support/sessions.js"
 import { hostileAgent } from "../../view/test/support/v2.js"
 import { browserDescribe, browserFound, launch, MISSING, type Opened, onlyTo, openPage } from "./support/browser.js"
@@ -82,10 +84,30 @@ const bigLines = (n: number): Array<string> => {
 
 const BIG = 100_000
 
+/** The big session's lines, made once for both backends, and its records (decoded once, for the database). */
+let bigMade: Array<string> | undefined
+const big = (): Array<string> => (bigMade ??= bigLines(BIG))
+const bigText = (): string => big().map((l) => `${l}\n`).join("")
+let bigDecoded: Sessions.Records | undefined
+const bigRecords = (): Sessions.Records => (bigDecoded ??= recordsOf(big()))
+
+/** One Chromium for every test of the file, launched by the first that needs it. */
+let sharedBrowser: Promise<Browser> | undefined
+const browserOnce = (): Promise<Browser> => (sharedBrowser ??= launch())
+afterAll(async () => {
+  const browser = await sharedBrowser?.catch(() => undefined)
+  await browser?.close()
+})
+
 interface Backend {
   readonly name: string
-  /** Starts a server with the corpus, the hostile sessions and the big one in it. */
+  /** Starts a server with the corpus and the hostile sessions in it, laying out nothing ahead. */
   readonly start: () => Promise<Served>
+  /**
+   * Adds the big session while the server runs, as another process would: after the searches, so
+   * that on PostgreSQL none of them writes its 100,000 entries into the search index.
+   */
+  readonly addBig: (served: Served) => Promise<void>
   /** The appender's arguments for the session `key` of `served`. */
   readonly appenderArgs: (served: Served, key: string) => ReadonlyArray<string>
 }
@@ -112,24 +134,29 @@ const files: Backend = {
     const ref = JSON.stringify(v2.entries).match(/sha256:([0-9a-f]{64})/)![1]!
     NFS.mkdirSync(Path.join(dir, "hostile-agent.jsonl.blobs"))
     NFS.writeFileSync(Path.join(dir, "hostile-agent.jsonl.blobs", ref), Buffer.alloc(123_456))
-    NFS.writeFileSync(Path.join(dir, "big.jsonl"), bigLines(BIG).map((l) => `${l}\n`).join(""))
-    const served = await serveFiles(dir, { port: 0 })
+    const served = await serveFiles(dir, { port: 0, ahead: 0 })
     return { ...served, stop: async () => (await served.stop(), NFS.rmSync(dir, { recursive: true, force: true })) }
   },
-  appenderArgs: (served, key) => [Path.join(served.where, key)]
+  appenderArgs: (served, key) => [Path.join(served.where, key)],
+  addBig: async (served) => {
+    // Written beside and renamed in, as a writer makes a file whole: never seen half-written.
+    NFS.writeFileSync(Path.join(served.where, ".big.tmp"), bigText())
+    NFS.renameSync(Path.join(served.where, ".big.tmp"), Path.join(served.where, "big.jsonl"))
+  }
 }
 
 const database: Backend = {
   name: "PostgreSQL",
   start: async () => {
     // The hostile session under an ID the database can hold, and PostgreSQL text holds no NUL, which
-    // the hostile entry IDs do: a U+0001 stands in for it. The big session too, imported first.
+    // the hostile entry IDs do: a U+0001 stands in for it.
     const v1 = await hostile()
     const lines = linesOf({ ...v1.header, id: "hostile" }, v1.entries).map((line) => line.replaceAll("\\u0000", "\\u0001"))
-    const served = await serveDatabase("browser", { records: [recordsOf(lines), recordsOf(bigLines(BIG))] })
+    const served = await serveDatabase("browser", { records: [recordsOf(lines)], ahead: 0 })
     return { ...served, keyOf: (name) => (name === "hostile" || name === "big" ? name : served.keyOf(name)) }
   },
-  appenderArgs: (served, key) => [key, served.where]
+  appenderArgs: (served, key) => [key, served.where],
+  addBig: (served) => served.add!([bigRecords()])
 }
 
 for (const backend of [files, database]) {
@@ -148,17 +175,35 @@ for (const backend of [files, database]) {
     beforeAll(async () => {
       if (!browserFound) throw new Error(`${MISSING}. CI or REQUIRE_BROWSER=1 is set, so the browser tests must run.`)
       NFS.mkdirSync(ARTIFACTS, { recursive: true })
-      ;[browser, served, appender] = await Promise.all([launch(), backend.start(), prepareChild(APPENDER)])
+      ;[browser, served, appender] = await Promise.all([browserOnce(), backend.start(), prepareChild(APPENDER)])
     })
 
-    afterAll(async () => {
-      for (const child of children) {
+    /** The big session added, once, and listed by the server (its live stream answers). */
+    let bigAdded: Promise<void> | undefined
+    const bigListed = () =>
+      (bigAdded ??= (async () => {
+        await backend.addBig(served)
+        const url = `http://127.0.0.1:${served.port}/events?s=${encodeURIComponent(served.keyOf("big"))}`
+        for (;;) {
+          const stop = new AbortController()
+          const response = await fetch(url, { signal: stop.signal })
+          stop.abort()
+          if (response.status === 200) return
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+      })())
+
+    // What a test opened goes with it: pages left open would follow every change that comes after.
+    afterEach(async () => {
+      for (const child of children.splice(0)) {
         child.proc.stdin?.end()
         if (child.proc.exitCode === null) child.proc.kill("SIGKILL")
         await child.exited
       }
-      for (const o of opened) await o.close()
-      await browser?.close()
+      for (const o of opened.splice(0)) await o.close()
+    })
+
+    afterAll(async () => {
       await served?.stop()
     })
 
@@ -228,7 +273,66 @@ for (const backend of [files, database]) {
       await expectSealed(list, served)
     })
 
-    it(`opens a session of ${BIG.toLocaleString("en-US")} entries with its first screen drawn within a second`, async () => {
+    it("runs nothing and loads nothing a hostile session holds, on the list, its page and a search", async () => {
+      const pages = [
+        "",
+        `s/${encodeURIComponent(served.keyOf("hostile"))}`,
+        ...(backend === files ? [`s/${encodeURIComponent("hostile-agent.jsonl")}`] : []),
+        `search?q=${encodeURIComponent("script pwned")}`,
+        `search?q=${encodeURIComponent("onerror")}&role=user`
+      ]
+      // One page goes to each in turn: what it records (requests, errors, dialogs) adds up, and must stay empty.
+      const o = await open()
+      for (const path of pages) {
+        await o.page.goto(`http://127.0.0.1:${served.port}/${path}`)
+        if (path.startsWith("s/")) {
+          await ready(o)
+          // Every row chosen in turn: every card of every branch laid out and shown.
+          const rows = await o.page.$$eval("#tree .row", (list) => list.map((r) => r.id))
+          for (const id of rows.slice(0, 12)) await o.page.click(`#${id}`)
+        }
+        expect(await o.page.evaluate(() => window.__pwned)).toBeUndefined()
+        await expectSealed(o, served)
+      }
+    })
+
+    it("answers hostile addresses with a refusal, never with a session", async () => {
+      // (`s/..` and `s/%2e%2e` never reach a server from a browser: the address is resolved first.)
+      const o = await open()
+      for (const path of ["s/..%2F..%2Fetc%2Fpasswd", "s/..%2Foutside.jsonl", "id/%00", "s/big/blob/..%2F..", "s/pooling.jsonl/run?start=-1&n=1&level=0", `s/${"x".repeat(3000)}`]) {
+        const response = await o.page.goto(`http://127.0.0.1:${served.port}/${path}`)
+        expect([path, response!.status() >= 400 && response!.status() < 500]).toEqual([path, true])
+        expect(await o.page.locator("#cards .msg").count()).toBe(0)
+      }
+    })
+
+    // A cold open's time is the session's whole load and check first (about 0.6 s for these 100,000
+    // entries on a quiet machine, 2-4 s at a load of 7-10): the goal of a second is met only when the
+    // server laid the session out ahead (the test after this one). BENCHMARKS.md, "Serve", has the figures.
+    it(`opens a session of ${BIG.toLocaleString("en-US")} entries it has not laid out yet with its first screen first, then its tree and facts`, async () => {
+      // Nothing is laid out ahead (the server was told to lay out none): this is its first request,
+      // once the server lists it (its live stream answers).
+      const key = served.keyOf("big")
+      await bigListed()
+      const o = await open()
+      const started = performance.now()
+      await o.page.goto(`http://127.0.0.1:${served.port}/s/${encodeURIComponent(key)}`, { waitUntil: "commit" })
+      await o.page.locator(`#m${BIG - 1}`).waitFor({ state: "visible" })
+      await o.page.waitForFunction((n) => document.querySelector("#pn")?.textContent === `${n} entries`, BIG, { polling: "raf" })
+      const first = performance.now() - started
+      expect(await o.page.locator("#cards .msg").count()).toBeLessThanOrEqual(200)
+      // Then the rest of the page: the tree with its folded run, the facts.
+      await ready(o)
+      const whole = performance.now() - started
+      expect(await o.page.locator("#th").textContent()).toBe(`${BIG.toLocaleString("en-US")} entries in 1 branch`)
+      expect(await o.page.locator("#tree details.run").count()).toBe(1)
+      expect(await o.page.locator("#facts dl.facts").count()).toBe(1)
+      await expectSealed(o, served)
+      await o.close()
+      console.log(`first screen of ${BIG} entries on ${backend.name}, opened cold: ${first.toFixed(0)} ms (the whole page ${whole.toFixed(0)} ms)`)
+    })
+
+    it(`opens a session of ${BIG.toLocaleString("en-US")} entries laid out with its first screen drawn within a second, and shows an append to it`, async () => {
       const key = served.keyOf("big")
       /** Opens the big session; the time from the request to the newest entry's card on the screen. */
       const firstScreen = async (check: boolean) => {
@@ -254,45 +358,34 @@ for (const backend of [files, database]) {
         await o.close()
         return ms
       }
-      // The server laid out the most recently changed sessions, this one among them, while nobody asked.
-      // (Read again cold, the session takes its load and layout first: BENCHMARKS.md, "Serve".)
+      // Laid out by its first request (the test before), and kept: the server keeps the sessions opened last.
+      await bigListed()
+      await fetch(`http://127.0.0.1:${served.port}/s/${encodeURIComponent(key)}`).then((r) => r.text())
       const laidOut = [await firstScreen(true), await firstScreen(false), await firstScreen(false)]
       console.log(`first screen of ${BIG} entries on ${backend.name}: ${laidOut.map((ms) => ms.toFixed(0)).join(", ")} ms laid out`)
       for (const ms of laidOut) expect(ms).toBeLessThan(1_000)
-    })
 
-    it("runs nothing and loads nothing a hostile session holds, on the list, its page and a search", async () => {
-      const pages = [
-        "",
-        `s/${encodeURIComponent(served.keyOf("hostile"))}`,
-        ...(backend === files ? [`s/${encodeURIComponent("hostile-agent.jsonl")}`] : []),
-        `search?q=${encodeURIComponent("script pwned")}`,
-        `search?q=${encodeURIComponent("onerror")}&role=user`
-      ]
-      for (const path of pages) {
-        const o = await open()
-        await o.page.goto(`http://127.0.0.1:${served.port}/${path}`)
-        await o.page.waitForTimeout(200)
-        if (path.startsWith("s/")) {
-          await ready(o)
-          // Every row chosen in turn: every card of every branch laid out and shown.
-          const rows = await o.page.$$eval("#tree .row", (list) => list.map((r) => r.id))
-          for (const id of rows.slice(0, 12)) await o.page.click(`#${id}`)
-        }
-        expect(await o.page.evaluate(() => window.__pwned)).toBeUndefined()
-        await expectSealed(o, served)
-      }
-    })
-
-    it("answers hostile addresses with a refusal, never with a session", async () => {
-      // (`s/..` and `s/%2e%2e` never reach a server from a browser: the address is resolved first.)
-      for (const path of ["s/..%2F..%2Fetc%2Fpasswd", "s/..%2Foutside.jsonl", "id/%00", "s/big/blob/..%2F..", "s/pooling.jsonl/run?start=-1&n=1&level=0", `s/${"x".repeat(3000)}`]) {
-        const o = await open()
-        const response = await o.page.goto(`http://127.0.0.1:${served.port}/${path}`)
-        expect([path, response!.status() >= 400 && response!.status() < 500]).toEqual([path, true])
-        expect(await o.page.locator("#cards .msg").count()).toBe(0)
-        await o.close()
-      }
+      // Another process appends to it while its page is open: the new card follows the path's end.
+      const child = spawnChild(appender, backend.appenderArgs(served, key))
+      children.push(child)
+      const o = await open()
+      await Promise.all([child.waitFor("ready"), o.page.goto(`http://127.0.0.1:${served.port}/s/${encodeURIComponent(key)}`)])
+      await ready(o)
+      await o.page.waitForFunction(() => document.querySelector("#live")?.textContent === "live")
+      const shown = o.page.waitForFunction((id) => document.querySelector(`#cards #m${id} .tx`)?.textContent === "one more step", BIG, { polling: "raf", timeout: 60_000 })
+      const sent = performance.now()
+      child.send("user one more step")
+      await child.waitForCount("appended", 1)
+      const started = performance.now()
+      await shown
+      const latency = performance.now() - started
+      // (The server runs in this process: while it reads the session, the child's answer waits, so the
+      // time from the answer can be short; the time from the request includes the child's own load.)
+      const fromSent = performance.now() - sent
+      expect(await o.page.locator("#pn").textContent()).toBe(`${BIG + 1} entries`)
+      expect(await o.page.locator(`#m${BIG}`).isVisible()).toBe(true)
+      console.log(`live latency on a session of ${BIG} entries on ${backend.name} (append acknowledged → shown in its open page): ${latency.toFixed(0)} ms; from the request to the appender (which loads the session first): ${fromSent.toFixed(0)} ms`)
+      await expectSealed(o, served)
     })
   })
 }

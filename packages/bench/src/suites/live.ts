@@ -6,6 +6,10 @@
  * baseline of each, same run. The appends are made by this process through the
  * library; the server learns of them only as any other process's (the kernel's
  * notification, the database's), since it reads no state of the store.
+ *
+ * Then the same on a session that already holds `entries` entries (100,000 by
+ * default), its page open (laid out) before the first append: what a change to
+ * a large session costs the server (it reads and lays the session out again).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -15,6 +19,8 @@ import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import type { SessionChanges } from "@session-tree/core/SessionChanges"
 import type { SessionError } from "@session-tree/core/SessionError"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
+import type { Entry } from "@session-tree/core/Record"
+import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Migrations from "@session-tree/pg/Migrations"
@@ -27,13 +33,34 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { now, quantile, rounds, type Row, summarize } from "../harness.js"
 
 export interface LiveOptions {
   /** Appends measured per backend (default 100). */
   readonly appends: number
+  /** Entries of the large session (0: no large session). */
+  readonly entries: number
+  /** Appends measured per backend on the large session. */
+  readonly largeAppends: number
 }
+
+/** A linear version-2 session of `n` entries, user and assistant by turns. */
+const largeRecords = (id: string, n: number): Sessions.Records => ({
+  header: { type: "session", version: 2, id, timestamp: "2026-02-01T00:00:00.000Z" },
+  entries: Array.from({ length: n }, (_, i): Entry => ({
+    type: "entry",
+    version: 2,
+    id: `e${i}`,
+    parentId: i === 0 ? null : `e${i - 1}`,
+    timestamp: new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString(),
+    kind: "message",
+    message: i % 2 === 0
+      ? { role: "user", id: `u${i}`, content: [{ type: "text", text: `Step ${i}: please read the next part of the log and tell me what failed` }] }
+      : { role: "assistant", id: `a${i}`, content: [{ type: "text", text: `Step ${i}: the build failed in the parser test; the fix is in src/parse.ts` }] }
+  }) as Entry)
+})
 
 /** A reader of `/events?s=…` that resolves the next `change` event. */
 const listen = async (url: string) => {
@@ -69,20 +96,31 @@ const listen = async (url: string) => {
 
 type Backend = SessionJournal | SessionCatalog | SearchIndex | SessionChanges | Ids.Ids
 
-const measure = async (name: string, backend: Layer.Layer<Backend, SessionError>, options: Server.Options, location: string, appends: number) => {
+const measure = async (
+  name: string,
+  backend: Layer.Layer<Backend, SessionError>,
+  options: Server.Options,
+  location: string,
+  appends: number,
+  large?: Sessions.Records
+) => {
   const runtime = ManagedRuntime.make(backend)
   const scope = Effect.runSync(Scope.make())
   try {
+    // The large session is stored before the server starts; then this process holds it open to append.
+    if (large !== undefined) {
+      await runtime.runPromise(Effect.flatMap(Sessions.Sessions, (s) => s.import(large, options.backend === "files" ? location : undefined)).pipe(Effect.provide(Sessions.layer)))
+    }
     const running = await runtime.runPromise(Server.serve(options).pipe(Scope.extend(scope)))
-    const store = await runtime.runPromise(SessionStore.create(location).pipe(Scope.extend(scope)))
+    const store = await runtime.runPromise((large === undefined ? SessionStore.create(location) : SessionStore.load(location)).pipe(Scope.extend(scope)))
     const key = options.backend === "files" ? Path.basename(location) : location
     // The page exists once the server has heard of the session.
     for (let k = 0; k < 200 && (await fetch(`${running.url}s/${encodeURIComponent(key)}`)).status !== 200; k++) await new Promise((r) => setTimeout(r, 25))
     const events = await listen(`${running.url}events?s=${encodeURIComponent(key)}`)
-    let parent: string | null = null
-    let n = 0
+    let parent: string | null = store.entries.at(-1)?.id ?? null
+    let n = store.entries.length
     const append = async () => {
-      const entry = await runtime.runPromise(store.append(parent, { role: "user", id: `m${++n}`, content: `message ${n}` }))
+      const entry = await runtime.runPromise(store.append(parent, { role: "user", id: `m${++n}`, content: large === undefined ? `message ${n}` : [{ type: "text", text: `message ${n}` }] }))
       parent = entry.id
     }
     const samples = await rounds([
@@ -110,7 +148,7 @@ const measure = async (name: string, backend: Layer.Layer<Backend, SessionError>
           return now() - t
         }
       }
-    ], { rounds: appends, warmup: 3 })
+    ], { rounds: appends, warmup: large === undefined ? 3 : 1 })
     await events.close()
     return samples
   } finally {
@@ -126,7 +164,15 @@ export const benchLive = async (options: LiveOptions, dir: string): Promise<{ re
     rows.push(...summarize(name, samples, samples[0]!.name))
     for (const s of samples.slice(1)) p95.push([s.name, quantile(s.ms, 0.95)])
   }
-  add("files", await measure("files", Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom), { backend: "files", directory: dir, port: 0 }, Path.join(dir, "live.jsonl"), options.appends))
+  const files = Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)
+  add("files", await measure("files", files, { backend: "files", directory: dir, port: 0 }, Path.join(dir, "live.jsonl"), options.appends))
+  const large = options.entries > 0 ? largeRecords("live-large", options.entries) : undefined
+  const largeName = (backend: string) => `${backend}, a session of ${options.entries.toLocaleString("en-US")} entries`
+  if (large !== undefined) {
+    const where = Path.join(dir, "large")
+    NFS.mkdirSync(where)
+    add(largeName("files"), await measure(largeName("files"), files, { backend: "files", directory: where, port: 0 }, Path.join(where, "live-large.jsonl"), options.largeAppends, large))
+  }
   const external = process.env["SESSION_TREE_TEST_DB"]
   const server = external !== undefined && external !== "" ? undefined : await bootServer("bench-live")
   const adminUrl = server?.url() ?? external!
@@ -137,7 +183,9 @@ export const benchLive = async (options: LiveOptions, dir: string): Promise<{ re
     const url = new URL(adminUrl)
     url.pathname = `/${name}`
     await Effect.runPromise(Migrations.migrateUrl(url.toString()))
-    add("PostgreSQL", await measure("PostgreSQL", Layer.merge(PgJournal.layerUrl(url.toString()), Ids.layerRandom), { backend: "database", port: 0 }, "live", options.appends))
+    const database = Layer.merge(PgJournal.layerUrl(url.toString()), Ids.layerRandom)
+    add("PostgreSQL", await measure("PostgreSQL", database, { backend: "database", port: 0 }, "live", options.appends))
+    if (large !== undefined) add(largeName("PostgreSQL"), await measure(largeName("PostgreSQL"), database, { backend: "database", port: 0 }, "live-large", options.largeAppends, large))
   } finally {
     await admin.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`)).catch(() => {})
     await admin.dispose()

@@ -6,9 +6,11 @@
  *
  * The corpus is made at bench time in a temp directory: version-2 agent sessions
  * of ~2 MB each, with a rare word (one entry in 20,000), a phrase (one in 2,000)
- * and common words. grep counts the matching lines of each file, case sensitive
- * (`-i` for the case-insensitive row); ours finds, decodes, matches, ranks and
- * counts the entries, case-insensitive, whole words, and checks the count it gives.
+ * and common words; and a word in none whose letters are all common (the scan's
+ * other way: see `asciiSearch.ts` of the file package). grep counts the matching
+ * lines of each file, case sensitive (`-i` for the case-insensitive row); ours
+ * finds, decodes, matches, ranks and counts the entries, case-insensitive, whole
+ * words, and checks the count it gives.
  */
 import { spawn } from "node:child_process"
 import * as Ids from "@session-tree/core/Ids"
@@ -28,6 +30,9 @@ export interface SearchFilesOptions {
 }
 
 const SESSION_ENTRIES = 5_000
+
+/** A word in no entry, each of its letters frequent in the sessions' text (none under 1% of the bytes). */
+const ABSENT = "interest"
 
 /** `grep ARGS FILES…`, its matching lines summed over the files (`-c` prints one count per file). */
 const grep = (args: ReadonlyArray<string>, files: ReadonlyArray<string>): Promise<number> =>
@@ -74,7 +79,9 @@ export const benchSearchFiles = async (options: SearchFilesOptions, dir: string)
   const cases: ReadonlyArray<readonly [string, string, number, ReadonlyArray<string>]> = [
     [`a rare word (${rare} entries)`, RARE, rare, ["-c", "-F", RARE]],
     [`a phrase (${phrase} entries)`, `"${PHRASE.join(" ")}"`, phrase, ["-c", "-F", PHRASE.join(" ")]],
-    [`a common word (${common.toLocaleString("en-US")} entries)`, COMMON, common, ["-c", "-F", COMMON]]
+    [`a common word (${common.toLocaleString("en-US")} entries)`, COMMON, common, ["-c", "-F", COMMON]],
+    // Every letter of it common in the text: the scan folds the bytes rather than search for case variants.
+    [`a word of common letters (no entry)`, ABSENT, 0, ["-c", "-F", ABSENT]]
   ]
   for (const [group, query, expected, args] of cases) {
     const samples = await rounds([

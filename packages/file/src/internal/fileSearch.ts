@@ -9,6 +9,7 @@ import type { FsService } from "../Fs.js"
 import * as Catalog from "./fileCatalog.js"
 import * as Generation from "./generation.js"
 import * as Paths from "./paths.js"
+import { Buffers, lineStarts, type Strategy } from "./asciiSearch.js"
 import { classifyTail } from "./tail.js"
 
 const LF = 0x0a
@@ -20,64 +21,18 @@ export const WINDOW_BYTES = 16 * 1024 * 1024
 const bare = (line: string): string => (line.endsWith("\r") ? line.slice(0, -1) : line)
 
 /**
- * A buffer a search folds bytes into (see `Pattern.folded`), grown as needed and kept for the
- * files of one search: folding a file costs one pass and no garbage.
- */
-export class Scratch {
-  private bytes = Buffer.allocUnsafeSlow(0)
-  private words = new Uint32Array(0)
-
-  /** `source` with bit 5 of every byte set, in this buffer (valid until the next call). */
-  fold(source: Buffer, from: number, to: number): Buffer {
-    const length = to - from
-    if (this.bytes.length < length) {
-      // Whole 32-bit words, so that the fold goes four bytes at a time.
-      this.bytes = Buffer.allocUnsafeSlow(Math.ceil((length * 1.25) / 4) * 4)
-      this.words = new Uint32Array(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length / 4)
-    }
-    const bytes = this.bytes
-    const words = this.words
-    source.copy(bytes, 0, from, to)
-    const whole = length >>> 2
-    for (let i = 0; i < whole; i++) words[i] = words[i]! | 0x20202020
-    for (let i = whole << 2; i < length; i++) bytes[i] = bytes[i]! | 0x20
-    return bytes.subarray(0, length)
-  }
-}
-
-/**
- * The starts of the lines of `buf` from `start` on that hold every one of `words` (lower case), in
- * order; `folded` is `buf` from `start` folded (where a line feed is no longer one: bit 5 makes it
- * `*`, so the lines are found in `buf`).
- */
-const foldedLines = (buf: Buffer, start: number, folded: Buffer, words: ReadonlyArray<string>): Array<number> => {
-  const found: Array<number> = []
-  const [anchor, ...others] = words
-  for (let at = folded.indexOf(anchor!); at >= 0;) {
-    const from = buf.lastIndexOf(LF, start + at) + 1
-    let to = buf.indexOf(LF, start + at)
-    if (to < 0 || to > start + folded.length) to = start + folded.length
-    if (others.length === 0) found.push(from)
-    else {
-      const line = folded.subarray(from - start, to - start)
-      if (others.every((word) => line.indexOf(word) >= 0)) found.push(from)
-    }
-    at = to - start >= folded.length ? -1 : folded.indexOf(anchor!, to - start + 1)
-  }
-  return found
-}
-
-/**
  * The candidate lines of one session file's bytes (as a load sees them: settled, tail and all):
  * every complete line after the header that the pattern finds. An ASCII query looks in the bytes
- * folded to lower case (`Pattern.folded`); any other in the bytes turned into text a window at a
- * time, each window ending at a line's end.
+ * for its words in any case (`Pattern.folded`, see `asciiSearch.ts`; `strategy` chooses how, for
+ * tests); any other in the bytes turned into text a window at a time, each window ending at a line's
+ * end. `buffers` are the search's (see `Buffers`).
  */
 export const scanBytes = (
   bytes: Uint8Array,
   pattern: Pattern,
   window = WINDOW_BYTES,
-  scratch: Scratch = new Scratch()
+  buffers: Buffers = new Buffers(),
+  strategy: Strategy = "auto"
 ): { readonly header: string | undefined; readonly lines: Array<CandidateLine> } => {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const headerEnd = buf.indexOf(LF)
@@ -97,18 +52,8 @@ export const scanBytes = (
   const { anchor, encoding, escape, folded, others } = pattern
   if (folded !== undefined) {
     const start = headerEnd + 1
-    const found = foldedLines(buf, start, scratch.fold(buf, start, end), folded)
     // A line that escapes a character is a candidate whatever its words (see `Pattern.escape`).
-    for (let at = buf.indexOf(escape, start); at >= 0 && at < end;) {
-      const from = buf.lastIndexOf(LF, at) + 1
-      const to = buf.indexOf(LF, at)
-      found.push(from)
-      at = to < 0 || to >= end ? -1 : buf.indexOf(escape, to + 1)
-    }
-    found.sort((a, b) => a - b)
-    for (let k = 0; k < found.length; k++) {
-      const from = found[k]!
-      if (k > 0 && from === found[k - 1]) continue
+    for (const from of lineStarts(buf, start, end, folded, escape, buffers, strategy)) {
       let to = buf.indexOf(LF, from)
       if (to < 0 || to > end) to = end
       lines.push({ order: from, text: bare(buf.toString("utf8", from, to)) })
@@ -161,11 +106,11 @@ export const scanBytes = (
 }
 
 /** The candidates of the session file at `location` (as the catalog names it). */
-const scanFile = (fs: FsService, location: string, pattern: Pattern, scratch: Scratch): Effect.Effect<Option.Option<Candidates>> =>
+const scanFile = (fs: FsService, location: string, pattern: Pattern, buffers: Buffers): Effect.Effect<Option.Option<Candidates>> =>
   Paths.resolve(fs, location).pipe(
-    Effect.flatMap((paths) => Generation.read(fs, paths)),
+    Effect.flatMap((paths) => Generation.read(fs, paths, buffers.take)),
     Effect.map((bytes): Option.Option<Candidates> => {
-      const { header, lines } = scanBytes(bytes, pattern, WINDOW_BYTES, scratch)
+      const { header, lines } = scanBytes(bytes, pattern, WINDOW_BYTES, buffers)
       if (header === undefined || lines.length === 0) return Option.none()
       // A file that is not UTF-8 does not load: said once, for the session, when it holds a candidate.
       if (!isUtf8(bytes)) return Option.some({ location, error: sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { path: location }) })
@@ -178,9 +123,9 @@ const scanFile = (fs: FsService, location: string, pattern: Pattern, scratch: Sc
   )
 
 /** The header line of the file at `location`, when it has one to read; for choosing sessions by ID. */
-const headerIdOf = (fs: FsService, location: string): Effect.Effect<string | undefined> =>
+const headerIdOf = (fs: FsService, location: string, buffers: Buffers): Effect.Effect<string | undefined> =>
   Paths.resolve(fs, location).pipe(
-    Effect.flatMap((paths) => Generation.read(fs, paths)),
+    Effect.flatMap((paths) => Generation.read(fs, paths, buffers.take)),
     Effect.map((bytes) => {
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
       const end = buf.indexOf(LF)
@@ -198,7 +143,12 @@ const headerIdOf = (fs: FsService, location: string): Effect.Effect<string | und
  * The sessions a request names, among those the catalog listed: by path (as given, resolved from
  * the current directory, or a name in the listed directory), or by the ID in their header.
  */
-const chosen = (fs: FsService, listed: ReadonlyArray<string>, sessions: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>> =>
+const chosen = (
+  fs: FsService,
+  listed: ReadonlyArray<string>,
+  sessions: ReadonlyArray<string>,
+  buffers: Buffers
+): Effect.Effect<ReadonlyArray<string>> =>
   Effect.gen(function*() {
     const byPath = new Set<string>()
     for (const s of sessions) {
@@ -211,7 +161,7 @@ const chosen = (fs: FsService, listed: ReadonlyArray<string>, sessions: Readonly
     for (const location of listed) {
       if (byPath.has(location)) out.push(location)
       else {
-        const id = yield* headerIdOf(fs, location)
+        const id = yield* headerIdOf(fs, location, buffers)
         if (id !== undefined && ids.has(id)) out.push(location)
       }
     }
@@ -225,10 +175,11 @@ export const make = (fs: FsService): SearchIndexService => {
     candidates: (request: CandidateRequest) =>
       Stream.unwrap(Effect.gen(function*() {
         const listed = (yield* catalog.scan(request.directory)).map((entry) => entry.location).sort()
-        const locations = request.sessions === undefined ? listed : yield* chosen(fs, listed, request.sessions)
-        const scratch = new Scratch()
+        // One set of buffers for the files of this search, read one after another: nothing is kept past it.
+        const buffers = new Buffers()
+        const locations = request.sessions === undefined ? listed : yield* chosen(fs, listed, request.sessions, buffers)
         return Stream.fromIterable(locations).pipe(
-          Stream.mapEffect((location) => scanFile(fs, location, request.pattern, scratch)),
+          Stream.mapEffect((location) => scanFile(fs, location, request.pattern, buffers)),
           Stream.filterMap((found) => found)
         )
       }))

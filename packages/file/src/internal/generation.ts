@@ -24,6 +24,7 @@ import {
   opened,
   readSessionFile,
   removeOwn,
+  type BufferOf,
   step,
   type ReadFailure,
   type Whole,
@@ -66,19 +67,27 @@ export const statDirectory = (fs: FsService, paths: Paths.SessionPaths): Effect.
  * scope, closed when the scope closes (with `until: "failure"`, only when it closes with a
  * failure: the caller keeps it otherwise). The read is interruptible; the hand-over is not.
  */
-export const open = (fs: FsService, paths: Paths.SessionPaths, until: "end" | "failure"): Effect.Effect<Opened, ReadFailure, Scope.Scope> =>
+export const open = (
+  fs: FsService,
+  paths: Paths.SessionPaths,
+  until: "end" | "failure",
+  into?: BufferOf
+): Effect.Effect<Opened, ReadFailure, Scope.Scope> =>
   Effect.flatMap(statDirectory(fs, paths), (dir) =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(restore(readSettled(fs, paths)), ({ bytes, handle, stat }) =>
+      Effect.flatMap(restore(readSettled(fs, paths, into)), ({ bytes, handle, stat }) =>
         Effect.as(
           Effect.addFinalizer((exit) => (until === "end" || Exit.isFailure(exit) ? closeHandle(fs, handle) : Effect.void)),
           { bytes, generation: held(handle, stat, bytes.length), dir }
         ))
     ))
 
-/** The bytes of the generation at `paths.path`, read as `open` reads them, holding nothing afterwards. */
-export const read = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Uint8Array, ReadFailure> =>
-  Effect.scoped(Effect.map(open(fs, paths, "end"), ({ bytes }) => bytes))
+/**
+ * The bytes of the generation at `paths.path`, read as `open` reads them (into the buffer `into`
+ * gives: see `BufferOf`), holding nothing afterwards.
+ */
+export const read = (fs: FsService, paths: Paths.SessionPaths, into?: BufferOf): Effect.Effect<Uint8Array, ReadFailure> =>
+  Effect.scoped(Effect.map(open(fs, paths, "end", into), ({ bytes }) => bytes))
 
 const closeHandle = (fs: FsService, handle: Handle): Effect.Effect<void> => Effect.ignore(fs.close(handle))
 
@@ -104,11 +113,11 @@ export const readRetries: Schedule.Schedule<unknown> = Schedule.exponential("1 m
  * `readRetries`; with an append intent there, the file shows what the intent's rule
  * (`Marker.settle`) allows. The descriptor of the read that succeeds is the caller's.
  */
-const readSettled = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Whole, ReadFailure> =>
+const readSettled = (fs: FsService, paths: Paths.SessionPaths, into?: BufferOf): Effect.Effect<Whole, ReadFailure> =>
   Effect.scoped(Effect.gen(function*() {
     const before = yield* Marker.now(fs, paths)
     const checked = yield* opened(fs, paths.path, SESSION_CAPS.most, "session file", "failure")
-    const whole = yield* readSessionFile(fs, checked, SESSION_CAPS)
+    const whole = yield* readSessionFile(fs, checked, SESSION_CAPS, into)
     if (versionOfHead(whole.bytes) === 1) {
       return whole.sizeAfter === whole.stat.size
         ? whole

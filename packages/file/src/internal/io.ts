@@ -179,13 +179,15 @@ const readAll = (fs: FsService, { handle, stat }: Checked, maxBytes: number): Ef
  * The session file `checked` (opened by `opened` with the largest cap any version allows) read
  * as a load reads it: for a file over `caps.least`, the head read first so that the cap its
  * header declares (`caps.of`) refuses it before it is read whole. It reads exactly the size fstat
- * gave (a file that shrank meanwhile is SESSION_REPLACED) and reports the size after the read:
- * what a file that grew meanwhile means depends on its version, so the caller decides.
+ * gave (a file that shrank meanwhile is SESSION_REPLACED), into the buffer `into` gives, and reports
+ * the size after the read: what a file that grew meanwhile means depends on its version, so the
+ * caller decides.
  */
 export const readSessionFile = (
   fs: FsService,
   checked: Checked,
-  caps: SessionCaps
+  caps: SessionCaps,
+  into: BufferOf = Buffer.allocUnsafe
 ): Effect.Effect<Whole & { readonly sizeAfter: number }, ReadFailure> =>
   Effect.gen(function*() {
     const size = checked.stat.size
@@ -196,10 +198,17 @@ export const readSessionFile = (
       const cap = caps.of(yield* readExactly(fs, checked.handle, head, 0, shrank))
       if (size > cap) return yield* tooLarge(path, cap, size)
     }
-    const bytes = yield* readExactly(fs, checked.handle, Buffer.allocUnsafe(size), 0, shrank)
+    const bytes = yield* readExactly(fs, checked.handle, into(size), 0, shrank)
     const after = yield* step("fstat", fs.fstat(checked.handle))
     return { bytes, handle: checked.handle, stat: checked.stat, sizeAfter: after.size }
   })
+
+/**
+ * Where a read puts a file's bytes: a buffer of exactly `size` bytes, new by default. A caller that
+ * reads many files one after another (a search) hands out one buffer of its own, so that reading
+ * leaves no garbage; the bytes are then valid only until its next read.
+ */
+export type BufferOf = (size: number) => Buffer
 
 /** The caps of a session file: the most any version allows, the least, and the one the head declares. */
 export interface SessionCaps {

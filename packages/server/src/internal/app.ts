@@ -42,6 +42,11 @@ export interface AppOptions {
 export const PAGE_SIZE = 200
 /** Cards per window of a path. */
 export const WINDOW = 200
+/**
+ * The most entries of a session whose page goes out whole the first time: a larger one's page goes
+ * out with its first screen (the path's newest cards) before its tree and facts are drawn.
+ */
+export const DRAWN_AT_ONCE = 5_000
 /** The most of a query string read as text (a filter, a search). */
 const MAX_TEXT = 1_000
 
@@ -225,9 +230,8 @@ export const make = (options: AppOptions) => {
       key: o.key,
       version: o.version,
       layout,
-      tree: o.tree,
-      facts: o.facts,
-      treeHeading: o.treeHeading,
+      // A large session not drawn yet goes out with its first screen; the page asks for its tree at once.
+      rest: o.restReady() || layout.entries.length <= DRAWN_AT_ONCE ? o.rest() : undefined,
       links: o.links,
       path,
       leaf,
@@ -309,13 +313,14 @@ export const make = (options: AppOptions) => {
       const at = path.indexOf(leaf)
       if (at >= 0) extend = { path: Pages.rangesOf(path), leaf: newest, leafId: layout.entries[newest]!.id, cards: cardsOf(layout, path, at + 1, path.length) }
     }
+    const rest = o.rest()
     return yield* json({
       version: o.version,
       n,
       added: Math.max(0, n - known),
-      facts: o.facts,
-      treeHeading: o.treeHeading,
-      tree: o.tree,
+      facts: rest.facts,
+      treeHeading: rest.treeHeading,
+      tree: rest.tree,
       ...(extend === undefined ? {} : { extend })
     })
   })
@@ -491,6 +496,6 @@ export const make = (options: AppOptions) => {
       return yield* inner
     }))
 
-  return { app, guard, warmUp: state.warmUp(blobSrc) }
+  return { app, guard, warmUp: (count: number) => state.warmUp(blobSrc, count) }
 }
 

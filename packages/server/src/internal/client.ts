@@ -135,6 +135,8 @@ export const SCRIPT = `
   var from = Number(main.getAttribute("data-from"));
   var to = Number(main.getAttribute("data-to"));
   var busy = false;
+  // A large session opened cold comes with its first screen only: its tree and facts are asked for at once.
+  var rest = main.getAttribute("data-rest") === "later";
 
   // A path is kept as the ranges the server sends (a linear path of 100,000 entries is one), never expanded.
   function ranges(s) {
@@ -291,12 +293,12 @@ export const SCRIPT = `
     if (updating) { again = true; return; }
     updating = true;
     var followEnd = to >= length(path);
-    json(base + "/since?v=" + encodeURIComponent(version) + "&n=" + n + "&leaf=" + leaf).then(function (data) {
+    json(base + "/since?v=" + (rest ? "" : encodeURIComponent(version)) + "&n=" + n + "&leaf=" + leaf).then(function (data) {
       updating = false;
       if (data.gone) {
         notice.hidden = false;
         notice.textContent = "This session is no longer there.";
-      } else if (data.version !== version) {
+      } else if (data.version !== version || rest) {
         var top = tree.scrollTop;
         var open = {};
         Array.prototype.forEach.call(tree.querySelectorAll("details.run[open]"), function (r) { open[r.getAttribute("data-run")] = true; });
@@ -327,9 +329,20 @@ export const SCRIPT = `
         }
         tree.scrollTop = top;
         mark();
+        if (rest) {
+          rest = false;
+          main.removeAttribute("data-rest");
+          d.documentElement.setAttribute("data-ready", "1");
+        }
       }
       if (again) { again = false; update(); }
-    }, function () { updating = false; });
+    }, function () {
+      updating = false;
+      if (rest) {
+        notice.hidden = false;
+        notice.textContent = "The tree of this session could not be drawn: reload the page.";
+      }
+    });
   }
   follow("?s=" + encodeURIComponent(key), function () { update(); });
 
@@ -337,7 +350,8 @@ export const SCRIPT = `
   var focus = Number(main.getAttribute("data-focus"));
   if (focus >= 0 && card(focus) !== null) flash(card(focus));
   else panel.scrollTop = panel.scrollHeight;
-  d.documentElement.setAttribute("data-ready", "1");
+  if (rest) update();
+  else d.documentElement.setAttribute("data-ready", "1");
 })();
 `
 

@@ -142,10 +142,11 @@ export interface SessionView {
   readonly key: string
   readonly version: string
   readonly layout: HtmlParts.Layout
-  /** The layout's tree, facts and tree heading, made once per layout. */
-  readonly tree: string
-  readonly facts: string
-  readonly treeHeading: string
+  /**
+   * The layout's tree, facts and tree heading, made once per layout; undefined when the page goes
+   * out before them (a large session opened cold) and asks for them at once (`/since`).
+   */
+  readonly rest: { readonly tree: string; readonly facts: string; readonly treeHeading: string } | undefined
   readonly links: ReadonlyArray<Link>
   readonly path: ReadonlyArray<number>
   readonly leaf: number
@@ -177,14 +178,14 @@ export const sessionPage = (view: SessionView): string => {
   const leafId = view.leaf >= 0 ? layout.entries[view.leaf]!.id : ""
   const body = `<header class="top">
 <h1>${e(layout.heading)}</h1>
-<div id="facts">${view.facts}</div>
+<div id="facts">${view.rest?.facts ?? ""}</div>
 ${view.links.length === 0 ? "" : `<div class="links">${view.links.map(linkHtml).join("")}</div>`}
 <div class="legend"><span>● selected path · ○ other branches</span><button type="button" class="btn" id="toleaf">Show the newest entry</button></div>
 </header>
 <main id="session" data-key="${e(view.key)}" data-version="${e(view.version)}" data-n="${layout.entries.length}" data-leaf="${view.leaf}" data-leaf-id="${e(leafId)}"` +
-    ` data-focus="${view.focus}" data-path="${rangesOf(view.path)}" data-from="${view.from}" data-to="${view.to}">
-<nav class="pane" id="tree" aria-label="Session tree"><h2 id="th">${e(view.treeHeading)}</h2>
-${view.tree}
+    ` data-focus="${view.focus}" data-path="${rangesOf(view.path)}" data-from="${view.from}" data-to="${view.to}"${view.rest === undefined ? ` data-rest="later"` : ""}>
+<nav class="pane" id="tree" aria-label="Session tree"><h2 id="th">${view.rest === undefined ? "Drawing the tree\u2026" : e(view.rest.treeHeading)}</h2>
+${view.rest?.tree ?? ""}
 </nav>
 <section class="pane" id="panel" aria-live="polite">
 <h2><span id="pk">Path to</span> <span class="id" id="pid">${e(leafId)}</span> · <span id="pn"></span></h2>

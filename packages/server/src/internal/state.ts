@@ -7,7 +7,7 @@
 import type { Entry as CatalogEntry, ScanError, SessionCatalogService } from "@session-tree/core/SessionCatalog"
 import type { SessionChangesService } from "@session-tree/core/SessionChanges"
 import type { SessionError } from "@session-tree/core/SessionError"
-import type { ReadError } from "@session-tree/core/SessionJournal"
+import type { ReadError, SessionJournalService } from "@session-tree/core/SessionJournal"
 import type { SessionsService } from "@session-tree/core/Sessions"
 import * as Sessions from "@session-tree/core/Sessions"
 import type { Loaded } from "@session-tree/core/SessionStore"
@@ -18,6 +18,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Link, linksOf } from "./links.js"
+import * as Reading from "./reading.js"
 
 /** A change the live pages hear of: the keys of the sessions that changed, or `all` after a rescan. */
 export interface Heard {
@@ -30,15 +31,28 @@ export interface Opened {
   readonly version: string
   readonly loaded: Loaded
   readonly layout: HtmlParts.Layout
+  /** Where the session came from and what it started, as its page's header shows them. */
+  readonly links: ReadonlyArray<Link>
+  /**
+   * The parts beyond the first screen (the tree, the facts): drawn once, when first asked for, so
+   * that a large session's page goes out with its path's newest cards before its tree is drawn.
+   */
+  readonly rest: () => Rest
+  /** Whether `rest` was drawn already. */
+  readonly restReady: () => boolean
+  /** Whether the session was read whole or only what was appended since the version kept before. */
+  readonly how: Reading.Read["how"]
+}
+
+/** The parts of a session's page beyond its first screen. */
+export interface Rest {
   readonly tree: string
   readonly facts: string
   readonly treeHeading: string
-  /** Where the session came from and what it started, as its page's header shows them. */
-  readonly links: ReadonlyArray<Link>
 }
 
 /** How many laid-out sessions are kept: a layout of 100,000 entries holds them all in memory. */
-const OPENED = 4
+export const OPENED = 4
 /** How many titles are kept for the search page. */
 const TITLES = 10_000
 
@@ -58,10 +72,10 @@ export interface State {
   /** Remembers titles a listing just showed. */
   readonly rememberTitles: (listed: ReadonlyArray<Sessions.Listed>) => void
   /**
-   * Lays out the few most recently changed sessions ahead of their first request (as many as are
-   * kept), one after another: the session an agent is writing now opens at once.
+   * Lays out the `count` most recently changed sessions ahead of their first request (at most as
+   * many as are kept), one after another: the session an agent is writing now opens at once.
    */
-  readonly warmUp: (blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) => Effect.Effect<void>
+  readonly warmUp: (blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"], count: number) => Effect.Effect<void>
 }
 
 /**
@@ -73,6 +87,7 @@ export const make = (options: {
   readonly files: boolean
   readonly catalog: SessionCatalogService
   readonly changes: SessionChangesService
+  readonly journal: SessionJournalService
   readonly sessions: () => SessionsService
   readonly basename: (location: string) => string
 }): Effect.Effect<State, ScanError, Scope.Scope> =>
@@ -136,20 +151,28 @@ export const make = (options: {
 
     // Laid-out sessions, most recently used last; a read in flight is shared by every request for it.
     const opened = new Map<string, { readonly version: string; readonly made: Effect.Effect<Opened, ReadError | SessionError> }>()
+    // The newest read of each session kept laid out: the next version is read from it (what was appended).
+    const reads = new Map<string, Reading.Read>()
     const layoutOf = (location: string, version: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) =>
-      Effect.map(options.sessions().read(location), (loaded): Opened => {
+      Effect.suspend(() => {
+        const before = reads.get(location)
+        return before === undefined ? Reading.read(options.journal, location) : Reading.readAgain(options.journal, location, before)
+      }).pipe(Effect.map((read): Opened => {
+        const loaded = read.loaded
+        if (opened.get(location)?.version === version) reads.set(location, read)
         const layout = HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) })
         titles.set(location, { version, title: layout.heading })
+        let rest: Rest | undefined
         return {
           version,
           loaded,
           layout,
-          tree: HtmlParts.treeHtml(layout),
-          facts: HtmlParts.factsHtml(layout),
-          treeHeading: HtmlParts.treeHeading(layout),
-          links: linksOf(loaded.header, loaded.entries)
+          links: linksOf(loaded.header, loaded.entries),
+          rest: () => (rest ??= { tree: HtmlParts.treeHtml(layout), facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }),
+          restReady: () => rest !== undefined,
+          how: read.how
         }
-      })
+      }))
     const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]): Effect.Effect<Opened, ReadError | SessionError> =>
       Effect.suspend((): Effect.Effect<Opened, ReadError | SessionError> => {
         const version = entries.get(location)?.version ?? ""
@@ -163,11 +186,18 @@ export const make = (options: {
           // A failed read is not kept: the next request reads again.
           const guarded: Effect.Effect<Opened, ReadError | SessionError> = Effect.tapError(made, () =>
             Effect.sync(() => {
-              if (opened.get(location)?.made === guarded) opened.delete(location)
+              if (opened.get(location)?.made === guarded) {
+                opened.delete(location)
+                reads.delete(location)
+              }
             }))
           opened.delete(location)
           opened.set(location, { version, made: guarded })
-          while (opened.size > OPENED) opened.delete(opened.keys().next().value!)
+          while (opened.size > OPENED) {
+            const oldest = opened.keys().next().value!
+            opened.delete(oldest)
+            reads.delete(oldest)
+          }
           return guarded
         })
       })
@@ -200,10 +230,10 @@ export const make = (options: {
       hub,
       open,
       titleOf,
-      warmUp: (blobSrc) =>
+      warmUp: (blobSrc, count) =>
         Effect.suspend(() => {
-          const recent = [...entries.values()].sort((a, b) => b.changed - a.changed).slice(0, OPENED).reverse()
-          return Effect.forEach(recent, (entry) => Effect.ignore(open(entry.location, blobSrc)), { discard: true })
+          const recent = [...entries.values()].sort((a, b) => b.changed - a.changed).slice(0, Math.min(count, OPENED)).reverse()
+          return Effect.forEach(recent, (entry) => Effect.ignore(Effect.map(open(entry.location, blobSrc), (o) => o.rest())), { discard: true })
         }),
       rememberTitles: (listed) => {
         for (const item of listed) if (!Sessions.isUnreadable(item)) keep(item.location, item.title)

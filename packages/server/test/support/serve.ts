@@ -5,6 +5,7 @@
  * first where asked.
  */
 import * as Ids from "@session-tree/core/Ids"
+import type * as Sessions from "@session-tree/core/Sessions"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Corpus from "@session-tree/testing/Corpus"
 import * as Effect from "effect/Effect"
@@ -22,6 +23,8 @@ export interface Served extends Server.Running {
   readonly where: string
   /** The key of a corpus session in URLs: its file name, or its ID. */
   readonly keyOf: (name: string) => string
+  /** Stores sessions through the library while the server runs (a database). */
+  readonly add?: (records: ReadonlyArray<Sessions.Records>) => Promise<void>
   readonly stop: () => Promise<void>
 }
 

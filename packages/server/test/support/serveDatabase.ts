@@ -32,12 +32,13 @@ export const serveDatabase = async (
   try {
     const context = await Effect.runPromise(Layer.buildWithScope(Layer.provideMerge(Sessions.layer, Database.layer(label)), scope))
     if (options.empty !== true) await Effect.runPromise(Effect.provide(importCorpus, context))
-    const records = options.records ?? []
-    if (records.length > 0) await Effect.runPromise(Effect.provide(Effect.flatMap(Sessions.Sessions, (s) => Effect.forEach(records, (r) => s.import(r))), context))
+    const add = (records: ReadonlyArray<Sessions.Records>) =>
+      Effect.runPromise(Effect.provide(Effect.flatMap(Sessions.Sessions, (s) => Effect.forEach(records, (r) => s.import(r), { discard: true })), context))
+    if ((options.records ?? []).length > 0) await add(options.records!)
     const url = Effect.runSync(Effect.map(Database.TestDatabase, (db) => db.url).pipe(Effect.provide(context)))
     const running = await Effect.runPromise(Server.serve({ backend: "database", ...options }).pipe(Scope.extend(scope), Effect.provide(context)))
     const ids = new Map(Corpus.corpus.map((s) => [s.name, s.id]))
-    return { ...running, backend: "database", where: url, keyOf: (name) => ids.get(name) ?? name, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+    return { ...running, backend: "database", where: url, keyOf: (name) => ids.get(name) ?? name, add, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
   } catch (error) {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     throw error

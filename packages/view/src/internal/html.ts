@@ -9,7 +9,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import type { Options } from "../Html.js"
 import { MAX_LEVEL, SCRIPT, SCRIPT_HASH, STYLE, STYLE_HASH, STYLE_V2, STYLE_V2_HASH } from "./page.js"
-import { childrenOf, type Counts, countsOf, isNewest, plural, resolve, settled, type Summary, summaryOf, truncate, updatedOf } from "./session.js"
+import { type Counts, countsOf, isNewest, plural, resolve, settled, type Summary, summaryOf, truncate, updatedOf } from "./session.js"
 import { blobsOf, inlineImage, isRasterImage, isWebUrl, labelsOf, linkOf, optionKeys, readBlobs, sizeOf, textOf } from "./v2.js"
 
 export const render = (
@@ -134,27 +134,64 @@ interface Links {
 }
 
 /**
- * Resolves tool links in one depth-first walk over the core's `childrenOf`: the
- * calls in scope are those of the current branch's ancestors, added on the way
- * down and removed on the way back, so each result finds the call it answers
- * (the nearest ancestor that made it) without walking up per result.
+ * The children of each entry by commit index, in commit order: `kids[start[i]..start[i + 1]]`, and
+ * the roots. One array for a whole session (100,000 entries need no list each). With IDs used twice
+ * (no store holds such a session), the children of an ID go under the first entry that has it.
  */
-const linksOf = (entries: ReadonlyArray<Entry>, indexOf: Map<Entry, number>): Links => {
+interface Children {
+  readonly roots: ReadonlyArray<number>
+  readonly start: Int32Array
+  readonly kids: Int32Array
+}
+
+const childrenIndex = (entries: ReadonlyArray<Entry>, byId: ReadonlyMap<string, number>): Children => {
+  const n = entries.length
+  const parent = new Int32Array(n)
+  const start = new Int32Array(n + 1)
+  const roots: Array<number> = []
+  for (let i = 0; i < n; i++) {
+    const parentId = entries[i]!.parentId
+    const at = parentId === null ? -1 : byId.get(parentId) ?? -2
+    parent[i] = at
+    if (at === -1) roots.push(i)
+    else if (at >= 0) start[at + 1]!++
+  }
+  for (let i = 0; i < n; i++) start[i + 1]! += start[i]!
+  const kids = new Int32Array(n)
+  const filled = start.slice(0, n)
+  for (let i = 0; i < n; i++) if (parent[i]! >= 0) kids[filled[parent[i]!]!++] = i
+  return { roots, start, kids }
+}
+
+/** The children of the entry at `i`, by index. */
+const childrenAt = (c: Children, i: number): Int32Array => c.kids.subarray(c.start[i]!, c.start[i + 1]!)
+
+/**
+ * Resolves tool links in one depth-first walk over the tree: the calls in scope are those of the
+ * current branch's ancestors, added on the way down and removed on the way back, so each result
+ * finds the call it answers (the nearest ancestor that made it) without walking up per result.
+ * The walk goes over commit indexes: roots, then each entry's children, in commit order, as the
+ * core's `childrenOf` gives them.
+ */
+const linksOf = (entries: ReadonlyArray<Entry>, children: Children): Links => {
   const answers = new Map<string, Array<number>>()
   const answered = new Map<number, { entry: number; call: number }>()
   const scope = new Map<string, Array<{ entry: number; call: number }>>()
+  const { roots, start, kids } = children
   const seen = new Uint8Array(entries.length)
-  type Step = { readonly entry: Entry; readonly exit: boolean }
-  const stack: Array<Step> = childrenOf(entries, null).map((entry) => ({ entry, exit: false })).reverse()
+  // An entry's index on the way down; its complement (~i, negative) on the way back up.
+  const stack: Array<number> = []
+  for (let k = roots.length - 1; k >= 0; k--) stack.push(roots[k]!)
   while (stack.length > 0) {
-    const { entry, exit } = stack.pop()!
-    const i = indexOf.get(entry)!
-    if (exit) {
-      for (const call of callsOf(entry)) scope.get(call.id)?.pop()
+    const top = stack.pop()!
+    if (top < 0) {
+      for (const call of callsOf(entries[~top]!)) scope.get(call.id)?.pop()
       continue
     }
+    const i = top
     if (seen[i] === 1) continue
     seen[i] = 1
+    const entry = entries[i]!
     const answering = answersOf(entry)
     if (answering !== undefined) {
       const made = scope.get(answering)?.at(-1)
@@ -166,15 +203,15 @@ const linksOf = (entries: ReadonlyArray<Entry>, indexOf: Map<Entry, number>): Li
         else list.push(i)
       }
     } else {
-      for (const { id, k } of callsOf(entry)) {
+      const calls = callsOf(entry)
+      for (const { id, k } of calls) {
         const list = scope.get(id)
         if (list === undefined) scope.set(id, [{ entry: i, call: k }])
         else list.push({ entry: i, call: k })
       }
+      if (calls.length > 0) stack.push(~i)
     }
-    stack.push({ entry, exit: true })
-    const children = childrenOf(entries, entry.id)
-    for (let k = children.length - 1; k >= 0; k--) stack.push({ entry: children[k]!, exit: false })
+    for (let k = start[i + 1]! - 1; k >= start[i]!; k--) stack.push(kids[k]!)
   }
   for (const list of answers.values()) list.sort((a, b) => a - b)
   return { answers, answered }
@@ -221,12 +258,12 @@ export interface Page {
   readonly header: Header
   /** In commit order; an entry's index here names its row (`r12`) and its card (`m12`). */
   readonly entries: ReadonlyArray<Entry>
-  readonly indexOf: ReadonlyMap<Entry, number>
   /** The first entry of each ID, by index. */
   readonly byId: ReadonlyMap<string, number>
   readonly onPath: ReadonlySet<number>
   /** The index of the path's leaf, or -1 for the empty path. */
   readonly leafIndex: number
+  readonly children: Children
   readonly links: Links
   readonly labels: ReadonlyMap<string, string>
   readonly images: ReadonlyMap<string, string>
@@ -245,20 +282,22 @@ export const pageOf = (
   images: ReadonlyMap<string, string>,
   served?: Pick<Page, "blobSrc" | "lazyRuns">
 ): Page => {
-  const indexOf = new Map<Entry, number>()
   const byId = new Map<string, number>()
   entries.forEach((entry, i) => {
-    indexOf.set(entry, i)
     if (!byId.has(entry.id)) byId.set(entry.id, i)
   })
+  // Where the path's entries are (a page of a whole session shows one; a layout, none).
+  const at = new Map<Entry, number>()
+  if (path.length > 0) entries.forEach((entry, i) => at.set(entry, i))
+  const children = childrenIndex(entries, byId)
   return {
     header,
     entries,
-    indexOf,
     byId,
-    onPath: new Set<number>(path.map((entry) => indexOf.get(entry)!)),
-    leafIndex: path.length === 0 ? -1 : indexOf.get(path[path.length - 1]!)!,
-    links: linksOf(entries, indexOf),
+    onPath: new Set<number>(path.map((entry) => at.get(entry)!)),
+    leafIndex: path.length === 0 ? -1 : at.get(path[path.length - 1]!)!,
+    children,
+    links: linksOf(entries, children),
     labels: labelsOf(entries),
     images,
     blobSrc: served?.blobSrc,
@@ -290,7 +329,7 @@ const page = (
   return documentOf(p, leaf, isDefault, path, title, treeOf(p), cards)
 }
 
-// ---- The tree: depth-first over the core's childrenOf. At a fork every child is
+// ---- The tree: depth-first over the children of each entry (the core's childrenOf, by index). At a fork every child is
 // one level in, under its parent; the child on the active path (else the newest)
 // comes last, so the active path still reads downwards.
 
@@ -299,8 +338,7 @@ const rowClass = (p: Page, cls: string, i: number, level: number, extra: string)
   `row ${cls} l${Math.min(level, MAX_LEVEL)}${p.onPath.has(i) ? " act sel" : ""}${i === p.leafIndex ? " cur" : ""}${extra}`
 
 /** A row's button around its name, chips and preview. */
-const rowButton = (p: Page, entry: Entry, cls: string, name: string, chips: string, preview: string, forks: number): string => {
-  const i = p.indexOf.get(entry)!
+const rowButton = (p: Page, entry: Entry, i: number, cls: string, name: string, chips: string, preview: string, forks: number): string => {
   const fork = forks > 1 ? `<span class="br">${forks} branches</span>` : ""
   return `<button type="button" class="${cls}" id="r${i}" data-p="${parentOf(p, entry)}"${i === p.leafIndex ? " aria-current=\"true\"" : ""}>` +
     `<span class="k">${name}</span>${chips}` +
@@ -315,21 +353,21 @@ const callChips = (names: ReadonlyArray<string>): string =>
 const toolChip = (toolName: string, isError: boolean): string =>
   `<span class="chip${isError ? " err" : ""}">↩ ${e(toolName)}${isError ? " · error" : ""}</span>`
 
-const rowHtml = (p: Page, entry: Entry, level: number, extra: string, forks: number): string => {
-  if (entry.version === 2) return rowV2(p, entry, level, extra, forks)
-  const i = p.indexOf.get(entry)!
+/** The row of the entry at index `i`. */
+const rowHtml = (p: Page, i: number, level: number, extra: string, forks: number): string => {
+  const entry = p.entries[i]!
+  if (entry.version === 2) return rowV2(p, entry, i, level, extra, forks)
   const m = entry.message
   const chips = m.role === "assistant"
     ? callChips(m.toolCalls.map((call) => call.name))
     : m.role === "tool"
     ? toolChip(m.toolName, m.isError)
     : ""
-  return rowButton(p, entry, rowClass(p, roleClass(m), i, level, extra), m.role, chips, m.content, forks)
+  return rowButton(p, entry, i, rowClass(p, roleClass(m), i, level, extra), m.role, chips, m.content, forks)
 }
 
 /** A version-2 row: its kind or role, its chips (its label, the tool it answers, reasoning, files, calls), a preview. */
-const rowV2 = (p: Page, entry: V2.SessionEntry, level: number, extra: string, forks: number): string => {
-  const i = p.indexOf.get(entry)!
+const rowV2 = (p: Page, entry: V2.SessionEntry, i: number, level: number, extra: string, forks: number): string => {
   let chips = ""
   const label = p.labels.get(entry.id)
   if (label !== undefined) chips += `<span class="chip lbl">⚑ ${e(label)}</span>`
@@ -344,56 +382,58 @@ const rowV2 = (p: Page, entry: V2.SessionEntry, level: number, extra: string, fo
       chips += callChips(parts.flatMap((part) => (part.type === "tool-call" ? [part.name] : [])))
     }
   }
-  return rowButton(p, entry, rowClass(p, entryClass(entry), i, level, extra), entryName(entry), chips, previewOf(entry), forks)
+  return rowButton(p, entry, i, rowClass(p, entryClass(entry), i, level, extra), entryName(entry), chips, previewOf(entry), forks)
 }
 
 /** The summary of a folded run: how many entries, whether the active path goes through, how many of each kind. */
-const runSummary = (p: Page, run: ReadonlyArray<Entry>, level: number): string => {
+const runSummary = (p: Page, run: ReadonlyArray<number>, level: number): string => {
   const n = { user: 0, assistant: 0, tool: 0 }
   const named = new Map<string, number>()
   let active = false
-  for (const entry of run) {
+  for (const i of run) {
+    const entry = p.entries[i]!
     if (entry.version === 1) n[entry.message.role]++
     else named.set(entryName(entry), (named.get(entryName(entry)) ?? 0) + 1)
-    if (p.onPath.has(p.indexOf.get(entry)!)) active = true
+    if (p.onPath.has(i)) active = true
   }
   const parts = p.header.version === 1
     ? [`${n.user} user`, `${n.assistant} assistant`, `${n.tool} tool`]
     : RUN_NAMES.flatMap((name) => (named.has(name) ? [`${named.get(name)} ${name}`] : []))
   // A run left for the page to load names its first entry, its length and its level.
-  const lazy = p.lazyRuns === true && run.length > 0 ? ` data-run="${p.indexOf.get(run[0]!)!}" data-n="${run.length}" data-level="${level}"` : ""
+  const lazy = p.lazyRuns === true && run.length > 0 ? ` data-run="${run[0]!}" data-n="${run.length}" data-level="${level}"` : ""
   return `<details class="run l${Math.min(level, MAX_LEVEL)}${active ? " act" : ""}"${lazy}><summary>${plural(run.length, "more entry", "more entries")}` +
     `${active ? " on the active path" : ""} · ${parts.join(", ")}</summary>`
 }
 
 interface Segment {
-  readonly start: Entry
+  /** The index of the segment's first entry. */
+  readonly start: number
   readonly level: number
   readonly kind: "" | " side" | " root2"
 }
 
 /** The rows of the whole tree, each entry once; entries no root reaches come last. */
 export const treeOf = (p: Page): Array<string> => {
-  const { entries, indexOf } = p
+  const { entries } = p
   const tree: Array<string> = []
   const emitted = new Uint8Array(entries.length)
-  const roots = childrenOf(entries, null)
+  const roots = p.children.roots
   const stack: Array<Segment> = roots.map((start, k): Segment => ({ start, level: 0, kind: k === 0 ? "" : " root2" })).reverse()
   while (stack.length > 0) {
     const { start, level, kind } = stack.pop()!
-    if (emitted[indexOf.get(start)!] === 1) continue
+    if (emitted[start] === 1) continue
     // A segment: `start` and its only children, up to an entry with none or several.
-    const chain: Array<Entry> = [start]
-    emitted[indexOf.get(start)!] = 1
-    let children = childrenOf(entries, start.id)
-    while (children.length === 1 && emitted[indexOf.get(children[0]!)!] === 0) {
+    const chain: Array<number> = [start]
+    emitted[start] = 1
+    let children = childrenAt(p.children, start)
+    while (children.length === 1 && emitted[children[0]!] === 0) {
       chain.push(children[0]!)
-      emitted[indexOf.get(children[0]!)!] = 1
-      children = childrenOf(entries, children[0]!.id)
+      emitted[children[0]!] = 1
+      children = childrenAt(p.children, children[0]!)
     }
     segmentRows(p, tree, chain, level, kind, children.length)
     if (children.length > 1) {
-      const continuing = children.find((child) => p.onPath.has(indexOf.get(child)!)) ?? children[children.length - 1]!
+      const continuing = children.find((child) => p.onPath.has(child)) ?? children[children.length - 1]!
       stack.push({ start: continuing, level: level + 1, kind: " side" })
       for (let k = children.length - 1; k >= 0; k--) {
         if (children[k] !== continuing) stack.push({ start: children[k]!, level: level + 1, kind: " side" })
@@ -401,24 +441,24 @@ export const treeOf = (p: Page): Array<string> => {
     }
   }
   // Entries no root reaches (only in lists that did not come from a store) are still shown.
-  entries.forEach((entry, i) => {
-    if (emitted[i] === 0) tree.push(rowHtml(p, entry, 0, " root2", 1))
+  entries.forEach((_, i) => {
+    if (emitted[i] === 0) tree.push(rowHtml(p, i, 0, " root2", 1))
   })
   return tree
 }
 
-/** The rows of one chain of only children, its middle folded when long; its last entry has `forks` children. */
-const segmentRows = (p: Page, tree: Array<string>, chain: ReadonlyArray<Entry>, level: number, kind: Segment["kind"], forks: number): void => {
+/** The rows of one chain of only children (by index), its middle folded when long; its last entry has `forks` children. */
+const segmentRows = (p: Page, tree: Array<string>, chain: ReadonlyArray<number>, level: number, kind: Segment["kind"], forks: number): void => {
   const forksAt = (k: number) => (k === chain.length - 1 ? forks : 1)
   if (chain.length > RUN_FOLD) {
     const folded = chain.slice(RUN_KEEP, chain.length - RUN_KEEP)
     for (let k = 0; k < RUN_KEEP; k++) tree.push(rowHtml(p, chain[k]!, level, k === 0 ? kind : "", forksAt(k)))
     tree.push(runSummary(p, folded, level))
-    if (p.lazyRuns !== true) for (const entry of folded) tree.push(rowHtml(p, entry, level, "", 1))
+    if (p.lazyRuns !== true) for (const i of folded) tree.push(rowHtml(p, i, level, "", 1))
     tree.push("</details>")
     for (let k = chain.length - RUN_KEEP; k < chain.length; k++) tree.push(rowHtml(p, chain[k]!, level, "", forksAt(k)))
   } else {
-    chain.forEach((entry, k) => tree.push(rowHtml(p, entry, level, k === 0 ? kind : "", forksAt(k))))
+    chain.forEach((i, k) => tree.push(rowHtml(p, i, level, k === 0 ? kind : "", forksAt(k))))
   }
 }
 
@@ -428,11 +468,11 @@ const segmentRows = (p: Page, tree: Array<string>, chain: ReadonlyArray<Entry>, 
  */
 export const runRows = (p: Page, start: number, n: number, level: number): Array<string> => {
   const rows: Array<string> = []
-  let entry = p.entries[start]
-  while (entry !== undefined && rows.length < n) {
-    rows.push(rowHtml(p, entry, level, "", 1))
-    const children = childrenOf(p.entries, entry.id)
-    entry = children.length === 1 ? children[0] : undefined
+  let i: number | undefined = start
+  while (i !== undefined && rows.length < n) {
+    rows.push(rowHtml(p, i, level, "", 1))
+    const children = childrenAt(p.children, i)
+    i = children.length === 1 ? children[0] : undefined
   }
   return rows
 }
