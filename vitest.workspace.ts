@@ -66,6 +66,10 @@ export default defineWorkspace([
       name: "server",
       isolate,
       include: ["packages/server/test/**/*.test.ts"],
+      // Its Chromium tests time what a reader sees (a first screen within a second): they run last,
+      // one file at a time, once every other file is done, so no other test shares the cores with them.
+      sequence: { groupOrder: 1 },
+      poolOptions: { forks: { singleFork: true } },
       // Files and the run's PostgreSQL server; Chromium for the pages.
       globalSetup: [guard, "packages/pg/test/support/global-setup.ts"],
       testTimeout: 120_000,

@@ -811,12 +811,26 @@ const withReadableHelp = <A, E, R>(effect: Effect.Effect<A, E, R>, topLevel: boo
  */
 export class Verbose extends Context.Reference<Verbose>()("@session-tree/cli/Verbose", { defaultValue: () => false }) {}
 
-/** Each command's options, as its usage line shows them (for `usage.ts`'s suggestions). */
-const optionsByCommand = (config: CliConfig.CliConfig): ReadonlyMap<string, ReadonlyArray<Usage.OptionName>> =>
-  new Map(COMMANDS.map((command) => {
-    const text = HelpDoc.toAnsiText(Descriptor.getHelp(descriptorOf(command), config)).replace(ANSI, "")
-    return [nameOf(command), Usage.optionsOf(text)]
-  }))
+/**
+ * The commands and each one's options, as its usage line shows them (for `usage.ts`'s checks and
+ * suggestions). A command's options are read from its help's words (not its laid-out text) the
+ * first time they are asked for: laying out every command's help took half of each start.
+ */
+const commandsOf = (config: CliConfig.CliConfig): Pick<Usage.Context, "commands" | "options"> => {
+  const byName = new Map(COMMANDS.map((command) => [nameOf(command), command] as const))
+  const known = new Map<string, ReadonlyArray<Usage.OptionName>>()
+  const options = (name: string): ReadonlyArray<Usage.OptionName> => {
+    const command = byName.get(name)
+    if (command === undefined) return []
+    let found = known.get(name)
+    if (found === undefined) {
+      found = Usage.optionsOf(Usage.plainText(Descriptor.getHelp(descriptorOf(command), config)))
+      known.set(name, found)
+    }
+    return found
+  }
+  return { commands: [...byName.keys()], options }
+}
 
 const BUILT_IN_NAMES = ["--help", "--version", "--completions", "--log-level", "--wizard", "--verbose"]
 
@@ -825,10 +839,11 @@ const BUILT_IN_NAMES = ["--help", "--version", "--completions", "--log-level", "
  * and `--verbose` (every command takes it) is taken out and reported apart. A `--verbose` that is
  * the value of an option before it (`--user --verbose`) stays that value.
  */
-const commandLine = (args: ReadonlyArray<string>, options: ReadonlyMap<string, ReadonlyArray<Usage.OptionName>>) => {
+const commandLine = (args: ReadonlyArray<string>, commands: Pick<Usage.Context, "commands" | "options">) => {
   const words = args[0] === "help" ? [...args.slice(1), "--help"] : [...args]
-  const command = Usage.commandOf({ args: words, commands: options })
-  const valued = new Set((command === undefined ? [] : options.get(command)!).filter((o) => o.value !== undefined).map((o) => o.name))
+  const command = Usage.commandOf({ args: words, commands: commands.commands })
+  // Only a command line that holds --verbose needs to know which options take a value.
+  const valued = new Set(command === undefined || !words.includes("--verbose") ? [] : commands.options(command).filter((o) => o.value !== undefined).map((o) => o.name))
   const end = words.indexOf("--")
   let verbose = false
   const kept = words.filter((word, i) => {
@@ -844,9 +859,9 @@ const commandLine = (args: ReadonlyArray<string>, options: ReadonlyMap<string, R
  * command or option most likely meant), and an option given without its value. Undefined when
  * the parser accepts the command line (help and the built-in options included).
  */
-const wrongUsage = (args: ReadonlyArray<string>, config: CliConfig.CliConfig, options: ReadonlyMap<string, ReadonlyArray<Usage.OptionName>>) =>
+const wrongUsage = (args: ReadonlyArray<string>, config: CliConfig.CliConfig, commands: Pick<Usage.Context, "commands" | "options">) =>
   Effect.gen(function*() {
-    const context: Usage.Context = { args, commands: options, builtIns: BUILT_IN_NAMES }
+    const context: Usage.Context = { args, ...commands, builtIns: BUILT_IN_NAMES }
     if (args.includes("--help") || args.includes("-h")) return undefined
     const missing = Usage.missingValue(context)
     if (missing !== undefined) return missing
@@ -914,13 +929,13 @@ export const errorText = (error: SessionError, verbose: boolean): string => {
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> => {
   const config = CliConfig.make(CONFIG)
-  const options = optionsByCommand(config)
-  const line = commandLine(argv.slice(2), options)
+  const commands = commandsOf(config)
+  const line = commandLine(argv.slice(2), commands)
   // --json asks for everything too: the whole error, for a program to read.
   const verbose = line.verbose || line.args.includes("--json")
   const help = helpWanted(line.args)
   const program = Effect.gen(function*() {
-    const wrong = yield* wrongUsage(line.args, config, options)
+    const wrong = yield* wrongUsage(line.args, config, commands)
     if (wrong !== undefined) {
       yield* Console.error(`usage: ${wrong}`)
       return EXIT_USAGE

@@ -3,6 +3,8 @@
  * where a word is close to a command or an option (`--usr` → `--user`, `expor` → `export`),
  * and where to read more. The parser still decides what is valid; this only words its verdict.
  */
+import type * as HelpDoc from "@effect/cli/HelpDoc"
+import type * as Span from "@effect/cli/HelpDoc/Span"
 
 /**
  * An option of a command, as its help's usage line shows it.
@@ -29,6 +31,43 @@ export const optionsOf = (help: string): Array<OptionName> => {
     if (found.get(m[1]!) === undefined) found.set(m[1]!, m[2])
   }
   return [...found].map(([name, value]) => ({ name, value }))
+}
+
+/**
+ * A help page's words without its layout: each block on a line of its own, each span's text as
+ * written. What `optionsOf` reads; the printer's layout of the same page cost a start of the
+ * command more time than everything else it did.
+ *
+ * @since 0.2.0
+ * @category usage
+ */
+export const plainText = (doc: HelpDoc.HelpDoc): string => {
+  const span = (s: Span.Span): string => {
+    switch (s._tag) {
+      case "Text":
+      case "URI":
+        return s.value
+      case "Highlight":
+      case "Strong":
+      case "Weak":
+        return span(s.value)
+      case "Sequence":
+        return span(s.left) + span(s.right)
+    }
+  }
+  switch (doc._tag) {
+    case "Empty":
+      return ""
+    case "Header":
+    case "Paragraph":
+      return `${span(doc.value)}\n`
+    case "DescriptionList":
+      return doc.definitions.map(([term, described]) => `${span(term)}\n${plainText(described)}`).join("")
+    case "Enumeration":
+      return doc.elements.map(plainText).join("")
+    case "Sequence":
+      return plainText(doc.left) + plainText(doc.right)
+  }
 }
 
 /**
@@ -91,7 +130,10 @@ export const didYouMean = (word: string, candidates: ReadonlyArray<string>): str
  */
 export interface Context {
   readonly args: ReadonlyArray<string>
-  readonly commands: ReadonlyMap<string, ReadonlyArray<OptionName>>
+  /** The names of the commands. */
+  readonly commands: ReadonlyArray<string>
+  /** A command's options (worked out when asked: only the command at hand needs them). */
+  readonly options: (command: string) => ReadonlyArray<OptionName>
   /** The options every command takes (`--help`, `--verbose`, …). */
   readonly builtIns: ReadonlyArray<string>
 }
@@ -104,7 +146,7 @@ export interface Context {
  */
 export const commandOf = (context: Pick<Context, "args" | "commands">): string | undefined => {
   const first = context.args.find((arg) => !arg.startsWith("-"))
-  return first !== undefined && context.commands.has(first) ? first : undefined
+  return first !== undefined && context.commands.includes(first) ? first : undefined
 }
 
 /**
@@ -118,7 +160,7 @@ export const commandOf = (context: Pick<Context, "args" | "commands">): string |
 export const missingValue = (context: Context): string | undefined => {
   const command = commandOf(context)
   if (command === undefined) return undefined
-  const options = context.commands.get(command)!
+  const options = context.options(command)
   const end = context.args.indexOf("--")
   const args = end < 0 ? context.args : context.args.slice(0, end)
   for (let i = 0; i < args.length; i++) {
@@ -145,7 +187,7 @@ export const explain = (text: string, context: Context): string => {
   const help = command === undefined ? "session-tree --help" : `session-tree ${command} --help`
   if (/^Invalid subcommand/.test(said)) {
     const word = context.args.find((arg) => !arg.startsWith("-")) ?? ""
-    const names = [...context.commands.keys()]
+    const names = context.commands
     const meant = didYouMean(word, names)
     // The whole list only when nothing is close to what was typed; the list is then what the
     // help would add, and a pointer to it would push the line past what a terminal shows.
@@ -154,10 +196,10 @@ export const explain = (text: string, context: Context): string => {
   const unknown = /^Received unknown argument: '(.*)'$/.exec(said)?.[1] ?? /^The flag '([^']*)' is not recognized/.exec(said)?.[1]
   if (unknown !== undefined) {
     if (!unknown.startsWith("-")) return `${command ?? "session-tree"} takes no argument ${JSON.stringify(unknown)} here (see ${help})`
-    const names = [...(command === undefined ? [] : context.commands.get(command)!.map((o) => o.name)), ...context.builtIns]
+    const names = [...(command === undefined ? [] : context.options(command).map((o) => o.name)), ...context.builtIns]
     return `${command ?? "session-tree"} has no option ${unknown}${didYouMean(unknown, names)} (see ${help})`
   }
-  const own = command === undefined ? [] : context.commands.get(command)!
+  const own = command === undefined ? [] : context.options(command)
   const required = /^Expected to find option: '([^']*)'$/.exec(said)?.[1]
   if (required !== undefined) {
     const option = own.find((o) => o.name === required)

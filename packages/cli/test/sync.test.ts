@@ -12,6 +12,7 @@ import { track } from "@session-tree/testing/Children"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -23,14 +24,18 @@ import { bin, firstWord, records, removeTempDirs, runCli, tempDir } from "./supp
 
 let scope: Scope.CloseableScope
 let db: string
+/** The test's own reader of the database, one pool for the file (the watch test asks every 5 ms). */
+let onDb: ManagedRuntime.ManagedRuntime<Sessions.Sessions, unknown>
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
   db = await Effect.runPromise(Scope.extend(freshDatabase("sync"), scope))
   await runCli("migrate", "--db", db)
+  onDb = ManagedRuntime.make(Layer.provideMerge(Sessions.layer, Layer.merge(PgJournal.layerUrl(db), Ids.layerRandom)))
 }, 120_000)
 afterAll(async () => {
   removeTempDirs()
+  await onDb?.dispose()
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
 
@@ -70,8 +75,7 @@ const sourcesTree = (): { readonly root: string; readonly claude: string; readon
 const hashes = (dir: string): Record<string, string> =>
   Object.fromEntries(NFS.readdirSync(dir).sort().map((name) => [name, createHash("sha256").update(NFS.readFileSync(Path.join(dir, name))).digest("hex")]))
 
-const onDb = () => Layer.provideMerge(Sessions.layer, Layer.merge(PgJournal.layerUrl(db), Ids.layerRandom))
-const exportFromDb = (id: string) => Effect.runPromise(Effect.flatMap(Sessions.Sessions, (s) => s.exportJsonl(id)).pipe(Effect.provide(onDb())))
+const exportFromDb = (id: string) => onDb.runPromise(Effect.flatMap(Sessions.Sessions, (s) => s.exportJsonl(id)))
 
 describe("session-tree sync", { timeout: 300_000 }, () => {
   it("on files: one session per transcript in DIR; a rerun writes nothing; one line appended is one entry; a changed source is reported while the others sync", async ({ expect }) => {
@@ -176,7 +180,7 @@ describe("session-tree sync --watch", { timeout: 300_000 }, () => {
       const holds = async (entry: string) =>
         backend === "files"
           ? NFS.existsSync(session) && NFS.readFileSync(session, "utf8").includes(`"id":"${entry}"`)
-          : (await Effect.runPromise(Effect.either(Effect.flatMap(Sessions.Sessions, (s) => s.exportJsonl(id)).pipe(Effect.provide(onDb())))))
+          : (await onDb.runPromise(Effect.either(Effect.flatMap(Sessions.Sessions, (s) => s.exportJsonl(id)))))
             .pipe((e) => e._tag === "Right" && e.right.includes(`"id":"${entry}"`))
       await until(() => holds("m0"), 30_000)
       const latencies: Array<number> = []
