@@ -6,6 +6,9 @@
  *
  * The tests run in two vitest workers (vitest's default on two cores is one): most test files wait
  * on child processes, the disk, PostgreSQL or Chromium, so a second worker uses what one leaves.
+ * `--no-isolate` lets a worker run every file of a project in turn with the modules it loaded:
+ * the projects' own `isolate: false` stops vitest resetting modules between files, but without the
+ * pool's it starts a fresh process for each file, which loaded Effect and the libraries anew.
  * Arguments are passed to vitest (`npm test -- --project file`).
  *
  * Usage: node scripts/test.mjs [vitest arguments…]
@@ -44,7 +47,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
 }
 
 const typeCheck = run([bin("typescript", "bin", "tsc"), "-p", "tsconfig.json", "--noEmit"], true)
-const tests = run([bin("vitest", "vitest.mjs"), "run", "--maxWorkers=2", "--minWorkers=1", ...process.argv.slice(2)], false)
+const tests = run([bin("vitest", "vitest.mjs"), "run", "--maxWorkers=2", "--minWorkers=1", "--no-isolate", ...process.argv.slice(2)], false)
 
 const [checked, tested] = await Promise.all([typeCheck, tests])
 if (checked.code === 0) {
