@@ -62,7 +62,9 @@ export const bundleNeutral = async (
   entry: string,
   external: ReadonlyArray<string>
 ): Promise<{ readonly errors: ReadonlyArray<unknown>; readonly imports: ReadonlyArray<string> }> => {
-  const result = await esbuild.build({
+  // Built synchronously: the build's own process ends with it (an asynchronous build leaves
+  // esbuild's service running for as long as the test worker lives).
+  const result = await Promise.resolve().then(() => esbuild.buildSync({
     entryPoints: [entry],
     bundle: true,
     write: false,
@@ -71,7 +73,7 @@ export const bundleNeutral = async (
     external: [...external],
     metafile: true,
     logLevel: "silent"
-  }).catch((error: { errors?: ReadonlyArray<unknown> }) => ({ errors: error.errors ?? [error], metafile: { inputs: {} } }))
+  })).catch((error: { errors?: ReadonlyArray<unknown> }) => ({ errors: error.errors ?? [error], metafile: { inputs: {} } }))
   const inputs = result.metafile?.inputs ?? {}
   return { errors: result.errors, imports: Object.values(inputs).flatMap((input) => input.imports.map((i) => i.path)) }
 }

@@ -44,7 +44,9 @@ export const prepareChild = (entry: string): Promise<ChildCommand> => {
         process.once("exit", () => NFS.rmSync(dir, { recursive: true, force: true }))
       }
       const outfile = Path.join(bundleDir, `${built.size}-${Path.basename(entry).replace(/\.ts$/, ".mjs")}`)
-      await esbuild.build({
+      // Built synchronously: the build's own process ends with it (an asynchronous build leaves
+      // esbuild's service running for as long as the test worker lives).
+      esbuild.buildSync({
         entryPoints: [entry],
         bundle: true,
         platform: "node",
