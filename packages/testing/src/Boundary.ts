@@ -62,8 +62,8 @@ export const bundleNeutral = async (
   entry: string,
   external: ReadonlyArray<string>
 ): Promise<{ readonly errors: ReadonlyArray<unknown>; readonly imports: ReadonlyArray<string> }> => {
-  // Built synchronously: the build's own process ends with it (an asynchronous build leaves
-  // esbuild's service running for as long as the test worker lives).
+  // Built synchronously, then esbuild's service stopped: it would otherwise live as long as the
+  // test worker, which outlives a test file (and no other build can be under way meanwhile).
   const result = await Promise.resolve().then(() => esbuild.buildSync({
     entryPoints: [entry],
     bundle: true,
@@ -74,6 +74,7 @@ export const bundleNeutral = async (
     metafile: true,
     logLevel: "silent"
   })).catch((error: { errors?: ReadonlyArray<unknown> }) => ({ errors: error.errors ?? [error], metafile: { inputs: {} } }))
+  await esbuild.stop()
   const inputs = result.metafile?.inputs ?? {}
   return { errors: result.errors, imports: Object.values(inputs).flatMap((input) => input.imports.map((i) => i.path)) }
 }

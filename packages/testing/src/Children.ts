@@ -44,8 +44,8 @@ export const prepareChild = (entry: string): Promise<ChildCommand> => {
         process.once("exit", () => NFS.rmSync(dir, { recursive: true, force: true }))
       }
       const outfile = Path.join(bundleDir, `${built.size}-${Path.basename(entry).replace(/\.ts$/, ".mjs")}`)
-      // Built synchronously: the build's own process ends with it (an asynchronous build leaves
-      // esbuild's service running for as long as the test worker lives).
+      // Built synchronously, then esbuild's service stopped: it would otherwise live as long as the
+      // test worker, which outlives a test file (and no other build can be under way meanwhile).
       esbuild.buildSync({
         entryPoints: [entry],
         bundle: true,
@@ -60,6 +60,7 @@ export const prepareChild = (entry: string): Promise<ChildCommand> => {
         // Bundled CommonJS (`pg`) calls `require` for Node's own modules, which ESM has not got.
         banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" }
       })
+      await esbuild.stop()
       return [outfile]
     })()
     built.set(entry, command)
