@@ -20,8 +20,9 @@ import type * as Scope from "effect/Scope"
 import type { Ids } from "./Ids.js"
 import * as internal from "./internal/sessionStore.js"
 import type { Entry, Header } from "./Record.js"
-import type { InputError, SessionError } from "./SessionError.js"
-import type { AppendError, BlobError, ReadError, SessionJournal } from "./SessionJournal.js"
+import type { History } from "./History.js"
+import type { CorruptError, InputError, SessionError } from "./SessionError.js"
+import type { AppendError, BlobError, ReadError, SessionJournal, SessionJournalService, Stored } from "./SessionJournal.js"
 
 /**
  * One session held by a store: its accepted history in memory, and durable appends through the backend.
@@ -186,6 +187,33 @@ export interface Loaded {
  * @category constructors
  */
 export const read: (location: string) => Effect.Effect<Loaded, ReadError, SessionJournal> = internal.read
+
+/**
+ * The header and checked history of lines a backend read, as `read` decodes them (records,
+ * history, caps, blobs, and the ID a backend that locates sessions by ID stores it under), or the
+ * first reason they are not a valid session. For a reader that keeps the history to read only what
+ * is appended later (`History.checkAndAdd`).
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const decodeStored: (
+  journal: SessionJournalService,
+  stored: Stored
+) => Either.Either<{ readonly header: Header; readonly history: History }, CorruptError> = internal.decode
+
+/**
+ * What `read` gives for `stored` with `entries` as its entries (its blobs read through `journal`).
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const loadedOf: (
+  journal: SessionJournalService,
+  stored: Pick<Stored, "location" | "tail" | "size">,
+  header: Header,
+  entries: ReadonlyArray<Entry>
+) => Loaded = internal.loadedOf
 
 /**
  * Creates a new session holding one header, durably: SESSION_EXISTS when the

@@ -86,28 +86,31 @@ export const readBlob = (journal: SessionJournalService, location: string, ref: 
 export const read = (location: string): Effect.Effect<Loaded, ReadError, SessionJournal> =>
   Effect.flatMap(SessionJournal, (journal) =>
     Effect.flatMap(journal.read(location), (stored) =>
-      Either.map(decode(journal, stored), (decoded) => loadedOf(journal, stored.location, decoded, stored.tail, stored.size)))).pipe(
+      Either.map(decode(journal, stored), (decoded) => loadedOf(journal, stored, decoded.header, decoded.history.entries)))).pipe(
       Tracing.span("SessionStore.read", { session: location })
     )
 
 /**
- * What a read gives. Made apart from the read so that the blob reader closes over the location
- * only: a closure in the read's scope would keep its lines alive for as long as the result.
+ * What a read of `stored` gives, with `entries` as its entries. Made apart from the read so that
+ * the blob reader closes over the location only: a closure in the read's scope would keep its
+ * lines alive for as long as the result.
  */
-const loadedOf = (
+export const loadedOf = (
   journal: SessionJournalService,
-  location: string,
-  decoded: { readonly header: Header; readonly history: History },
-  tail: "none" | "incomplete",
-  size: number
-): Loaded => ({
-  location,
-  header: decoded.header,
-  entries: Object.freeze(decoded.history.entries.slice()),
-  tail,
-  size,
-  blob: (ref: string) => readBlob(journal, location, ref)
-})
+  stored: Pick<Stored, "location" | "tail" | "size">,
+  header: Header,
+  entries: ReadonlyArray<Entry>
+): Loaded => {
+  const location = stored.location
+  return {
+    location,
+    header,
+    entries: Object.freeze(entries.slice()),
+    tail: stored.tail,
+    size: stored.size,
+    blob: (ref: string) => readBlob(journal, location, ref)
+  }
+}
 
 /** An append this store checked and copied: what it adds (one entry, or a chain's), and the store that made it. */
 interface PreparedAppend extends Prepared<unknown> {

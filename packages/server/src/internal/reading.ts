@@ -10,16 +10,15 @@
  */
 import * as Codec from "@session-tree/core/Codec"
 import type { History } from "@session-tree/core/History"
-import type { Entry, Header } from "@session-tree/core/Record"
-import { type CorruptError, sessionError } from "@session-tree/core/SessionError"
+import type { CorruptError } from "@session-tree/core/SessionError"
 import type { ReadError, SessionJournalService, Stored } from "@session-tree/core/SessionJournal"
-import type { Loaded } from "@session-tree/core/SessionStore"
+import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
 /** A session as read, with its lines, blobs and checked history: what reading it again starts from. */
 export interface Read {
-  readonly loaded: Loaded
+  readonly loaded: SessionStore.Loaded
   /** The lines read, the header's first. */
   readonly lines: ReadonlyArray<string>
   readonly blobs: ReadonlyMap<string, number> | undefined
@@ -31,47 +30,16 @@ export interface Read {
   readonly how: "whole" | "appended"
 }
 
-/** `Loaded` as `SessionStore.read` makes it; blobs are read by the backend, which checks them. */
-const loadedOf = (journal: SessionJournalService, stored: Stored, header: Header, entries: ReadonlyArray<Entry>): Loaded => {
-  const location = stored.location
-  return {
-    location,
-    header,
-    entries: Object.freeze(entries.slice()),
-    tail: stored.tail,
-    size: stored.size,
-    blob: (ref) => journal.blob(location, ref.slice("sha256:".length))
-  }
-}
-
 /** The lines of `stored` decoded whole, as a load decodes them. */
 const whole = (journal: SessionJournalService, stored: Stored): Either.Either<Read, CorruptError> =>
-  Either.flatMap(Codec.decodeLines(stored), (decoded): Either.Either<Read, CorruptError> => {
-    // Where the backend locates sessions by ID, the header must name the ID it is stored under.
-    const expected = journal.locations === "sessionId" ? stored.location : undefined
-    if (expected !== undefined && decoded.header.id !== expected) {
-      return Either.left(sessionError("SESSION_INVALID_HEADER", `the header names session "${decoded.header.id}", stored as "${expected}"`, {
-        line: 1,
-        path: stored.location
-      }))
-    }
-    return Either.right({
-      loaded: loadedOf(journal, stored, decoded.header, decoded.history.entries),
-      lines: stored.lines,
-      blobs: stored.blobs,
-      history: decoded.history,
-      taken: false,
-      how: "whole"
-    })
-  })
-
-/** The sum of the sizes as `Codec` counts a session's bytes when the backend gives none. */
-const sizeOf = (stored: Stored): number => {
-  if (stored.size !== undefined) return stored.size
-  let total = 0
-  for (const size of stored.sizes) total += size + 1
-  return total
-}
+  Either.map(SessionStore.decodeStored(journal, stored), (decoded): Read => ({
+    loaded: SessionStore.loadedOf(journal, stored, decoded.header, decoded.history.entries),
+    lines: stored.lines,
+    blobs: stored.blobs,
+    history: decoded.history,
+    taken: false,
+    how: "whole"
+  }))
 
 /**
  * `stored` read as `before` and the lines after those: undefined whenever that is not certain to be
@@ -84,7 +52,7 @@ const appended = (journal: SessionJournalService, before: Read, stored: Stored):
   if (before.taken || before.loaded.tail !== "none" || stored.tail !== "none" || lines.length < n || n === 0) return undefined
   const header = before.loaded.header
   const caps = Codec.capsOf(header.version)
-  if (lines.length - 1 > caps.entries || sizeOf(stored) > caps.sessionBytes) return undefined
+  if (lines.length - 1 > caps.entries || stored.size > caps.sessionBytes) return undefined
   for (let i = n; i < lines.length; i++) if (stored.sizes[i]! > caps.lineBytes) return undefined
   // Every line read before, as it was (the header first), under the same ID, with the same blobs.
   for (let i = 0; i < n; i++) if (lines[i] !== old[i]) return undefined
@@ -108,7 +76,7 @@ const appended = (journal: SessionJournalService, before: Read, stored: Stored):
     }
   }
   before.taken = true
-  return { loaded: loadedOf(journal, stored, header, history.entries), lines, blobs: stored.blobs, history, taken: false, how: "appended" }
+  return { loaded: SessionStore.loadedOf(journal, stored, header, history.entries), lines, blobs: stored.blobs, history, taken: false, how: "appended" }
 }
 
 /** Reads the session at `location` whole. */

@@ -40,8 +40,6 @@ export interface Opened {
   readonly rest: () => Rest
   /** Whether `rest` was drawn already. */
   readonly restReady: () => boolean
-  /** Whether the session was read whole or only what was appended since the version kept before. */
-  readonly how: Reading.Read["how"]
 }
 
 /** The parts of a session's page beyond its first screen. */
@@ -169,8 +167,7 @@ export const make = (options: {
           layout,
           links: linksOf(loaded.header, loaded.entries),
           rest: () => (rest ??= { tree: HtmlParts.treeHtml(layout), facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }),
-          restReady: () => rest !== undefined,
-          how: read.how
+          restReady: () => rest !== undefined
         }
       }))
     const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]): Effect.Effect<Opened, ReadError | SessionError> =>
