@@ -209,6 +209,78 @@ const matchAscii = (query: Query, text: string): Array<readonly [number, number]
 export const matchText = (query: Query, text: string): Array<readonly [number, number]> | undefined =>
   query.ascii && isAscii(text) ? matchAscii(query, text) : matchWords(query, wordsOf(text))
 
+/** Whether the code unit `c` is an ASCII letter or digit (any case): part of a word. */
+const isAsciiWordCode = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39)
+
+const WORD_CODE_POINT = /[\p{L}\p{M}\p{N}]/u
+
+/** Whether the code point at `i` of `text` (a lone surrogate as itself) is part of a word. */
+const wordAt = (text: string, i: number): boolean => {
+  const c = text.charCodeAt(i)
+  return c < 0x80 ? isAsciiWordCode(c) : WORD_CODE_POINT.test(String.fromCodePoint(text.codePointAt(i)!))
+}
+
+/** Whether the code point that ends just before `i` of `text` is part of a word. */
+const wordBefore = (text: string, i: number): boolean => {
+  if (i === 0) return false
+  const c = text.charCodeAt(i - 1)
+  if (c < 0x80) return isAsciiWordCode(c)
+  const pair = c >= 0xdc00 && c <= 0xdfff && i >= 2 && text.charCodeAt(i - 2) >= 0xd800 && text.charCodeAt(i - 2) <= 0xdbff
+  return wordAt(text, pair ? i - 2 : i - 1)
+}
+
+/** Whether `text` holds the folded ASCII `word` at `at` in any case: ASCII characters only, so `K` (Kelvin) is not `k`. */
+const asciiAt = (text: string, at: number, word: string): boolean => {
+  if (at + word.length > text.length) return false
+  for (let k = 0; k < word.length; k++) {
+    const c = text.charCodeAt(at + k)
+    if ((c >= 0x41 && c <= 0x5a ? c + 32 : c) !== word.charCodeAt(k)) return false
+  }
+  return true
+}
+
+/**
+ * Whether an ASCII `term` matches `text` (any text): its first word found in any case by a regular
+ * expression without the `u` flag (whose case-insensitive matching folds no character beyond ASCII
+ * into ASCII, as `fold`), then whole words and a phrase's next words checked in place. The answer of
+ * `matchWords` on the same text, without lower-casing it or making a word list.
+ */
+const asciiTermIn = (term: Term, finder: RegExp, text: string): boolean => {
+  const first = term.words[0]!
+  finder.lastIndex = 0
+  while (finder.test(text)) {
+    const at = finder.lastIndex - first.length
+    finder.lastIndex = at + 1
+    let end = at + first.length
+    if (wordBefore(text, at) || (end < text.length && wordAt(text, end))) continue
+    let k = 1
+    for (; k < term.words.length; k++) {
+      let next = end
+      while (next < text.length && !wordAt(text, next)) next++
+      const word = term.words[k]!
+      if (next === end || !asciiAt(text, next, word)) break
+      const after = next + word.length
+      if (after < text.length && wordAt(text, after)) break
+      end = after
+    }
+    if (k === term.words.length) return true
+  }
+  return false
+}
+
+/**
+ * Whether `text` matches every term of `query`: `matchText(query, text) !== undefined`, made once
+ * for a query and asked of every candidate, without the marks (only the page's hits need them).
+ */
+export const matcherOf = (query: Query): (text: string) => boolean => {
+  if (!query.ascii) return (text) => matchText(query, text) !== undefined
+  const terms = query.terms.map((term) => ({ term, finder: new RegExp(escape(term.words[0]!), "gi") }))
+  return (text) => {
+    for (const { finder, term } of terms) if (!asciiTermIn(term, finder, text)) return false
+    return true
+  }
+}
+
 /** Whether the words of `text` (a line as written, which did not decode) hold every word of the query. */
 export const rawMatches = (query: Query, text: string): boolean => {
   const held = lexemesOf(text)
@@ -363,33 +435,40 @@ export const lineLexemes = (header: string | undefined, text: string, line?: num
 
 // ---- The run ------------------------------------------------------------------------------------
 
-/** A hit found but not yet shown: enough to rank it, and its entry to show it. */
+/** A hit found but not yet shown: enough to rank it, and its entry and text to show it. */
 interface Found {
   readonly location: string
   readonly header: Header
   readonly entry: Entry
   readonly order: number
   readonly text: string
-  readonly marks: ReadonlyArray<readonly [number, number]>
 }
 
 /** Newest entry first; then by session ID and place in the session, so every backend ranks alike. */
-const before = (a: Found, b: Found): boolean =>
-  a.entry.timestamp !== b.entry.timestamp
-    ? a.entry.timestamp > b.entry.timestamp
-    : a.header.id !== b.header.id
-    ? a.header.id < b.header.id
-    : a.location !== b.location
-    ? a.location < b.location
-    : a.order < b.order
+const ranksBefore = (timestamp: string, session: string, location: string, order: number, b: Found): boolean =>
+  timestamp !== b.entry.timestamp
+    ? timestamp > b.entry.timestamp
+    : session !== b.header.id
+    ? session < b.header.id
+    : location !== b.location
+    ? location < b.location
+    : order < b.order
 
-/** The best `size` hits seen, kept in rank order. */
+const before = (a: Found, b: Found): boolean => ranksBefore(a.entry.timestamp, a.header.id, a.location, a.order, b)
+
+/**
+ * The best `size` hits seen, kept in rank order. A hit is asked whether it would be kept by its rank
+ * alone, so that the million that would not (a common word) cost a few comparisons and nothing more.
+ */
 class Best {
   readonly kept: Array<Found> = []
   constructor(readonly size: number) {}
+  admits(timestamp: string, session: string, location: string, order: number): boolean {
+    const kept = this.kept
+    return this.size > 0 && (kept.length < this.size || ranksBefore(timestamp, session, location, order, kept[kept.length - 1]!))
+  }
   add(found: Found): void {
     const kept = this.kept
-    if (this.size === 0 || (kept.length === this.size && !before(found, kept[kept.length - 1]!))) return
     let lo = 0
     let hi = kept.length
     while (lo < hi) {
@@ -420,7 +499,7 @@ const headerOf = (text: string): Either.Either<Header, SessionError> => {
   return decodeHeader(value as { readonly [key: string]: unknown }, 1)
 }
 
-const hitOf = (found: Found): Hit => {
+const hitOf = (query: Query) => (found: Found): Hit => {
   const model = modelOf(found.entry)
   return {
     location: found.location,
@@ -430,7 +509,8 @@ const hitOf = (found: Found): Hit => {
     timestamp: found.entry.timestamp,
     role: roleOf(found.entry),
     ...(model === undefined ? {} : { model }),
-    snippets: snippetsOf(found.text, found.marks)
+    // Marked for the page only: the count needed no more than whether the text matches.
+    snippets: snippetsOf(found.text, matchText(query, found.text)!)
   }
 }
 
@@ -447,6 +527,7 @@ export const requestOf = (plan: Plan, directory: string | undefined): CandidateR
 export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanError, R>): Effect.Effect<SearchResult, ScanError, R> =>
   Effect.suspend(() => {
     const best = new Best(plan.offset + plan.limit)
+    const matches = matcherOf(plan.query)
     const unreadable: Array<Unreadable> = []
     let total = 0
     let searched = 0
@@ -460,6 +541,7 @@ export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanErr
         return
       }
       const version = header.right.version
+      const session = header.right.id
       for (const line of c.lines) {
         const decoded = decodeEntryLine(version, line.text, line.line)
         if (Either.isLeft(decoded)) {
@@ -470,15 +552,16 @@ export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanErr
         if (!passes(plan, entry)) continue
         const text = searchTextOf(entry)
         if (text === undefined) continue
-        const marks = matchText(plan.query, text)
-        if (marks === undefined) continue
+        if (!matches(text)) continue
         total++
-        best.add({ location: c.location, header: header.right, entry, order: line.order, text, marks })
+        if (best.admits(entry.timestamp, session, c.location, line.order)) {
+          best.add({ location: c.location, header: header.right, entry, order: line.order, text })
+        }
       }
       if (problem !== undefined) unreadable.push(unreadableOf(c.location, problem))
     }
     return Effect.map(Stream.runForEach(candidates, (c) => Effect.sync(() => take(c))), () => ({
-      hits: best.kept.slice(plan.offset).map(hitOf),
+      hits: best.kept.slice(plan.offset).map(hitOf(plan.query)),
       total,
       searched,
       unreadable: unreadable.sort((a, b) => (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))

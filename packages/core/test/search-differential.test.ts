@@ -1,0 +1,345 @@
+/**
+ * The search run against a reference: the run as it was before it learned to skip
+ * what a hit off the page does not need (marks, snippets, a kept object for every
+ * hit), kept here whole, with the text it searched by. On random corpora (case
+ * variants, near misses, letters beyond ASCII, words only in IDs, lines that do not
+ * decode, ties in rank) and random pages, both must give the same hits in the same
+ * order, the same total, the same sessions searched and the same unreadable list.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Stream from "effect/Stream"
+import { decodeEntryLine } from "../src/Codec.js"
+import { decodeHeader, type Entry, type Header } from "../src/Record.js"
+import type * as V2 from "../src/RecordV2.js"
+import type { Candidates, Hit, SearchOptions, SearchResult } from "../src/Search.js"
+import { type SessionError, sessionError } from "../src/SessionError.js"
+import type { Unreadable } from "../src/Sessions.js"
+import { everyLine, matchText, matcherOf, modelOf, parseQuery, type Plan, planOf, rawMatches, roleOf, run, snippetsOf } from "../src/internal/search.js"
+
+// ---- The reference: the run and the searched text as they were ---------------------------------
+
+const flatten = (value: unknown, out: Array<string>, prefix = ""): void => {
+  if (value === null || typeof value !== "object") {
+    const shown = typeof value === "string" ? value : JSON.stringify(value)
+    out.push(prefix === "" ? shown : `${prefix}: ${shown}`)
+    return
+  }
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value)
+  if (entries.length === 0) {
+    if (prefix !== "") out.push(prefix)
+    return
+  }
+  for (const [key, v] of entries) flatten(v, out, prefix === "" ? key : Array.isArray(value) ? `${prefix}[${key}]` : `${prefix}.${key}`)
+}
+
+const jsonText = (value: unknown): string => {
+  const out: Array<string> = []
+  flatten(value, out)
+  return out.join("\n")
+}
+
+const partText = (part: V2.AssistantPart, out: Array<string>): void => {
+  switch (part.type) {
+    case "text":
+    case "reasoning":
+      out.push(part.text)
+      return
+    case "file":
+      if (part.name !== undefined) out.push(part.name)
+      return
+    case "tool-call":
+      out.push(`${part.name}\n${jsonText(part.arguments)}`)
+      return
+    case "tool-result":
+      out.push(`${part.toolName}\n${jsonText(part.result)}`)
+      return
+  }
+}
+
+const referenceTextOf = (entry: Entry): string | undefined => {
+  const out: Array<string> = []
+  if (entry.version === 1) {
+    const m = entry.message
+    if (m.role === "tool") out.push(m.toolName)
+    out.push(m.content)
+    if (m.role === "assistant") for (const call of m.toolCalls) out.push(`${call.name}\n${jsonText(call.arguments)}`)
+    return out.join("\n")
+  }
+  switch (entry.kind) {
+    case "message": {
+      const m = entry.message
+      if (m.role === "system") return m.content
+      if (m.role === "tool") out.push(m.toolName)
+      for (const part of m.content as ReadonlyArray<V2.AssistantPart>) partText(part, out)
+      if (m.role === "tool" && m.result !== undefined) out.push(jsonText(m.result))
+      return out.join("\n")
+    }
+    case "compaction":
+      return entry.summary
+    case "title":
+      return entry.title
+    default:
+      return undefined
+  }
+}
+
+interface Found {
+  readonly location: string
+  readonly header: Header
+  readonly entry: Entry
+  readonly order: number
+  readonly text: string
+  readonly marks: ReadonlyArray<readonly [number, number]>
+}
+
+const before = (a: Found, b: Found): boolean =>
+  a.entry.timestamp !== b.entry.timestamp
+    ? a.entry.timestamp > b.entry.timestamp
+    : a.header.id !== b.header.id
+    ? a.header.id < b.header.id
+    : a.location !== b.location
+    ? a.location < b.location
+    : a.order < b.order
+
+class Best {
+  readonly kept: Array<Found> = []
+  constructor(readonly size: number) {}
+  add(found: Found): void {
+    const kept = this.kept
+    if (this.size === 0 || (kept.length === this.size && !before(found, kept[kept.length - 1]!))) return
+    let lo = 0
+    let hi = kept.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (before(kept[mid]!, found)) lo = mid + 1
+      else hi = mid
+    }
+    kept.splice(lo, 0, found)
+    if (kept.length > this.size) kept.pop()
+  }
+}
+
+const unreadableOf = (location: string, error: SessionError): Unreadable => ({
+  location,
+  error: { code: error.code, message: error.line === undefined ? error.reason : `${error.reason} (line ${error.line})` }
+})
+
+const headerOf = (text: string): Either.Either<Header, SessionError> => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    return Either.left(sessionError("SESSION_INVALID_JSON", e instanceof Error ? e.message : String(e), { line: 1 }))
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return Either.left(sessionError("SESSION_INVALID_HEADER", "the header is not a JSON object", { line: 1 }))
+  }
+  return decodeHeader(value as { readonly [key: string]: unknown }, 1)
+}
+
+const inTime = (plan: Plan, timestamp: string): boolean => {
+  const { since, until } = plan
+  if (since !== undefined && (since.length === 10 ? timestamp.slice(0, 10) < since : timestamp < since)) return false
+  if (until !== undefined && (until.length === 10 ? timestamp.slice(0, 10) > until : timestamp > until)) return false
+  return true
+}
+
+const passes = (plan: Plan, entry: Entry): boolean => {
+  if (plan.roles !== undefined && !plan.roles.has(roleOf(entry))) return false
+  if (plan.models !== undefined) {
+    const model = modelOf(entry)
+    if (model === undefined || !plan.models.has(model)) return false
+  }
+  return inTime(plan, entry.timestamp)
+}
+
+const hitOf = (found: Found): Hit => {
+  const model = modelOf(found.entry)
+  return {
+    location: found.location,
+    session: found.header.id,
+    entry: found.entry.id,
+    parentId: found.entry.parentId,
+    timestamp: found.entry.timestamp,
+    role: roleOf(found.entry),
+    ...(model === undefined ? {} : { model }),
+    snippets: snippetsOf(found.text, found.marks)
+  }
+}
+
+const reference = (plan: Plan, candidates: ReadonlyArray<Candidates>): SearchResult => {
+  const best = new Best(plan.offset + plan.limit)
+  const unreadable: Array<Unreadable> = []
+  let total = 0
+  let searched = 0
+  for (const c of candidates) {
+    searched++
+    if ("error" in c) {
+      unreadable.push(unreadableOf(c.location, c.error))
+      continue
+    }
+    let problem: SessionError | undefined
+    const header = headerOf(c.header)
+    if (Either.isLeft(header)) {
+      if (c.lines.some((line) => rawMatches(plan.query, line.text))) unreadable.push(unreadableOf(c.location, header.left))
+      continue
+    }
+    const version = header.right.version
+    for (const line of c.lines) {
+      const decoded = decodeEntryLine(version, line.text, line.line)
+      if (Either.isLeft(decoded)) {
+        if (problem === undefined && rawMatches(plan.query, line.text)) problem = decoded.left
+        continue
+      }
+      const entry = decoded.right
+      if (!passes(plan, entry)) continue
+      const text = referenceTextOf(entry)
+      if (text === undefined) continue
+      const marks = matchText(plan.query, text)
+      if (marks === undefined) continue
+      total++
+      best.add({ location: c.location, header: header.right, entry, order: line.order, text, marks })
+    }
+    if (problem !== undefined) unreadable.push(unreadableOf(c.location, problem))
+  }
+  return {
+    hits: best.kept.slice(plan.offset).map(hitOf),
+    total,
+    searched,
+    unreadable: unreadable.sort((a, b) => (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
+  }
+}
+
+// ---- Random corpora ---------------------------------------------------------------------------------
+
+/** Words, their case variants and near misses: beyond ASCII, joined to other letters, marks, surrogates. */
+const FRAGMENTS = [
+  "build", "Build", "BUILD", "bUiLd", "builds", "rebuild", "build_x", "buildé", "build\u0301", "\u0301build", "𝐀build", "build𝐀",
+  "\ud800build", "build\udc00", "🙂build", "key", "KEY", "\u212Aey", "ſtraße", "straße", "STRASSE", "Straße", "İstanbul",
+  "istanbul", "ISTANBUL", "ärger", "ÄRGER", "Ärger", "parser", "Parser", "test", "read_file", "read file", "Read-File", "0",
+  "x", "X", "k", "the", "1e21", "ıx"
+]
+const SEPARATORS = [" ", "  ", "\n", "_", "-", ".", "", ": ", "\t", "\u00a0", "é", "/", "\"", "\\"]
+const QUERY_WORDS = ["build", "BUILD", "key", "k", "straße", "ärger", "istanbul", "parser", "test", "read", "file", "0", "x", "21", "path"]
+
+const text = FastCheck.array(FastCheck.tuple(FastCheck.constantFrom(...FRAGMENTS), FastCheck.constantFrom(...SEPARATORS)), { maxLength: 8 })
+  .map((parts) => parts.map(([w, s]) => w + s).join(""))
+const key = FastCheck.oneof(FastCheck.constantFrom("path", "build", "Key", "line", "a.b", "x"), text)
+const json: FastCheck.Arbitrary<unknown> = FastCheck.letrec<{ value: unknown }>((tie) => ({
+  value: FastCheck.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    text,
+    FastCheck.integer({ min: -3, max: 30 }),
+    FastCheck.constantFrom(true, false, null, 1e21, 0.5),
+    FastCheck.array(tie("value"), { maxLength: 3 }),
+    FastCheck.dictionary(key, tie("value"), { maxKeys: 3 })
+  )
+})).value
+const args = FastCheck.dictionary(key, json, { maxKeys: 3 })
+
+const TIMES = ["2026-01-02T10:00:00.000Z", "2026-01-02T10:00:01.000Z", "2026-01-03T09:00:00.000Z"]
+const MODELS = ["claude-build-4", "gpt-5"]
+
+type Body = Record<string, unknown>
+const body: FastCheck.Arbitrary<Body> = FastCheck.oneof(
+  text.map((t): Body => ({ kind: "message", message: { role: "user", id: "build-u", content: [{ type: "text", text: t }] } })),
+  FastCheck.tuple(text, text, FastCheck.constantFrom("read_file", "build", "Parser"), args, FastCheck.constantFrom(...MODELS)).map(([r, t, name, a, model]): Body => ({
+    kind: "message",
+    message: {
+      role: "assistant",
+      id: "build-a",
+      content: [{ type: "reasoning", text: r }, { type: "text", text: t }, { type: "tool-call", id: "build-c", name, arguments: a }],
+      meta: { model }
+    }
+  })),
+  FastCheck.tuple(text, json).map(([t, result]): Body => ({
+    kind: "message",
+    message: { role: "tool", id: "build-t", toolCallId: "build-c", toolName: "read_file", isError: false, content: [{ type: "text", text: t }], result }
+  })),
+  text.map((t): Body => ({ kind: "message", message: { role: "system", id: "build-s", content: t } })),
+  text.map((t): Body => ({ kind: "title", title: t })),
+  text.map((t): Body => ({ kind: "compaction", summary: t, firstKeptEntryId: null })),
+  FastCheck.constant<Body>({ kind: "label", targetId: "build-0", label: "build" }),
+  FastCheck.constant<Body>({ kind: "model", provider: "anthropic", model: "build" })
+)
+
+/** A line that no longer decodes, though it may still hold the words. */
+const spoil = (line: string, how: number): string =>
+  how === 0 ? line.replace(`"kind":`, `"extra":1,"kind":`) : how === 1 ? line.slice(0, -3) : how === 2 ? line.replace(/"timestamp":"[^"]*"/, `"timestamp":"yesterday"`) : `${line} build`
+
+/** `arbitrary`'s value once in `every` times, else null. */
+const sometimes = <A>(arbitrary: FastCheck.Arbitrary<A>, every: number): FastCheck.Arbitrary<A | null> =>
+  FastCheck.oneof({ arbitrary: FastCheck.constant(null), weight: every - 1 }, { arbitrary, weight: 1 })
+
+const session = FastCheck.record({
+  id: FastCheck.constantFrom("s-a", "s-b", "s-build"),
+  headerSpoiled: sometimes(FastCheck.constant(true), 8).map((b) => b === true),
+  entries: FastCheck.array(
+    FastCheck.record({ time: FastCheck.constantFrom(...TIMES), body, spoiled: sometimes(FastCheck.integer({ min: 0, max: 3 }), 6) }),
+    { minLength: 1, maxLength: 10 }
+  )
+})
+
+const candidatesOf = (sessions: ReadonlyArray<typeof session extends FastCheck.Arbitrary<infer S> ? S : never>): Array<Candidates> =>
+  sessions.map((s, n) => {
+    const header = JSON.stringify({ type: "session", version: 2, id: s.id, timestamp: TIMES[0] })
+    const lines = [s.headerSpoiled ? header.slice(0, -1) : header]
+    s.entries.forEach((e, i) => {
+      const line = JSON.stringify({ type: "entry", version: 2, id: `build-${i}`, parentId: i === 0 ? null : `build-${i - 1}`, timestamp: e.time, ...e.body })
+      lines.push(e.spoiled === null ? line : spoil(line, e.spoiled))
+    })
+    const location = `loc-${n % 3}-${n}`
+    return n % 7 === 6 ? { location, error: sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { path: location }) } : everyLine(location, lines)
+  })
+
+const queryWord = FastCheck.oneof({ arbitrary: FastCheck.constant("build"), weight: 3 }, { arbitrary: FastCheck.constantFrom(...QUERY_WORDS), weight: 2 })
+const queryText = FastCheck.array(
+  FastCheck.oneof(
+    { arbitrary: queryWord, weight: 4 },
+    { arbitrary: FastCheck.array(queryWord, { minLength: 2, maxLength: 3 }).map((ws) => `"${ws.join(" ")}"`), weight: 1 },
+    { arbitrary: FastCheck.constantFrom("read_file", "a.b", "Read-File", "BUILD X"), weight: 1 }
+  ),
+  { minLength: 1, maxLength: 2 }
+).map((qs) => qs.join(" "))
+
+const options: FastCheck.Arbitrary<SearchOptions> = FastCheck.record({
+  query: queryText,
+  offset: FastCheck.integer({ min: 0, max: 3 }),
+  limit: FastCheck.integer({ min: 0, max: 4 }),
+  roles: sometimes(FastCheck.subarray(["user", "assistant", "tool", "system", "title", "compaction"], { minLength: 1 }), 4),
+  models: sometimes(FastCheck.subarray(MODELS, { minLength: 1 }), 5),
+  since: sometimes(FastCheck.constantFrom("2026-01-03", TIMES[1]!), 5)
+}, { requiredKeys: ["query"] }).map((o) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null)) as unknown as SearchOptions
+)
+
+describe("the search run", () => {
+  it("gives the reference's hits, order, snippets, total and unreadable sessions on random corpora and pages", () => {
+    let hits = 0
+    let unreadable = 0
+    let paged = 0
+    FastCheck.assert(FastCheck.property(FastCheck.array(session, { minLength: 1, maxLength: 6 }), options, (sessions, o) => {
+      const plan = Either.getOrThrow(planOf(o))
+      const candidates = candidatesOf(sessions)
+      const expected = reference(plan, candidates)
+      expect(Effect.runSync(run(plan, Stream.fromIterable(candidates)))).toEqual(expected)
+      hits += expected.total
+      if (expected.total > plan.offset + plan.limit && expected.hits.length > 0) paged++
+      unreadable += expected.unreadable.length
+    }), { numRuns: 1_500 })
+    // The corpora reach what the comparison is about: hits beyond the page, and sessions reported.
+    expect(hits).toBeGreaterThan(1_500)
+    expect(unreadable).toBeGreaterThan(500)
+    expect(paged).toBeGreaterThan(100)
+  })
+
+  it("decides a text as the marking matcher does, on random texts and queries", () => {
+    FastCheck.assert(FastCheck.property(text, queryText, (t, q) => {
+      const query = Either.getOrThrow(parseQuery(q))
+      expect(matcherOf(query)(t)).toBe(matchText(query, t) !== undefined)
+    }), { numRuns: 5_000 })
+  })
+})
