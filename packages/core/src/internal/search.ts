@@ -58,25 +58,32 @@ export const parseQuery = (text: string): Either.Either<Query, InputError> => {
 
 // ---- What an entry is searched by -------------------------------------------------------------
 
-/** A JSON value as lines a person reads: `key: value`, nested keys joined by dots, strings as they are. */
-const flatten = (value: unknown, out: Array<string>, prefix = ""): void => {
+/**
+ * A JSON value as lines a person reads, pushed onto `out`: `key: value`, nested keys joined by dots,
+ * strings as they are; one empty line for a value that has none (`{}`), so that the lines of the
+ * value, joined, are one part of the searched text however many they are.
+ */
+const flatten = (value: unknown, out: Array<string>): void => {
+  const before = out.length
+  lines(value, out, "")
+  if (out.length === before) out.push("")
+}
+
+const lines = (value: unknown, out: Array<string>, prefix: string): void => {
   if (value === null || typeof value !== "object") {
     const shown = typeof value === "string" ? value : JSON.stringify(value)
     out.push(prefix === "" ? shown : `${prefix}: ${shown}`)
     return
   }
-  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value)
-  if (entries.length === 0) {
-    if (prefix !== "") out.push(prefix)
+  if (Array.isArray(value)) {
+    if (value.length === 0 && prefix !== "") out.push(prefix)
+    for (let i = 0; i < value.length; i++) lines(value[i], out, prefix === "" ? String(i) : `${prefix}[${i}]`)
     return
   }
-  for (const [key, v] of entries) flatten(v, out, prefix === "" ? key : Array.isArray(value) ? `${prefix}[${key}]` : `${prefix}.${key}`)
-}
-
-const jsonText = (value: unknown): string => {
-  const out: Array<string> = []
-  flatten(value, out)
-  return out.join("\n")
+  // Own enumerable keys in their order, as `Object.entries` gives them, without its pairs.
+  const keys = Object.keys(value)
+  if (keys.length === 0 && prefix !== "") out.push(prefix)
+  for (const key of keys) lines((value as Record<string, unknown>)[key], out, prefix === "" ? key : `${prefix}.${key}`)
 }
 
 /** The role (or kind) a hit shows, and the filter matches: a message's role, else the entry's kind. */
@@ -103,10 +110,12 @@ const partText = (part: V2.AssistantPart, out: Array<string>): void => {
       if (part.name !== undefined) out.push(part.name)
       return
     case "tool-call":
-      out.push(`${part.name}\n${jsonText(part.arguments)}`)
+      out.push(part.name)
+      flatten(part.arguments, out)
       return
     case "tool-result":
-      out.push(`${part.toolName}\n${jsonText(part.result)}`)
+      out.push(part.toolName)
+      flatten(part.result, out)
       return
   }
 }
@@ -123,7 +132,12 @@ export const searchTextOf = (entry: Entry): string | undefined => {
     const m = entry.message
     if (m.role === "tool") out.push(m.toolName)
     out.push(m.content)
-    if (m.role === "assistant") for (const call of m.toolCalls) out.push(`${call.name}\n${jsonText(call.arguments)}`)
+    if (m.role === "assistant") {
+      for (const call of m.toolCalls) {
+        out.push(call.name)
+        flatten(call.arguments, out)
+      }
+    }
     return out.join("\n")
   }
   switch (entry.kind) {
@@ -132,7 +146,7 @@ export const searchTextOf = (entry: Entry): string | undefined => {
       if (m.role === "system") return m.content
       if (m.role === "tool") out.push(m.toolName)
       for (const part of m.content as ReadonlyArray<V2.AssistantPart>) partText(part, out)
-      if (m.role === "tool" && m.result !== undefined) out.push(jsonText(m.result))
+      if (m.role === "tool" && m.result !== undefined) flatten(m.result, out)
       return out.join("\n")
     }
     case "compaction":
