@@ -18,7 +18,7 @@ const LF = 0x0a
 export const WINDOW_BYTES = 16 * 1024 * 1024
 
 /** `line` without the `\r` a CRLF ending leaves. */
-const bare = (line: string): string => (line.endsWith("\r") ? line.slice(0, -1) : line)
+const bare = (line: string): string => (line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line)
 
 /**
  * The candidate lines of one session file's bytes (as a load sees them: settled, tail and all):
