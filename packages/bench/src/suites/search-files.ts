@@ -10,9 +10,14 @@
  * other way: see `asciiSearch.ts` of the file package). grep counts the matching
  * lines of each file, case sensitive (`-i` for the case-insensitive row); ours
  * finds, decodes, matches, ranks and counts the entries, case-insensitive, whole
- * words, and checks the count it gives.
+ * words, and checks the count it gives. For the common word, two floors beside
+ * them: the time `JSON.parse`, then the core's decoding, take over the lines that
+ * hold the word (the lines the scan hands over), timed alone (reading and
+ * splitting the files untimed): what a search without an index cannot go under
+ * while it decodes every candidate.
  */
 import { spawn } from "node:child_process"
+import * as Codec from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as FileJournal from "@session-tree/file/FileJournal"
@@ -20,7 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import { rounds, type Row, summarize } from "../harness.js"
+import { now, rounds, type Row, summarize } from "../harness.js"
 import { agentSession, COMMON, PHRASE, RARE } from "../serveData.js"
 
 export interface SearchFilesOptions {
@@ -47,6 +52,23 @@ const grep = (args: ReadonlyArray<string>, files: ReadonlyArray<string>): Promis
       resolve(out.split("\n").filter((l) => l !== "").reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(":") + 1)), 0))
     })
   })
+
+/**
+ * The time `step` takes over the entry lines of `files` that hold `word` (lower case ASCII) in any
+ * case, reading and splitting the files untimed.
+ */
+const floor = (files: ReadonlyArray<string>, word: string, step: (version: 1 | 2, line: string, n: number) => unknown) => async () => {
+  let spent = 0
+  for (const file of files) {
+    const lines = NFS.readFileSync(file, "utf8").split("\n")
+    const version = Codec.versionOf(lines[0])
+    const held = lines.slice(1).filter((line) => line !== "" && line.toLowerCase().includes(word))
+    const start = now()
+    for (let i = 0; i < held.length; i++) step(version, held[i]!, i + 2)
+    spent += now() - start
+  }
+  return spent
+}
 
 export const benchSearchFiles = async (options: SearchFilesOptions, dir: string): Promise<{ readonly rows: Array<Row>; readonly note: string }> => {
   const target = options.bytes ?? 1024 ** 3
@@ -84,10 +106,17 @@ export const benchSearchFiles = async (options: SearchFilesOptions, dir: string)
     [`a word of common letters (no entry)`, ABSENT, 0, ["-c", "-F", ABSENT]]
   ]
   for (const [group, query, expected, args] of cases) {
+    const floors = query === COMMON
+      ? [
+        { name: `floor: JSON.parse of the lines holding it`, run: floor(files, COMMON, (_, line) => JSON.parse(line)) },
+        { name: `floor: Codec.decodeEntryLine of them`, run: floor(files, COMMON, (version, line, n) => Codec.decodeEntryLine(version, line, n)) }
+      ]
+      : []
     const samples = await rounds([
       { name: `grep ${args.join(" ")}`, run: theirs(args, expected) },
       { name: `grep -i ${args.join(" ")}`, run: theirs(["-i", ...args], expected) },
-      { name: `ours: Sessions.search(${query})`, run: ours(query, expected) }
+      { name: `ours: Sessions.search(${query})`, run: ours(query, expected) },
+      ...floors
     ], { rounds: options.rounds, warmup: 1 })
     rows.push(...summarize(group, samples, `grep ${args.join(" ")}`))
   }
