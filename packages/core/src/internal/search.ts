@@ -295,6 +295,97 @@ export const matcherOf = (query: Query): (text: string) => boolean => {
   }
 }
 
+/**
+ * The strings an entry's searched text is made of, in order, each given to `visit` until it returns
+ * true (then true): the same parts as `searchTextOf`, with a JSON value's keys and leaves as strings
+ * of their own (its array indices too when `indices`) rather than `key: value` lines. Every place
+ * `searchTextOf` joins them holds a separator (a line break, `: `, `.`, `[`, `]`), so the words of
+ * the text are the words of these strings, one after another. False for kinds without text.
+ */
+const someSearched = (entry: Entry, visit: (text: string) => boolean, indices: boolean): boolean => {
+  if (entry.version === 1) {
+    const m = entry.message
+    if (m.role === "tool" && visit(m.toolName)) return true
+    if (visit(m.content)) return true
+    if (m.role === "assistant") {
+      for (const call of m.toolCalls) if (visit(call.name) || someJson(call.arguments, visit, indices)) return true
+    }
+    return false
+  }
+  switch (entry.kind) {
+    case "message": {
+      const m = entry.message
+      if (m.role === "system") return visit(m.content)
+      if (m.role === "tool" && visit(m.toolName)) return true
+      for (const part of m.content as ReadonlyArray<V2.AssistantPart>) {
+        switch (part.type) {
+          case "text":
+          case "reasoning":
+            if (visit(part.text)) return true
+            break
+          case "file":
+            if (part.name !== undefined && visit(part.name)) return true
+            break
+          case "tool-call":
+            if (visit(part.name) || someJson(part.arguments, visit, indices)) return true
+            break
+          case "tool-result":
+            if (visit(part.toolName) || someJson(part.result, visit, indices)) return true
+            break
+        }
+      }
+      return m.role === "tool" && m.result !== undefined && someJson(m.result, visit, indices)
+    }
+    case "compaction":
+      return visit(entry.summary)
+    case "title":
+      return visit(entry.title)
+    default:
+      return false
+  }
+}
+
+/** `someSearched` of a JSON value: its keys, its leaves as `flatten` shows them, its indices when asked. */
+const someJson = (value: unknown, visit: (text: string) => boolean, indices: boolean): boolean => {
+  if (value === null || typeof value !== "object") return visit(typeof value === "string" ? value : String(JSON.stringify(value)))
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if ((indices && visit(String(i))) || someJson(value[i], visit, indices)) return true
+    return false
+  }
+  for (const key of Object.keys(value)) if (visit(key) || someJson((value as Record<string, unknown>)[key], visit, indices)) return true
+  return false
+}
+
+/**
+ * Whether an entry's searched text matches `query`, asked of the strings the text is made of (see
+ * `someSearched`) so that no text is made for a hit off the page: for a query of ASCII words and no
+ * phrase of several (a phrase may run from one string into the next), else undefined. A word is
+ * whole in the text exactly when it is whole in its string, since the strings meet at separators.
+ * An index of an array is one word of digits, looked at only when a word of the query is one.
+ */
+export const entryMatcherOf = (query: Query): ((entry: Entry) => boolean) | undefined => {
+  if (!query.ascii || query.terms.some((term) => term.words.length > 1)) return undefined
+  const terms = query.terms.map((term) => ({ term, finder: new RegExp(escape(term.words[0]!), "gi") }))
+  const indices = query.words.some((word) => /^[0-9]+$/.test(word))
+  // The terms found so far in the entry being asked: reused from entry to entry.
+  const found = new Uint8Array(terms.length)
+  let missing = 0
+  const visit = (text: string): boolean => {
+    for (let k = 0; k < terms.length; k++) {
+      if (found[k] === 0 && asciiTermIn(terms[k]!.term, terms[k]!.finder, text)) {
+        found[k] = 1
+        if (--missing === 0) return true
+      }
+    }
+    return false
+  }
+  return (entry) => {
+    found.fill(0)
+    missing = terms.length
+    return someSearched(entry, visit, indices)
+  }
+}
+
 /** Whether the words of `text` (a line as written, which did not decode) hold every word of the query. */
 export const rawMatches = (query: Query, text: string): boolean => {
   const held = lexemesOf(text)
@@ -542,6 +633,7 @@ export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanErr
   Effect.suspend(() => {
     const best = new Best(plan.offset + plan.limit)
     const matches = matcherOf(plan.query)
+    const matchesEntry = entryMatcherOf(plan.query)
     const unreadable: Array<Unreadable> = []
     let total = 0
     let searched = 0
@@ -564,12 +656,17 @@ export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanErr
         }
         const entry = decoded.right
         if (!passes(plan, entry)) continue
-        const text = searchTextOf(entry)
-        if (text === undefined) continue
-        if (!matches(text)) continue
+        let text: string | undefined
+        if (matchesEntry !== undefined) {
+          if (!matchesEntry(entry)) continue
+        } else {
+          text = searchTextOf(entry)
+          if (text === undefined || !matches(text)) continue
+        }
         total++
         if (best.admits(entry.timestamp, session, c.location, line.order)) {
-          best.add({ location: c.location, header: header.right, entry, order: line.order, text })
+          // An entry that matched has text: its kind is one that holds some.
+          best.add({ location: c.location, header: header.right, entry, order: line.order, text: text ?? searchTextOf(entry)! })
         }
       }
       if (problem !== undefined) unreadable.push(unreadableOf(c.location, problem))
