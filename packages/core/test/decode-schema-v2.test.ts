@@ -16,6 +16,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { decodeLines } from "../src/Codec.js"
 import { checkParsedLine, firstInexactNumber, MAX_DEPTH } from "../src/Json.js"
 import * as DecodeV2 from "../src/internal/decodeV2.js"
 import { deepFreeze } from "../src/Record.js"
@@ -576,6 +577,28 @@ describe("deep and odd JSON values", () => {
     const taken = takes(custom(odd))
     expect(taken?.entry).toEqual({ ...ENVELOPE, kind: "custom", customType: "x", data: odd })
     expect(frozenDeep(taken?.entry)).toBe(true)
+  })
+
+  it("refuses a part whose type is an object without a text, with a typed error rather than a throw", () => {
+    // The union of parts picks a member by the text of `type`: `{"toString":null}` has none.
+    const header = JSON.stringify({ type: "session", version: 2, id: "s", timestamp: ENVELOPE.timestamp })
+    const odd = { type: { toString: null }, text: "" }
+    for (
+      const [message, types] of [
+        [{ role: "assistant", id: "m", content: [{ type: "text", text: "" }, odd] }, "\"text\" | \"reasoning\" | \"file\" | \"tool-call\" | \"tool-result\""],
+        [{ role: "user", id: "m", content: [odd] }, "\"text\" | \"file\""],
+        [{ role: "tool", id: "m", toolCallId: "c", toolName: "n", isError: false, content: [odd] }, "\"text\" | \"file\""]
+      ] as const
+    ) {
+      const line = lineOf({ kind: "message", message })
+      expect(takes(line)).toBeUndefined()
+      const at = message.content.length - 1
+      const decoded = decodeLines({ lines: [header, line], sizes: [header.length, line.length], tail: "none" })
+      expect(Either.isLeft(decoded) && decoded.left.code).toBe("SESSION_INVALID_MESSAGE")
+      expect(Either.isLeft(decoded) && decoded.left.message).toContain(`["content"][${at}]["type"] Expected ${types}, actual {"toString":null}`)
+      const direct = RecordV2.decodeMessage(JSON.parse(line).message)
+      expect(Either.isLeft(direct) && direct.left.code).toBe("SESSION_INVALID_MESSAGE")
+    }
   })
 
   it("copies -0 as 0", () => {
