@@ -122,6 +122,25 @@ export const agentSession = (c: Conversation, seed = 2): ConversationV2 => {
   return { header: { type: "session", version: 2, id: c.header.id, timestamp: c.header.timestamp }, entries }
 }
 
+/**
+ * A linear version-2 session of `n` short messages, user and assistant by turns (the session of
+ * 100,000 entries that the server's Chromium test opens cold, and the live benchmark appends to).
+ */
+export const linearSession = (id: string, n: number): ConversationV2 => ({
+  header: { type: "session", version: 2, id, timestamp: "2026-02-01T00:00:00.000Z" },
+  entries: Array.from({ length: n }, (_, i): EntryV2 => ({
+    type: "entry",
+    version: 2,
+    id: `e${i}`,
+    parentId: i === 0 ? null : `e${i - 1}`,
+    timestamp: new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString(),
+    kind: "message",
+    message: i % 2 === 0
+      ? { role: "user", id: `u${i}`, content: [{ type: "text", text: `Step ${i}: please read the next part of the log and tell me what failed` }] }
+      : { role: "assistant", id: `a${i}`, content: [{ type: "text", text: `Step ${i}: the build failed in the parser test; the fix is in src/parse.ts` }] }
+  }))
+})
+
 /** The canonical generation of a version-2 session. */
 export const fileV2 = (c: ConversationV2): Buffer =>
   Buffer.from([c.header, ...c.entries].map((r) => JSON.stringify(r) + "\n").join(""), "utf8")

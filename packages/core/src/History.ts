@@ -72,28 +72,53 @@ export class History {
     this.insert(entry, entry.parentId === null ? NONE : this.indexById.get(entry.parentId)!)
   }
 
-  /** `check`, then `add` when it passes (the loader's step): the parent is looked up once. */
+  /**
+   * `check`, then `add` when it passes (the loader's step). The entry's ID is indexed first, and
+   * the index's size tells a repeated ID: one hash lookup of a new ID instead of two (a lookup,
+   * then the insertion), which is a load's largest cost here. Every lookup after it looks among
+   * the entries before this one only (`indexOf`), and a refusal takes the ID out again.
+   */
   checkAndAdd(entry: Entry, line?: number): CorruptError | undefined {
-    const parent = this.parentOf(entry, line)
-    if (typeof parent !== "number") return parent
-    const problem = this.checkLinks(entry, parent, line)
-    if (problem === undefined) this.insert(entry, parent)
-    return problem
+    const ids = this.indexById
+    const index = this.entries.length
+    const size = ids.size
+    ids.set(entry.id, index)
+    if (ids.size === size) {
+      // A repeated ID: the index of the entry that has it goes back in place.
+      ids.set(entry.id, this.entries.findIndex((earlier) => earlier.id === entry.id))
+      return duplicateId(entry, line)
+    }
+    const parent = this.parentIndex(entry, line)
+    const problem = typeof parent === "number" ? this.checkLinks(entry, parent, line) : parent
+    if (problem !== undefined) {
+      ids.delete(entry.id)
+      return problem
+    }
+    this.place(entry, parent as number, index)
+    return undefined
   }
 
   /** The index of the entry's parent (NONE for a root), or the error of a repeated ID or unknown parent. */
   private parentOf(entry: Entry, line: number | undefined): number | CorruptError {
-    if (this.indexById.has(entry.id)) {
-      return sessionError("SESSION_DUPLICATE_ID", `entry ID "${entry.id}" is already used`, { line })
-    }
+    return this.indexById.has(entry.id) ? duplicateId(entry, line) : this.parentIndex(entry, line)
+  }
+
+  /** The index of the entry's parent among the entries (NONE for a root), or the error of an unknown parent. */
+  private parentIndex(entry: Entry, line: number | undefined): number | CorruptError {
     if (entry.parentId === null) return NONE
     // Most entries follow the one before: a string comparison instead of a hash lookup.
     const last = this.entries.length - 1
     if (last >= 0 && this.entries[last]!.id === entry.parentId) return last
-    const p = this.indexById.get(entry.parentId)
-    return p !== undefined
+    const p = this.indexOf(entry.parentId)
+    return p !== NONE
       ? p
       : sessionError("SESSION_UNKNOWN_PARENT", `parent "${entry.parentId}" is not an earlier entry`, { line })
+  }
+
+  /** The index of the entry with this ID, or NONE: never the entry `checkAndAdd` is adding, whose ID it indexes first. */
+  private indexOf(id: string): number {
+    const i = this.indexById.get(id)
+    return i === undefined || i >= this.entries.length ? NONE : i
   }
 
   /** The tool-link rules for `entry` as a child of `parent`: a result answers an ancestor's call of the same name, once per branch; a call ID is made once per branch. */
@@ -131,13 +156,13 @@ export class History {
       case "compaction": {
         const kept = entry.firstKeptEntryId
         if (kept === null) return undefined
-        const index = this.indexById.get(kept)
-        return index !== undefined && parent !== NONE && this.isAncestorOrSelf(index, parent)
+        const index = this.indexOf(kept)
+        return index !== NONE && parent !== NONE && this.isAncestorOrSelf(index, parent)
           ? undefined
           : sessionError("SESSION_INVALID_RECORD", `the compaction keeps from "${kept}", which is not an ancestor of it`, { line })
       }
       case "label":
-        return this.indexById.has(entry.targetId)
+        return this.indexOf(entry.targetId) !== NONE
           ? undefined
           : sessionError("SESSION_INVALID_RECORD", `the label's target "${entry.targetId}" is not an earlier entry`, { line })
       default:
@@ -166,11 +191,16 @@ export class History {
 
   private insert(entry: Entry, parent: number): void {
     const index = this.entries.length
-    this.entries.push(entry)
     this.indexById.set(entry.id, index)
+    this.place(entry, parent, index)
+  }
+
+  /** Adds an entry whose ID is indexed already, at `index` (the next). */
+  private place(entry: Entry, parent: number, index: number): void {
+    this.entries.push(entry)
     this.parents.push(parent)
     this.depths.push(parent === NONE ? 0 : this.depths[parent]! + 1)
-    links(entry, (id) => push(this.calls, id, index), (id) => push(this.answers, id, index))
+    links(entry, index, this.calls, this.answers, push)
   }
 
   /** Removes every entry from index `size` on: the exact undo of the `add`s since then. */
@@ -181,7 +211,7 @@ export class History {
       this.indexById.delete(entry.id)
       this.parents.pop()
       this.depths.pop()
-      links(entry, (id) => pop(this.calls, id, index), (id) => pop(this.answers, id, index))
+      links(entry, index, this.calls, this.answers, pop)
     }
   }
 }
@@ -198,19 +228,32 @@ const callIn = (entry: Entry, id: string): ToolCall | V2.ToolCallPart | undefine
   return undefined
 }
 
-/** Calls `call` with each tool-call ID the entry makes, `answer` with the call a tool message answers. */
-const links = (entry: Entry, call: (id: string) => void, answer: (id: string) => void): void => {
+const duplicateId = (entry: Entry, line: number | undefined): CorruptError =>
+  sessionError("SESSION_DUPLICATE_ID", `entry ID "${entry.id}" is already used`, { line })
+
+/**
+ * Applies `op` (`push` or `pop`) at `index` under each tool-call ID the entry makes, in `calls`,
+ * and under the call a tool message answers, in `answers`. No closure per entry: a load adds
+ * every entry through here.
+ */
+const links = (
+  entry: Entry,
+  index: number,
+  calls: Map<string, Indexes>,
+  answers: Map<string, Indexes>,
+  op: (map: Map<string, Indexes>, key: string, index: number) => void
+): void => {
   if (entry.version === 1) {
     const message = entry.message
-    if (message.role === "assistant") for (const c of message.toolCalls) call(c.id)
-    else if (message.role === "tool") answer(message.toolCallId)
+    if (message.role === "assistant") for (const c of message.toolCalls) op(calls, c.id, index)
+    else if (message.role === "tool") op(answers, message.toolCallId, index)
     return
   }
   if (entry.kind !== "message") return
   const message = entry.message
   if (message.role === "assistant") {
-    for (const part of message.content) if (part.type === "tool-call") call(part.id)
-  } else if (message.role === "tool") answer(message.toolCallId)
+    for (const part of message.content) if (part.type === "tool-call") op(calls, part.id, index)
+  } else if (message.role === "tool") op(answers, message.toolCallId, index)
 }
 
 const push = (map: Map<string, Indexes>, key: string, index: number): void => {

@@ -634,6 +634,40 @@ const roles: { readonly [R in Message["role"]]: Decode<Message> } = {
 }
 const ROLES = Object.keys(roles).map((role) => JSON.stringify(role)).join(" | ")
 
+/** The part types of a union of parts, as the Schema's errors list them. */
+const typesOf = (union: { readonly members: ReadonlyArray<{ readonly fields: { readonly type: { readonly literals: ReadonlyArray<unknown> } } }> }) =>
+  union.members.map((member) => JSON.stringify(member.fields.type.literals[0])).join(" | ")
+const PART_TYPES: { readonly [R in Message["role"]]: string } = {
+  system: "",
+  user: typesOf(UserPart),
+  assistant: typesOf(AssistantPart),
+  tool: typesOf(ToolPart)
+}
+
+/**
+ * `decode(message)`, or the error of its first part whose `type` is an object without a text (one
+ * holding its own `toString` key, which JSON can spell): the union of parts picks its member by
+ * the text of `type` and throws on such an object. The parts are decoded in order, so the one it
+ * threw on is the first such part; no object is a part type, and it is refused as the union
+ * refuses any other value there.
+ */
+const decodeParts = (decode: Decode<Message>, message: unknown, role: Message["role"]): Either.Either<Message, string> => {
+  try {
+    return Either.mapLeft(decode(message), explain)
+  } catch (e) {
+    const content = (message as { readonly [key: string]: unknown })["content"]
+    if (!Array.isArray(content)) throw e
+    for (let i = 0; i < content.length; i++) {
+      const part: unknown = content[i]
+      const type = typeof part === "object" && part !== null ? own(part as { readonly [key: string]: unknown }, "type") : undefined
+      if (typeof type === "object" && type !== null && !hasText(type)) {
+        return Either.left(`["content"][${i}]["type"] Expected ${PART_TYPES[role]}, actual ${JSON.stringify(type)}`)
+      }
+    }
+    throw e
+  }
+}
+
 /** The rules within one assistant message: a call ID once; a tool-result part answers a provider-executed call before it, once. */
 const checkParts = (message: AssistantMessage, line: number | undefined): CorruptError | undefined => {
   const calls = new Map<string, ToolCallPart>()
@@ -680,8 +714,8 @@ export const decodeMessage = (message: unknown, line?: number): Either.Either<Me
     const actual = typeof role === "object" && role !== null && !hasText(role) ? "an object" : JSON.stringify(role) ?? String(role)
     return Either.left(sessionError("SESSION_INVALID_MESSAGE", `["role"] Expected ${ROLES}, actual ${actual}`, { line }))
   }
-  const decoded = decode(message)
-  if (Either.isLeft(decoded)) return Either.left(sessionError("SESSION_INVALID_MESSAGE", explain(decoded.left), { line }))
+  const decoded = decodeParts(decode, message, role as Message["role"])
+  if (Either.isLeft(decoded)) return Either.left(sessionError("SESSION_INVALID_MESSAGE", decoded.left, { line }))
   // Arguments, results and options decode as `Unknown`, passed by reference: the copy makes them fresh.
   const value = copyJson(decoded.right) as Message | undefined
   if (value === undefined) return Either.left(sessionError("SESSION_INVALID_MESSAGE", "the message holds a number JSON cannot write", { line }))

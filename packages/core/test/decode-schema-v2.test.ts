@@ -2,7 +2,10 @@
  * The version-2 direct decoder (`internal/decodeV2.ts`) against the version-2
  * Schemas: whatever it takes, `Schema.decodeUnknownEither(RecordV2.SessionEntry)`
  * (no excess property, exact) takes too and gives the same entry (JSON values
- * with `-0` written as `0`), key for key in the same order; it takes nothing the
+ * with `-0` written as `0`), key for key in the same order; a line's entry is
+ * its parsed value itself, frozen in place, while an entry or a message given
+ * otherwise is copied; a line it declines is decided by the Schema path as if
+ * it had never seen it; it takes nothing the
  * line checks refuse (a repeated key, `__proto__`, nesting beyond the cap) and
  * no message that breaks a rule within it; and it never declines a valid,
  * canonical record.
@@ -16,6 +19,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { decodeLines } from "../src/Codec.js"
 import { checkParsedLine, firstInexactNumber, MAX_DEPTH } from "../src/Json.js"
 import * as DecodeV2 from "../src/internal/decodeV2.js"
 import { deepFreeze } from "../src/Record.js"
@@ -80,11 +84,16 @@ const keepsMessageRules = (message: RecordV2.Message): boolean => {
 /**
  * What the direct decoder is held to for one parsed value: undefined when it declines, else the
  * same value as the Schema decode; and nothing taken that a line check or a message rule refuses.
+ * `parsed` is what the decoder was given: `owned` (a line's), the result is made of its objects,
+ * frozen in place; else the result shares none of them and `parsed` is left as it was. `pristine`
+ * is the same value, parsed again, that no decoder saw: what the Schemas decode.
  */
 const checkAgainstSchema = (
   fast: RecordV2.SessionEntry | RecordV2.Message,
   parsed: unknown,
-  decoded: Either.Either<unknown, unknown>
+  pristine: unknown,
+  decoded: Either.Either<unknown, unknown>,
+  owned: boolean
 ): void => {
   expect(Either.isRight(decoded)).toBe(true)
   const expected = deepFreeze(normalized(Either.getOrThrow(decoded)))
@@ -92,13 +101,20 @@ const checkAgainstSchema = (
   // The same keys in the same order: the canonical line is what JSON.stringify writes.
   expect(JSON.stringify(fast)).toBe(JSON.stringify(expected))
   expect(frozenDeep(fast)).toBe(true)
-  // Fresh: no object of the result is one of the parsed value's.
   const shared = objectsOf(parsed)
-  for (const o of objectsOf(fast)) expect(shared.has(o)).toBe(false)
+  if (owned) {
+    // The parsed value itself, every object of it frozen: nothing else holds it.
+    expect(fast).toBe(parsed)
+    for (const o of objectsOf(fast)) expect(shared.has(o)).toBe(true)
+  } else {
+    // Fresh: no object of the result is one of the parsed value's, which is left unfrozen.
+    for (const o of objectsOf(fast)) expect(shared.has(o)).toBe(false)
+    for (const o of shared) expect(Object.isFrozen(o)).toBe(false)
+  }
   const message = "kind" in fast ? (fast.kind === "message" ? fast.message : undefined) : fast
   if (message !== undefined) expect(keepsMessageRules(message)).toBe(true)
   // And the loader's own Schema path (the message rules and the copy included) gives the same value.
-  const loaded = "kind" in fast ? Either.merge(RecordV2.decodeEntry(parsed as Record<string, unknown>)) : Either.merge(RecordV2.decodeMessage(parsed))
+  const loaded = "kind" in fast ? Either.merge(RecordV2.decodeEntry(pristine as Record<string, unknown>)) : Either.merge(RecordV2.decodeMessage(pristine))
   expect(loaded).toEqual(fast)
   expect(JSON.stringify(loaded)).toBe(JSON.stringify(fast))
 }
@@ -392,6 +408,16 @@ const repeatMember = (line: string, at: number): string => {
   return i === -1 ? line : `${line.slice(0, i + 1)}${member},${line.slice(i + 1)}`
 }
 
+/** What the loader's Schema path makes of a parsed line: the line checks, then the entry's Schema; the record or the error's code and message. */
+const schemaPath = (value: unknown, line: string): unknown => {
+  const checked = checkParsedLine(value, line)
+  if (Either.isLeft(checked)) return { reason: checked.left }
+  const decoded = RecordV2.decodeEntry(checked.right, 2)
+  return Either.isRight(decoded)
+    ? { entry: JSON.stringify(decoded.right, (_, v) => (Object.is(v, -0) ? "-0" : v)), frozen: frozenDeep(decoded.right) }
+    : { code: decoded.left.code, message: decoded.left.message }
+}
+
 const PROTO = ["\"__proto__\"", "\"\\u005f_proto__\"", "\"__prot\\u006f__\""]
 
 const parse = (line: string): { readonly value: unknown } | undefined => {
@@ -411,10 +437,13 @@ describe("the version-2 direct decoder against the Schemas", () => {
       fc.property(record, (r) => {
         const line = JSON.stringify(r)
         const value: unknown = JSON.parse(line)
+        const pristine: unknown = JSON.parse(line)
         const fast = direct.line(value, line)
         expect(fast).toBeDefined()
-        checkAgainstSchema(fast!.entry, value, schemaEntry(value))
-        expect(direct.entry(value)).toEqual(fast!.entry)
+        checkAgainstSchema(fast!.entry, value, pristine, schemaEntry(pristine), true)
+        const copied = direct.entry(pristine)
+        expect(copied).toEqual(fast!.entry)
+        checkAgainstSchema(copied!, pristine, JSON.parse(line), schemaEntry(JSON.parse(line)), false)
         kinds.add(fast!.entry.kind === "message" ? `message:${fast!.entry.message.role}` : fast!.entry.kind)
         // JSON.stringify writes every number exactly: nothing is left to check, unless a number sits
         // in an array, or the quick count of keys cannot settle the line (a string that starts with
@@ -451,13 +480,17 @@ describe("the version-2 direct decoder against the Schemas", () => {
           if (repeat !== null) line = repeatMember(line, repeat)
           const parsed = parse(line)
           if (parsed === undefined) return
+          const pristine: unknown = JSON.parse(line)
           const fast = direct.line(parsed.value, line)
           if (fast === undefined) {
             declined++
+            // What the decoder froze of the value before it declined changes nothing the loader's
+            // Schema path then decides: the same record, or the same error.
+            expect(schemaPath(parsed.value, line)).toEqual(schemaPath(pristine, line))
             return
           }
           taken++
-          checkAgainstSchema(fast.entry, parsed.value, schemaEntry(parsed.value))
+          checkAgainstSchema(fast.entry, parsed.value, pristine, schemaEntry(pristine), true)
           // Nothing the line checks refuse: a repeated key, __proto__, nesting beyond the cap.
           expect(Either.isRight(checkParsedLine(parsed.value, line))).toBe(true)
           // A literal no number holds exactly, anywhere in the line, is left for the caller to find.
@@ -476,7 +509,8 @@ describe("the version-2 direct decoder against the Schemas", () => {
     let taken = 0
     fc.assert(
       fc.property(message, mutation, (msg, m) => {
-        const parsed = parse(mutate(msg, m, "\"__proto__\""))
+        const text = mutate(msg, m, "\"__proto__\"")
+        const parsed = parse(text)
         if (parsed === undefined) return
         const fast = direct.message(parsed.value)
         if (fast === undefined) {
@@ -484,7 +518,7 @@ describe("the version-2 direct decoder against the Schemas", () => {
           return
         }
         taken++
-        checkAgainstSchema(fast, parsed.value, schemaMessage(parsed.value))
+        checkAgainstSchema(fast, parsed.value, JSON.parse(text), schemaMessage(JSON.parse(text)), false)
       }),
       { numRuns: 5_000 }
     )
@@ -576,6 +610,28 @@ describe("deep and odd JSON values", () => {
     const taken = takes(custom(odd))
     expect(taken?.entry).toEqual({ ...ENVELOPE, kind: "custom", customType: "x", data: odd })
     expect(frozenDeep(taken?.entry)).toBe(true)
+  })
+
+  it("refuses a part whose type is an object without a text, with a typed error rather than a throw", () => {
+    // The union of parts picks a member by the text of `type`: `{"toString":null}` has none.
+    const header = JSON.stringify({ type: "session", version: 2, id: "s", timestamp: ENVELOPE.timestamp })
+    const odd = { type: { toString: null }, text: "" }
+    for (
+      const [message, types] of [
+        [{ role: "assistant", id: "m", content: [{ type: "text", text: "" }, odd] }, "\"text\" | \"reasoning\" | \"file\" | \"tool-call\" | \"tool-result\""],
+        [{ role: "user", id: "m", content: [odd] }, "\"text\" | \"file\""],
+        [{ role: "tool", id: "m", toolCallId: "c", toolName: "n", isError: false, content: [odd] }, "\"text\" | \"file\""]
+      ] as const
+    ) {
+      const line = lineOf({ kind: "message", message })
+      expect(takes(line)).toBeUndefined()
+      const at = message.content.length - 1
+      const decoded = decodeLines({ lines: [header, line], sizes: [header.length, line.length], tail: "none" })
+      expect(Either.isLeft(decoded) && decoded.left.code).toBe("SESSION_INVALID_MESSAGE")
+      expect(Either.isLeft(decoded) && decoded.left.message).toContain(`["content"][${at}]["type"] Expected ${types}, actual {"toString":null}`)
+      const direct = RecordV2.decodeMessage(JSON.parse(line).message)
+      expect(Either.isLeft(direct) && direct.left.code).toBe("SESSION_INVALID_MESSAGE")
+    }
   })
 
   it("copies -0 as 0", () => {

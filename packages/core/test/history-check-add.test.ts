@@ -5,12 +5,14 @@
  * same history afterwards; repeated IDs and unknown parents also against a
  * plain set of the IDs accepted so far. The sequences favour what the shortcut touches:
  * parents that are the entry just before, an earlier entry, unknown, or the
- * entry itself, and repeated IDs.
+ * entry itself, and repeated IDs; in version 2 also compactions and labels
+ * that refer to the entry before, an earlier one, an unknown one or themselves
+ * (`checkAndAdd` indexes an entry's ID before it checks the entry).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { History } from "../src/History.js"
-import type { SessionEntry } from "../src/Record.js"
+import type { Entry, SessionEntry } from "../src/Record.js"
 
 const IDS = ["a", "b", "c", "d", "e", "f"]
 const CALLS = ["c1", "c2", "c3"]
@@ -19,35 +21,65 @@ const step = fc.record({
   id: fc.constantFrom(...IDS),
   parent: fc.constantFrom("none", "previous", "previous", "earlier", "unknown", "self"),
   pick: fc.nat(),
-  kind: fc.constantFrom("user", "assistant", "tool"),
+  kind: fc.constantFrom("user", "assistant", "tool", "compaction", "label"),
+  ref: fc.constantFrom("none", "previous", "earlier", "unknown", "self"),
   calls: fc.uniqueArray(fc.constantFrom(...CALLS), { maxLength: 2 }),
   callId: fc.constantFrom(...CALLS),
   name: fc.constantFrom("read", "bash")
 })
 
+type Step = typeof step extends fc.Arbitrary<infer A> ? A : never
+
+/** The entry of step `i`, in `version`, after the `entries` accepted so far. */
+const entryOf = (s: Step, i: number, version: 1 | 2, entries: ReadonlyArray<Entry>): Entry => {
+  const refer = (how: string): string | null =>
+    how === "none"
+      ? null
+      : how === "previous"
+      ? entries.at(-1)?.id ?? null
+      : how === "earlier"
+      ? entries.length === 0 ? null : entries[s.pick % entries.length]!.id
+      : how === "unknown"
+      ? "zz"
+      : s.id
+  const parentId = refer(s.parent)
+  const timestamp = "2026-01-02T03:04:05.006Z"
+  if (version === 1) {
+    const message: SessionEntry["message"] = s.kind === "user" || s.kind === "compaction" || s.kind === "label"
+      ? { role: "user", id: `m${i}`, content: "" }
+      : s.kind === "assistant"
+      ? { role: "assistant", id: `m${i}`, content: "", toolCalls: s.calls.map((id) => ({ id, name: s.name, arguments: {} })) }
+      : { role: "tool", id: `m${i}`, toolCallId: s.callId, toolName: s.name, content: "", isError: false }
+    return { type: "entry", version: 1, id: s.id, parentId, timestamp, message }
+  }
+  const envelope = { type: "entry", version: 2, id: s.id, parentId, timestamp } as const
+  switch (s.kind) {
+    case "compaction":
+      return { ...envelope, kind: "compaction", summary: "", firstKeptEntryId: refer(s.ref) }
+    case "label":
+      return { ...envelope, kind: "label", targetId: refer(s.ref) ?? "zz", label: null }
+    case "user":
+      return { ...envelope, kind: "message", message: { role: "user", id: `m${i}`, content: [{ type: "text", text: "" }] } }
+    case "assistant":
+      return {
+        ...envelope,
+        kind: "message",
+        message: { role: "assistant", id: `m${i}`, content: s.calls.map((id) => ({ type: "tool-call", id, name: s.name, arguments: {} })) }
+      }
+    default:
+      return { ...envelope, kind: "message", message: { role: "tool", id: `m${i}`, toolCallId: s.callId, toolName: s.name, isError: false, content: [] } }
+  }
+}
+
 describe("History.checkAndAdd", () => {
   it("gives the verdict of check, then add, for every entry", () => {
     fc.assert(
-      fc.property(fc.array(step, { maxLength: 24 }), (steps) => {
+      fc.property(fc.array(step, { maxLength: 24 }), fc.constantFrom(1 as const, 2 as const), (steps, version) => {
         const one = new History()
         const two = new History()
         for (const [i, s] of steps.entries()) {
-          const entries = one.entries
-          const parentId = s.parent === "none"
-            ? null
-            : s.parent === "previous"
-            ? entries.at(-1)?.id ?? null
-            : s.parent === "earlier"
-            ? entries.length === 0 ? null : entries[s.pick % entries.length]!.id
-            : s.parent === "unknown"
-            ? "zz"
-            : s.id
-          const message: SessionEntry["message"] = s.kind === "user"
-            ? { role: "user", id: `m${i}`, content: "" }
-            : s.kind === "assistant"
-            ? { role: "assistant", id: `m${i}`, content: "", toolCalls: s.calls.map((id) => ({ id, name: s.name, arguments: {} })) }
-            : { role: "tool", id: `m${i}`, toolCallId: s.callId, toolName: s.name, content: "", isError: false }
-          const entry: SessionEntry = { type: "entry", version: 1, id: s.id, parentId, timestamp: "2026-01-02T03:04:05.006Z", message }
+          const entry = entryOf(s, i, version, one.entries)
+          const parentId = entry.parentId
           // Independently of History: a repeated ID first, then a parent that is not an earlier entry.
           const earlier = new Set(one.entries.map((e) => e.id))
           const idCode = earlier.has(s.id)
@@ -65,10 +97,14 @@ describe("History.checkAndAdd", () => {
           )
           expect(two.entries).toEqual(one.entries)
           expect(two.size).toBe(one.size)
-          for (const id of IDS) expect(two.get(id)).toBe(one.get(id))
+          // A refused entry leaves no trace: its ID is not indexed, whatever refused it.
+          for (const id of [...IDS, "zz"]) {
+            expect(two.get(id)).toBe(one.get(id))
+            expect(two.has(id)).toBe(one.has(id))
+          }
         }
       }),
-      { numRuns: 2_000 }
+      { numRuns: 4_000 }
     )
   })
 })

@@ -19,7 +19,6 @@ import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
 import type { SessionChanges } from "@session-tree/core/SessionChanges"
 import type { SessionError } from "@session-tree/core/SessionError"
 import type { SessionJournal } from "@session-tree/core/SessionJournal"
-import type { Entry } from "@session-tree/core/Record"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as FileJournal from "@session-tree/file/FileJournal"
@@ -35,6 +34,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
+import { linearSession } from "../dataV2.js"
 import { now, quantile, rounds, type Row, summarize } from "../harness.js"
 
 export interface LiveOptions {
@@ -47,20 +47,7 @@ export interface LiveOptions {
 }
 
 /** A linear version-2 session of `n` entries, user and assistant by turns. */
-const largeRecords = (id: string, n: number): Sessions.Records => ({
-  header: { type: "session", version: 2, id, timestamp: "2026-02-01T00:00:00.000Z" },
-  entries: Array.from({ length: n }, (_, i): Entry => ({
-    type: "entry",
-    version: 2,
-    id: `e${i}`,
-    parentId: i === 0 ? null : `e${i - 1}`,
-    timestamp: new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString(),
-    kind: "message",
-    message: i % 2 === 0
-      ? { role: "user", id: `u${i}`, content: [{ type: "text", text: `Step ${i}: please read the next part of the log and tell me what failed` }] }
-      : { role: "assistant", id: `a${i}`, content: [{ type: "text", text: `Step ${i}: the build failed in the parser test; the fix is in src/parse.ts` }] }
-  }) as Entry)
-})
+const largeRecords = (id: string, n: number): Sessions.Records => linearSession(id, n) as unknown as Sessions.Records
 
 /** A reader of `/events?s=…` that resolves the next `change` event. */
 const listen = async (url: string) => {

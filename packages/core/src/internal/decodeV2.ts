@@ -15,15 +15,18 @@
  * session (tool links, a compaction's kept entry, a label's target) is the
  * history's, here as on the Schema path.
  *
- * Every result is a fresh, deeply frozen value, and nothing outlives a call:
- * the decoder keeps no state between records.
+ * Every result is deeply frozen, and nothing outlives a call: the decoder keeps
+ * no state between records. A line's result is the parsed value itself, frozen
+ * in place (nothing else holds it, and a copy of each of its objects was about
+ * half of the decoder's time on load); an entry or a message given by someone
+ * else (an append's snapshot) is copied.
  */
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 import { hasKeyTokens, isExactNumber } from "../Json.js"
 import type * as RecordV2 from "../RecordV2.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
-import { copyJson, tally, type Tally } from "./values.js"
+import { copyJson, freezeJson, type Tally } from "./values.js"
 
 /** The Schemas the decoder is built from (those of `RecordV2.ts`). */
 export interface Schemas {
@@ -65,14 +68,17 @@ export interface CanonicalLine {
 export interface Decoder {
   /**
    * The entry of one line when `value` (what `JSON.parse(text)` returned) is a canonical, valid
-   * version-2 entry record and `text` repeats no key; otherwise undefined. Never changes `value`.
+   * version-2 entry record and `text` repeats no key; otherwise undefined. `value` is the call's
+   * own, made for it and held by nothing else: the entry is `value` itself, deeply frozen, each
+   * `-0` of a JSON value written as `0`. When it declines, some of `value` may be frozen so, which
+   * changes nothing that the Schema path then decides (it copies what it keeps).
    */
   readonly line: (value: unknown, text: string) => CanonicalLine | undefined
-  /** The entry of a canonical, valid version-2 entry record (no text to check: the caller checked its keys). */
+  /** The fresh copy of a canonical, valid version-2 entry record (no text to check: the caller checked its keys). Never changes `record`. */
   readonly entry: (record: unknown) => RecordV2.SessionEntry | undefined
   /**
-   * The message of a canonical, valid Message IR v2 value (a parsed line's, or an append's
-   * snapshot: JSON data only), or undefined.
+   * The fresh copy of a canonical, valid Message IR v2 value (a parsed line's, or an append's
+   * snapshot: JSON data only), or undefined. Never changes `message`.
    */
   readonly message: (message: unknown) => RecordV2.Message | undefined
 }
@@ -88,6 +94,8 @@ interface Shape {
 const hasOwn = Object.prototype.hasOwnProperty
 const isId = (v: unknown): v is string => typeof v === "string" && v.length > 0
 const isPlainObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v)
+/** Whether `o` holds no key `key` of its own, or a string there. */
+const textOrAbsent = (o: Obj, key: string): boolean => !hasOwn.call(o, key) || typeof o[key] === "string"
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0 && !Object.is(v, -0)
 
 /** The TypeLiteral under a struct Schema (through its filters, as `Meta`'s "at least one key"). */
@@ -135,9 +143,29 @@ const matchKeys = (o: object, shape: Shape): number => {
   return n
 }
 
-/** The copy of a JSON object (tool-call arguments, a provider's options), or undefined. */
-const copyObject = (value: unknown, depth: number, tally: Tally): Obj | undefined =>
-  isPlainObject(value) ? copyJson(value, depth, tally) as Obj | undefined : undefined
+/**
+ * What one decoding counts (`Tally`), and whether it owns the parsed value: then every object it
+ * accepts is frozen in place and answered as it is (the records are parsed lines that nothing else
+ * holds), not copied; so the copy is made only where the value may be someone else's.
+ */
+interface Pass extends Tally {
+  readonly own: boolean
+}
+const pass = (own: boolean): Pass => ({ keys: 0, numbers: false, listed: false, own })
+
+/** A JSON value (tool-call arguments and results, a provider's options, a custom entry's data) as `copyJson` gives it: copied, or frozen in place. */
+const jsonOf = (value: unknown, depth: number, pass: Pass): unknown =>
+  pass.own ? freezeJson(value, depth, pass) : copyJson(value, depth, pass)
+
+/** A JSON object (tool-call arguments, a provider's options), or undefined. */
+const copyObject = (value: unknown, depth: number, pass: Pass): Obj | undefined =>
+  isPlainObject(value) ? jsonOf(value, depth, pass) as Obj | undefined : undefined
+
+/** `o` frozen in place, with `key` set to `value` where that differs (a JSON value `-0` given as `0`). */
+const frozenWith = <A>(o: Obj, key: string, value: unknown): A => {
+  if (!Object.is(o[key], value)) (o as { [key: string]: unknown })[key] = value
+  return Object.freeze(o) as A
+}
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -250,36 +278,36 @@ export const make = (schemas: Schemas): Decoder => {
   const isBlobRef = Schema.is(blobData.fields.blob)
 
   /** A provider's options when `o` holds them; `null` when it holds none; undefined when they are not valid. */
-  const optionsOf = (o: Obj, depth: number, tally: Tally): Obj | null | undefined =>
+  const optionsOf = (o: Obj, depth: number, tally: Pass): Obj | null | undefined =>
     hasOwn.call(o, "options") ? copyObject(o["options"], depth, tally) : null
 
-  const fileData = (d: unknown, tally: Tally): RecordV2.FileData | undefined => {
+  const fileData = (d: unknown, tally: Pass): RecordV2.FileData | undefined => {
     if (!isPlainObject(d)) return undefined
     let n: number
     if ((n = matchKeys(d, INLINE_SHAPE)) >= 0) {
       const base64 = d["base64"]
       if (typeof base64 !== "string" || !isBase64(base64)) return undefined
       tally.keys += n
-      return Object.freeze({ base64 })
+      return Object.freeze(tally.own ? d : { base64 }) as RecordV2.FileData
     }
     if ((n = matchKeys(d, URL_SHAPE)) >= 0) {
       const url = d["url"]
       if (typeof url !== "string") return undefined
       tally.keys += n
-      return Object.freeze({ url })
+      return Object.freeze(tally.own ? d : { url }) as RecordV2.FileData
     }
     if ((n = matchKeys(d, BLOB_SHAPE)) >= 0) {
       const blob = d["blob"]
       const size = d["size"]
       if (typeof blob !== "string" || !isBlobRef(blob) || !isCount(size)) return undefined
       tally.keys += n
-      return Object.freeze({ blob, size })
+      return Object.freeze(tally.own ? d : { blob, size }) as RecordV2.FileData
     }
     return undefined
   }
 
   /** A text part, or a reasoning part when `reasoning` is set: the same keys, another type. */
-  const textLike = (p: Obj, reasoning: boolean, tally: Tally): RecordV2.TextPart | RecordV2.ReasoningPart | undefined => {
+  const textLike = (p: Obj, reasoning: boolean, tally: Pass): RecordV2.TextPart | RecordV2.ReasoningPart | undefined => {
     const type = reasoning ? REASONING : TEXT
     const n = matchKeys(p, reasoning ? REASONING_SHAPE : TEXT_SHAPE)
     const text = p["text"]
@@ -287,59 +315,58 @@ export const make = (schemas: Schemas): Decoder => {
     const options = optionsOf(p, PART_JSON_DEPTH, tally)
     if (options === undefined) return undefined
     tally.keys += n
-    return Object.freeze(options === null ? { type, text } : { type, text, options }) as RecordV2.TextPart
+    return Object.freeze(tally.own ? p : options === null ? { type, text } : { type, text, options }) as RecordV2.TextPart
   }
 
-  const file = (p: Obj, tally: Tally): RecordV2.FilePart | undefined => {
+  const file = (p: Obj, tally: Pass): RecordV2.FilePart | undefined => {
     const n = matchKeys(p, FILE_SHAPE)
     const mediaType = p["mediaType"]
     if (n < 0 || !isId(mediaType)) return undefined
-    const part: { [key: string]: unknown } = { type: FILE, mediaType }
-    if (hasOwn.call(p, "name")) {
-      const name = p["name"]
-      if (typeof name !== "string") return undefined
-      part["name"] = name
-    }
+    if (hasOwn.call(p, "name") && typeof p["name"] !== "string") return undefined
     const data = fileData(p["data"], tally)
     if (data === undefined) return undefined
-    part["data"] = data
     const options = optionsOf(p, PART_JSON_DEPTH, tally)
     if (options === undefined) return undefined
-    if (options !== null) part["options"] = options
     tally.keys += n
+    if (tally.own) return Object.freeze(p) as RecordV2.FilePart
+    const part: { [key: string]: unknown } = { type: FILE, mediaType }
+    if (hasOwn.call(p, "name")) part["name"] = p["name"]
+    part["data"] = data
+    if (options !== null) part["options"] = options
     return Object.freeze(part) as RecordV2.FilePart
   }
 
-  const toolCall = (p: Obj, tally: Tally): RecordV2.ToolCallPart | undefined => {
+  const toolCall = (p: Obj, tally: Pass): RecordV2.ToolCallPart | undefined => {
     const n = matchKeys(p, CALL_SHAPE)
     const id = p["id"]
     const name = p["name"]
     if (n < 0 || !isId(id) || !isId(name)) return undefined
     const args = copyObject(p["arguments"], PART_JSON_DEPTH, tally)
     if (args === undefined) return undefined
-    const part: { [key: string]: unknown } = { type: CALL, id, name, arguments: args }
-    if (hasOwn.call(p, "providerExecuted")) {
-      if (p["providerExecuted"] !== PROVIDER_EXECUTED) return undefined
-      part["providerExecuted"] = PROVIDER_EXECUTED
-    }
+    const executed = hasOwn.call(p, "providerExecuted")
+    if (executed && p["providerExecuted"] !== PROVIDER_EXECUTED) return undefined
     const options = optionsOf(p, PART_JSON_DEPTH, tally)
     if (options === undefined) return undefined
-    if (options !== null) part["options"] = options
     tally.keys += n
+    if (tally.own) return Object.freeze(p) as RecordV2.ToolCallPart
+    const part: { [key: string]: unknown } = { type: CALL, id, name, arguments: args }
+    if (executed) part["providerExecuted"] = PROVIDER_EXECUTED
+    if (options !== null) part["options"] = options
     return Object.freeze(part) as RecordV2.ToolCallPart
   }
 
-  const toolResult = (p: Obj, tally: Tally): RecordV2.ToolResultPart | undefined => {
+  const toolResult = (p: Obj, tally: Pass): RecordV2.ToolResultPart | undefined => {
     const n = matchKeys(p, RESULT_SHAPE)
     const toolCallId = p["toolCallId"]
     const toolName = p["toolName"]
     const isError = p["isError"]
     if (n < 0 || !isId(toolCallId) || !isId(toolName) || typeof isError !== "boolean") return undefined
-    const result = copyJson(p["result"], PART_JSON_DEPTH, tally)
+    const result = jsonOf(p["result"], PART_JSON_DEPTH, tally)
     if (result === undefined) return undefined
     const options = optionsOf(p, PART_JSON_DEPTH, tally)
     if (options === undefined) return undefined
     tally.keys += n
+    if (tally.own) return frozenWith(p, "result", result)
     return Object.freeze(
       options === null
         ? { type: RESULT, toolCallId, toolName, isError, result }
@@ -348,12 +375,13 @@ export const make = (schemas: Schemas): Decoder => {
   }
 
   /**
-   * The copy of a message's content, each part of a type in `allowed`; undefined when a part is not
+   * A message's content, frozen (in place, or a copy), each part of a type in `allowed`; undefined when a part is not
    * canonical, or breaks a rule within the message (which the Schema path reports).
    */
-  const content = (c: unknown, allowed: ReadonlySet<unknown>, tally: Tally): ReadonlyArray<RecordV2.AssistantPart> | undefined => {
+  const content = (c: unknown, allowed: ReadonlySet<unknown>, tally: Pass): ReadonlyArray<RecordV2.AssistantPart> | undefined => {
     if (!Array.isArray(c)) return undefined
-    const parts: Array<RecordV2.AssistantPart> = []
+    // Owned, the parts are `c`'s own, each frozen in place.
+    const parts: Array<RecordV2.AssistantPart> | undefined = tally.own ? undefined : []
     // The tool calls so far, and for each provider-executed one whether a result answered it.
     let calls: Array<RecordV2.ToolCallPart> | undefined
     let answered: Array<boolean> | undefined
@@ -390,77 +418,60 @@ export const make = (schemas: Schemas): Decoder => {
         part = result
       }
       if (part === undefined) return undefined
-      parts.push(part)
+      parts?.push(part)
     }
-    return Object.freeze(parts)
+    return Object.freeze(parts ?? c as Array<RecordV2.AssistantPart>)
   }
 
   // Usage and meta are written key by key in their Schemas' order (the shapes checked it), each
   // key by name: a fresh object then takes the same few shapes every time.
-  const usage = (u: unknown, tally: Tally): RecordV2.Usage | undefined => {
+  const usage = (u: unknown, tally: Pass): RecordV2.Usage | undefined => {
     if (!isPlainObject(u)) return undefined
     const n = matchKeys(u, USAGE_SHAPE)
     const inputTokens = u["inputTokens"]
     const outputTokens = u["outputTokens"]
     if (n < 0 || !isCount(inputTokens) || !isCount(outputTokens)) return undefined
-    const copy: { -readonly [K in keyof RecordV2.Usage]: RecordV2.Usage[K] } = { inputTokens, outputTokens }
-    if (hasOwn.call(u, "reasoningTokens")) {
-      const count = u["reasoningTokens"]
-      if (!isCount(count)) return undefined
-      copy.reasoningTokens = count
-    }
-    if (hasOwn.call(u, "cachedInputTokens")) {
-      const count = u["cachedInputTokens"]
-      if (!isCount(count)) return undefined
-      copy.cachedInputTokens = count
-    }
-    if (hasOwn.call(u, "cacheWriteTokens")) {
-      const count = u["cacheWriteTokens"]
-      if (!isCount(count)) return undefined
-      copy.cacheWriteTokens = count
-    }
+    const reasoning = hasOwn.call(u, "reasoningTokens")
+    const cached = hasOwn.call(u, "cachedInputTokens")
+    const written = hasOwn.call(u, "cacheWriteTokens")
+    if (
+      (reasoning && !isCount(u["reasoningTokens"])) || (cached && !isCount(u["cachedInputTokens"])) ||
+      (written && !isCount(u["cacheWriteTokens"]))
+    ) return undefined
     tally.keys += n
+    if (tally.own) return Object.freeze(u) as RecordV2.Usage
+    const copy: { -readonly [K in keyof RecordV2.Usage]: RecordV2.Usage[K] } = { inputTokens, outputTokens }
+    if (reasoning) copy.reasoningTokens = u["reasoningTokens"] as number
+    if (cached) copy.cachedInputTokens = u["cachedInputTokens"] as number
+    if (written) copy.cacheWriteTokens = u["cacheWriteTokens"] as number
     return Object.freeze(copy)
   }
 
-  const meta = (m: unknown, tally: Tally): RecordV2.Meta | undefined => {
+  const meta = (m: unknown, tally: Pass): RecordV2.Meta | undefined => {
     if (!isPlainObject(m)) return undefined
     const n = matchKeys(m, META_SHAPE)
     // Meta holds at least one key.
     if (n < 1) return undefined
-    const copy: { -readonly [K in keyof RecordV2.Meta]: RecordV2.Meta[K] } = {}
-    let v: unknown
-    if (hasOwn.call(m, "provider")) {
-      if (typeof (v = m["provider"]) !== "string") return undefined
-      copy.provider = v
-    }
-    if (hasOwn.call(m, "model")) {
-      if (typeof (v = m["model"]) !== "string") return undefined
-      copy.model = v
-    }
-    if (hasOwn.call(m, "responseId")) {
-      if (typeof (v = m["responseId"]) !== "string") return undefined
-      copy.responseId = v
-    }
-    if (hasOwn.call(m, "usage")) {
-      const copied = usage(m["usage"], tally)
-      if (copied === undefined) return undefined
-      copy.usage = copied
-    }
-    if (hasOwn.call(m, "stopReason")) {
-      if (typeof (v = m["stopReason"]) !== "string") return undefined
-      copy.stopReason = v
-    }
-    if (hasOwn.call(m, "error")) {
-      if (typeof (v = m["error"]) !== "string") return undefined
-      copy.error = v
-    }
+    if (
+      !textOrAbsent(m, "provider") || !textOrAbsent(m, "model") || !textOrAbsent(m, "responseId") ||
+      !textOrAbsent(m, "stopReason") || !textOrAbsent(m, "error")
+    ) return undefined
+    let counted: RecordV2.Usage | undefined
+    if (hasOwn.call(m, "usage") && (counted = usage(m["usage"], tally)) === undefined) return undefined
     tally.keys += n
+    if (tally.own) return Object.freeze(m) as RecordV2.Meta
+    const copy: { -readonly [K in keyof RecordV2.Meta]: RecordV2.Meta[K] } = {}
+    if (hasOwn.call(m, "provider")) copy.provider = m["provider"] as string
+    if (hasOwn.call(m, "model")) copy.model = m["model"] as string
+    if (hasOwn.call(m, "responseId")) copy.responseId = m["responseId"] as string
+    if (counted !== undefined) copy.usage = counted
+    if (hasOwn.call(m, "stopReason")) copy.stopReason = m["stopReason"] as string
+    if (hasOwn.call(m, "error")) copy.error = m["error"] as string
     return Object.freeze(copy)
   }
 
-  /** The fresh, frozen copy of the canonical message `m`, or undefined when it is not canonical. */
-  const message = (m: unknown, tally: Tally): RecordV2.Message | undefined => {
+  /** The canonical message `m` frozen (in place when the pass owns it, else a fresh copy), or undefined when it is not canonical. */
+  const message = (m: unknown, tally: Pass): RecordV2.Message | undefined => {
     if (!isPlainObject(m) || !hasOwn.call(m, "role")) return undefined
     const role = m["role"]
     const id = m["id"]
@@ -474,6 +485,7 @@ export const make = (schemas: Schemas): Decoder => {
       const options = optionsOf(m, MESSAGE_JSON_DEPTH, tally)
       if (options === undefined) return undefined
       tally.keys += n
+      if (tally.own) return Object.freeze(m) as RecordV2.AssistantMessage
       const message: { [key: string]: unknown } = { role: ASSISTANT, id, content: parts }
       if (about !== undefined) message["meta"] = about
       if (options !== null) message["options"] = options
@@ -488,7 +500,7 @@ export const make = (schemas: Schemas): Decoder => {
       const options = optionsOf(m, MESSAGE_JSON_DEPTH, tally)
       if (options === undefined) return undefined
       tally.keys += n
-      return Object.freeze(options === null ? { role: USER, id, content: parts } : { role: USER, id, content: parts, options }) as RecordV2.UserMessage
+      return Object.freeze(tally.own ? m : options === null ? { role: USER, id, content: parts } : { role: USER, id, content: parts, options }) as RecordV2.UserMessage
     }
     if (role === TOOL) {
       const n = matchKeys(m, TOOL_SHAPE)
@@ -498,16 +510,16 @@ export const make = (schemas: Schemas): Decoder => {
       if (n < 0 || !isId(id) || !isId(toolCallId) || !isId(toolName) || typeof isError !== "boolean") return undefined
       const parts = content(m["content"], TOOL_PARTS, tally)
       if (parts === undefined) return undefined
-      const message: { [key: string]: unknown } = { role: TOOL, id, toolCallId, toolName, isError, content: parts }
-      if (hasOwn.call(m, "result")) {
-        const result = copyJson(m["result"], MESSAGE_JSON_DEPTH, tally)
-        if (result === undefined) return undefined
-        message["result"] = result
-      }
+      const answered = hasOwn.call(m, "result")
+      const result = answered ? jsonOf(m["result"], MESSAGE_JSON_DEPTH, tally) : undefined
+      if (answered && result === undefined) return undefined
       const options = optionsOf(m, MESSAGE_JSON_DEPTH, tally)
       if (options === undefined) return undefined
-      if (options !== null) message["options"] = options
       tally.keys += n
+      if (tally.own) return answered ? frozenWith(m, "result", result) : Object.freeze(m) as RecordV2.ToolMessage
+      const message: { [key: string]: unknown } = { role: TOOL, id, toolCallId, toolName, isError, content: parts }
+      if (answered) message["result"] = result
+      if (options !== null) message["options"] = options
       return Object.freeze(message) as RecordV2.ToolMessage
     }
     if (role === SYSTEM) {
@@ -517,13 +529,13 @@ export const make = (schemas: Schemas): Decoder => {
       const options = optionsOf(m, MESSAGE_JSON_DEPTH, tally)
       if (options === undefined) return undefined
       tally.keys += n
-      return Object.freeze(options === null ? { role: SYSTEM, id, content: text } : { role: SYSTEM, id, content: text, options }) as RecordV2.SystemMessage
+      return Object.freeze(tally.own ? m : options === null ? { role: SYSTEM, id, content: text } : { role: SYSTEM, id, content: text, options }) as RecordV2.SystemMessage
     }
     return undefined
   }
 
-  /** The fresh, frozen copy of the canonical entry record `v`, or undefined when it is not canonical. */
-  const entry = (v: unknown, tally: Tally): RecordV2.SessionEntry | undefined => {
+  /** The canonical entry record `v` frozen (in place when the pass owns it, else a fresh copy), or undefined when it is not canonical. */
+  const entry = (v: unknown, tally: Pass): RecordV2.SessionEntry | undefined => {
     if (!isPlainObject(v) || !hasOwn.call(v, "kind")) return undefined
     const kind = v["kind"]
     const shape = kind === KIND.message
@@ -552,12 +564,18 @@ export const make = (schemas: Schemas): Decoder => {
     if (kind === KIND.message) {
       const copied = message(v["message"], tally)
       if (copied === undefined) return undefined
+      if (tally.own) return Object.freeze(v) as RecordV2.MessageEntry
       return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, message: copied }) as RecordV2.MessageEntry
     }
     if (kind === KIND.compaction) {
       const summary = v["summary"]
       const firstKeptEntryId = v["firstKeptEntryId"]
       if (typeof summary !== "string" || (firstKeptEntryId !== null && !isId(firstKeptEntryId))) return undefined
+      const before = hasOwn.call(v, "tokensBefore")
+      if (before && !isCount(v["tokensBefore"])) return undefined
+      let counted: RecordV2.Usage | undefined
+      if (hasOwn.call(v, "usage") && (counted = usage(v["usage"], tally)) === undefined) return undefined
+      if (tally.own) return Object.freeze(v) as RecordV2.CompactionEntry
       // Keys in the Schema's order, so that the copy is canonical as written.
       const copy: { [key: string]: unknown } = {
         type: ENTRY,
@@ -569,50 +587,47 @@ export const make = (schemas: Schemas): Decoder => {
         summary,
         firstKeptEntryId
       }
-      if (hasOwn.call(v, "tokensBefore")) {
-        const tokensBefore = v["tokensBefore"]
-        if (!isCount(tokensBefore)) return undefined
-        copy.tokensBefore = tokensBefore
-      }
-      if (hasOwn.call(v, "usage")) {
-        const copied = usage(v["usage"], tally)
-        if (copied === undefined) return undefined
-        copy.usage = copied
-      }
+      if (before) copy.tokensBefore = v["tokensBefore"]
+      if (counted !== undefined) copy.usage = counted
       return Object.freeze(copy) as RecordV2.CompactionEntry
     }
     if (kind === KIND.label) {
       const targetId = v["targetId"]
       const label = v["label"]
       if (!isId(targetId) || (label !== null && !isId(label))) return undefined
+      if (tally.own) return Object.freeze(v) as RecordV2.LabelEntry
       return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, targetId, label }) as RecordV2.LabelEntry
     }
     if (kind === KIND.title) {
       const title = v["title"]
       if (!isId(title)) return undefined
+      if (tally.own) return Object.freeze(v) as RecordV2.TitleEntry
       return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, title }) as RecordV2.TitleEntry
     }
     if (kind === KIND.model) {
       const provider = v["provider"]
       const model = v["model"]
       if (!isId(provider) || !isId(model)) return undefined
+      if (hasOwn.call(v, "thinking") && !isId(v["thinking"])) return undefined
+      if (tally.own) return Object.freeze(v) as RecordV2.ModelEntry
       if (!hasOwn.call(v, "thinking")) {
         return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, provider, model }) as RecordV2.ModelEntry
       }
       const thinking = v["thinking"]
-      if (!isId(thinking)) return undefined
       return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, provider, model, thinking }) as RecordV2.ModelEntry
     }
     const customType = v["customType"]
     if (!isId(customType)) return undefined
-    const data = copyJson(v["data"], ENTRY_JSON_DEPTH, tally)
+    const data = jsonOf(v["data"], ENTRY_JSON_DEPTH, tally)
     if (data === undefined) return undefined
+    if (tally.own) return frozenWith(v, "data", data)
     return Object.freeze({ type: ENTRY, version: VERSION, id, parentId, timestamp, kind, customType, data }) as RecordV2.CustomEntry
   }
 
   return {
     line: (value, text) => {
-      const counted = tally()
+      // The parsed value is the caller's own, made for this call: its objects become the entry's.
+      const counted = pass(true)
       const decoded = entry(value, counted)
       if (decoded === undefined) return undefined
       const colons = keyColons(text)
@@ -620,7 +635,7 @@ export const make = (schemas: Schemas): Decoder => {
       // Whitespace, or a string that starts with a colon: the exact count decides, and the caller checks the numbers.
       return hasKeyTokens(text, counted.keys) ? { entry: decoded, numbers: true } : undefined
     },
-    entry: (record) => entry(record, tally()),
-    message: (value) => message(value, tally())
+    entry: (record) => entry(record, pass(false)),
+    message: (value) => message(value, pass(false))
   }
 }
