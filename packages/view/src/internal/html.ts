@@ -180,15 +180,18 @@ const childrenAt = (c: Children, i: number): Int32Array => {
 }
 
 /** Whether the entry at `i` has no children in `p`. */
-export const isLeafIn = (p: Page, i: number): boolean => onlyChild(p.children, i).count === 0
+export const isLeafIn = (p: Page, i: number): boolean => soleChild(p.children, i) === -1
 
-/** How many children the entry at `i` has, and its only child when it has one (-1 otherwise): without allocating. */
-const onlyChild = (c: Children, i: number): { count: number; child: number } => {
+/**
+ * The only child of the entry at `i` (its index), or else -1 - how many children it has (-1: none,
+ * -3: two). A number, not a list: the tree follows a chain of 100,000 without making one.
+ */
+const soleChild = (c: Children, i: number): number => {
   const from = i + 1 < c.start.length ? c.start[i]! : 0
   const to = i + 1 < c.start.length ? c.start[i + 1]! : 0
-  const more = c.more?.get(i)
+  const more = c.more === undefined ? undefined : c.more.get(i)
   const count = to - from + (more === undefined ? 0 : more.length)
-  return { count, child: count !== 1 ? -1 : to > from ? c.kids[from]! : more![0]! }
+  return count !== 1 ? -1 - count : to > from ? c.kids[from]! : more![0]!
 }
 
 /**
@@ -536,14 +539,15 @@ export const treeOf = (p: Page): Array<string> => {
     const chain: Array<number> = [start]
     emitted[start] = 1
     // Only children are followed without a list of them each: a chain of 100,000 makes none.
-    let only = onlyChild(p.children, start)
-    while (only.count === 1 && emitted[only.child] === 0) {
-      chain.push(only.child)
-      emitted[only.child] = 1
-      only = onlyChild(p.children, only.child)
+    let only = soleChild(p.children, start)
+    while (only >= 0 && emitted[only] === 0) {
+      chain.push(only)
+      emitted[only] = 1
+      only = soleChild(p.children, only)
     }
-    segmentRows(p, tree, chain, level, kind, only.count)
-    if (only.count > 1) {
+    const forks = only >= 0 ? 1 : -1 - only
+    segmentRows(p, tree, chain, level, kind, forks)
+    if (forks > 1) {
       const children = childrenAt(p.children, chain[chain.length - 1]!)
       const continuing = children.find((child) => p.onPath.has(child)) ?? children[children.length - 1]!
       stack.push({ start: continuing, level: level + 1, kind: " side" })
