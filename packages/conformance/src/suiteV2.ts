@@ -14,6 +14,7 @@ import * as Ids from "@session-tree/core/Ids"
 import { messageOf, textOf } from "@session-tree/core/Record"
 import type { SessionError, SessionErrorCode } from "@session-tree/core/SessionError"
 import type { SessionCatalog } from "@session-tree/core/SessionCatalog"
+import * as SessionJournalModule from "@session-tree/core/SessionJournal"
 import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
@@ -305,6 +306,44 @@ export const conformanceV2 = (backend: Backend): { readonly cases: number; reado
         expect((yield* SessionStore.read(location)).entries).toEqual(tree.entries)
         const listed = (yield* (yield* Sessions.make).list({ directory: kit.directory })).sessions.find((s) => s.location === store.location)
         expect(listed).toMatchObject({ title: "Project files", entries: 9 })
+      }))
+
+    test("readAfter gives only the lines appended after a read, and the session whole once it was replaced", () =>
+      Effect.gen(function*() {
+        const kit = yield* Kit
+        const journal = yield* SessionJournal
+        expect(journal.readAfter).toBeDefined()
+        const location = kit.location("v2-read-after")
+        const store = yield* SessionStore.create(location, { id: idAt(journal, location) })
+        let parent: string | null = null
+        for (let i = 0; i < 3; i++) parent = (yield* store.append(parent, user(`m${i}`, `message ${i}`))).id
+        const first = yield* journal.read(location)
+        // Nothing appended: nothing after.
+        const none = yield* SessionJournalModule.readAfter(journal, location, first)
+        expect(none._tag).toBe("After")
+        expect(none.stored.lines).toEqual([])
+        yield* store.append(parent, user("m3", "message 3"))
+        yield* store.append(null, user("m4", "a second root"))
+        const after = yield* SessionJournalModule.readAfter(journal, location, first)
+        const whole = yield* journal.read(location)
+        expect(after._tag).toBe("After")
+        expect(first.lines.concat(after.stored.lines)).toEqual(whole.lines)
+        expect(after.stored.lines).toEqual(whole.lines.slice(4))
+        expect(after.stored.sizes).toEqual(whole.sizes.slice(4))
+        expect(after.stored.size).toBe(whole.size)
+        if (whole.ids !== undefined) expect(after.stored.ids).toEqual(whole.ids.slice(3))
+        // From the read after, on again.
+        yield* store.append(null, user("m5", "a third root"))
+        const next = yield* SessionJournalModule.readAfter(journal, location, after.stored)
+        expect([next._tag, next.stored.lines]).toEqual(["After", (yield* journal.read(location)).lines.slice(6)])
+        // Removed and stored again with other lines: whole, as it is now.
+        yield* kit.remove(location)
+        const other = own(journal, location, [header(), message("x1", null, user("x1")), message("x2", "x1", user("x2")), message("x3", "x2", user("x3"))])
+        yield* kit.put(location, other)
+        const replaced = yield* SessionJournalModule.readAfter(journal, location, first)
+        expect([replaced._tag, replaced.stored.lines]).toEqual(["Whole", other])
+        const gone = yield* Effect.either(SessionJournalModule.readAfter(journal, location + "-none", first))
+        expect(codeOf(gone)).toBe("SESSION_NOT_FOUND")
       }))
 
     test("a version-1 message appended to a version-2 session is stored in its version-2 form", () =>

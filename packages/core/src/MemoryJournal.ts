@@ -15,7 +15,7 @@ import { SessionCatalog, type SessionCatalogService } from "./SessionCatalog.js"
 import { type CorruptError, type InputError, sessionError } from "./SessionError.js"
 import { sha256 } from "./internal/sha256.js"
 import * as Tracing from "./Tracing.js"
-import { type AppendError, type BlobBytes, type Created, type CreateError, type NewBlob, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
+import { type AppendError, type BlobBytes, type Created, type CreateError, type NewBlob, type ReadAfter, SessionJournal, type SessionJournalService, type Stored, type Writer } from "./SessionJournal.js"
 
 /**
  * Session location → its lines, the header's first, none with a terminator. A
@@ -46,8 +46,20 @@ const storedOf = (location: string, lines: ReadonlyArray<string>, blobs: BlobSto
     sizes,
     tail: "none",
     size: sizes.reduce((sum, size) => sum + size + 1, 0),
+    // The array read: an append puts a new one in the map, which starts with the same strings.
+    mark: lines,
     ...(held === undefined ? {} : { blobs: new Map([...held].map(([hash, bytes]) => [hash, bytes.length])) })
   }
+}
+
+/**
+ * The lines of `now` after those of `before` (the array a read gave as its mark), or undefined
+ * when `now` does not start with every one of them (a session replaced, or changed in the map).
+ */
+const linesAfter = (before: unknown, now: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  if (!Array.isArray(before) || before.length > now.length) return undefined
+  for (let i = 0; i < before.length; i++) if (before[i] !== now[i]) return undefined
+  return now.slice(before.length)
 }
 
 /**
@@ -133,6 +145,15 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
         const lines = storage.get(location)
         return lines === undefined ? Effect.fail(missing(location)) : Effect.succeed(storedOf(location, lines, blobs))
       }),
+    readAfter: (location, before) =>
+      Effect.suspend(() => {
+        const lines = storage.get(location)
+        if (lines === undefined) return Effect.fail(missing(location))
+        const whole = storedOf(location, lines, blobs)
+        const added = linesAfter(before.mark, lines)
+        if (added === undefined) return Effect.succeed<ReadAfter>({ _tag: "Whole", stored: whole })
+        return Effect.succeed<ReadAfter>({ _tag: "After", stored: { ...whole, lines: added, sizes: whole.sizes.slice(lines.length - added.length) } })
+      }),
     blob: (location, hash) =>
       Effect.suspend(() => {
         const bytes = blobs.get(location)?.get(hash)
@@ -151,6 +172,7 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
       Tracing.span("MemoryJournal.create", { session: location, batch: session.ids.length })(journal.create(location, session)),
     hold: (location) => Tracing.span("MemoryJournal.hold", { session: location })(journal.hold(location)),
     read: (location) => Tracing.span("MemoryJournal.read", { session: location })(journal.read(location)),
+    readAfter: (location, before) => Tracing.span("MemoryJournal.readAfter", { session: location })(journal.readAfter!(location, before)),
     blob: (location, hash) => Tracing.span("MemoryJournal.blob", { session: location })(journal.blob(location, hash))
   }
 }

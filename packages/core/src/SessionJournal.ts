@@ -10,7 +10,7 @@
  * PostgreSQL journal (`@session-tree/pg`).
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { RecordLines } from "./Codec.js"
 import type { ConflictError, CorruptError, InputError, IoError, LockedError, SessionError } from "./SessionError.js"
@@ -87,7 +87,31 @@ export interface Stored extends RecordLines {
   readonly location: string
   /** Bytes the backend read: a file's size; elsewhere the lines with a newline each. */
   readonly size: number
+  /**
+   * Where this read ended, in the backend's own terms (a file's identity and offset, a database's
+   * incarnation and head), for `readAfter` to read only what follows it: opaque to everyone else,
+   * and absent where the backend cannot tell.
+   */
+  readonly mark?: unknown
 }
+
+/**
+ * What `readAfter` read: either only what was appended after the read it was given (`After`), or
+ * the session whole again (`Whole`), whenever the backend cannot prove that the lines read before
+ * are still the session's first lines, unchanged.
+ *
+ * In `After`, `stored.lines`, `sizes` and `ids` hold only the lines after the ones read before
+ * (none when nothing was appended); `size` is the whole session's, `tail` its tail now, `blobs`
+ * the blobs the new lines can refer to (those the lines before referred to were checked by the
+ * read before: blobs are never changed, and go only with their session), and `mark` where this
+ * read ended. Nothing in it is decoded or checked: that is the caller's, as for `read`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ReadAfter =
+  | { readonly _tag: "After"; readonly stored: Stored }
+  | { readonly _tag: "Whole"; readonly stored: Stored }
 
 /**
  * A blob a commit stores with its session (`docs/format.md`, "Blobs"): named by the SHA-256 of
@@ -242,6 +266,13 @@ export interface SessionJournalService {
   /** Reads a session without holding anything afterwards, and without writing. */
   readonly read: (location: string) => Effect.Effect<Stored, ReadError>
   /**
+   * Reads a session again after `before` (what `read` or `readAfter` gave for the same location):
+   * only what was appended since, when the backend can prove that the lines of `before` are still
+   * the session's first lines as they were; the session whole otherwise (see `ReadAfter`).
+   * Optional: `readAfter` below falls back to `read`. Reading never writes.
+   */
+  readonly readAfter?: ((location: string, before: Stored) => Effect.Effect<ReadAfter, ReadError>) | undefined
+  /**
    * The bytes of the blob `hash` (64 lowercase hexadecimal digits) of the session at `location`
    * (as `Stored.location` gives it), checked against their name: SESSION_BLOB_MISSING when the
    * session holds no such blob, SESSION_BLOB_CORRUPT when the bytes do not hash to it.
@@ -253,6 +284,18 @@ export interface SessionJournalService {
    */
   readonly sha256?: ((bytes: Uint8Array) => string) | undefined
 }
+
+/**
+ * Reads the session at `location` again after `before`: through the backend's `readAfter` where it
+ * has one, else whole (`read`).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const readAfter = (journal: SessionJournalService, location: string, before: Stored): Effect.Effect<ReadAfter, ReadError> =>
+  journal.readAfter !== undefined
+    ? journal.readAfter(location, before)
+    : Effect.map(journal.read(location), (stored): ReadAfter => ({ _tag: "Whole", stored }))
 
 /**
  * The SHA-256 that names blobs (`docs/format.md`, "Blobs"), as 64 lowercase hexadecimal digits: the

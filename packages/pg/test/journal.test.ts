@@ -68,7 +68,9 @@ describe("PgJournal", () => {
           sizes: lines.map((l) => Buffer.byteLength(l)),
           ids: [root.id, child.id],
           tail: "none",
-          size: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0)
+          size: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0),
+          // Where the read ended, for readAfter: the incarnation and the head.
+          mark: { _tag: "PgMark", incarnation: created!.incarnation, head: 2 }
         })
         expect(journal.locations).toBe("sessionId")
       }))

@@ -269,6 +269,18 @@ for (const backend of [files, database]) {
       const after = await cards(session)
       expect(after.slice(0, before.length)).toEqual(before)
       expect(after).toHaveLength(before.length + 3)
+      // The tree, laid in from the changes `/since` sent, is the tree of a page loaded now.
+      const treeOf = (o: Awaited<ReturnType<typeof open>>) =>
+        o.page.evaluate(() => ({
+          heading: document.querySelector("#th")?.textContent,
+          facts: document.querySelector("#facts")?.textContent,
+          rows: Array.prototype.map.call(document.querySelectorAll("#tree .row, #tree summary"), (el: { id: string; textContent: string | null }) => `${el.id} ${el.textContent}`)
+        }))
+      const fresh = await open()
+      await fresh.page.goto(`${served.url}s/${encodeURIComponent(key)}`.replace(/\?token=[^/]*/, ""))
+      await ready(fresh)
+      expect(await treeOf(session)).toEqual(await treeOf(fresh))
+      await expectSealed(fresh, served)
       await expectSealed(session, served)
       await expectSealed(list, served)
     })

@@ -52,6 +52,13 @@ const append = (location: string, text: string) =>
     return yield* store.append(store.entries.at(-1)!.id, { role: "user", id: `m-${text}`, content: [{ type: "text", text }] })
   })))
 
+/** The file at `location` replaced (renamed over) by a copy of itself: the same bytes, another file. */
+const replaceByCopy = (location: string) => {
+  const copy = `${location}.copy`
+  NFS.copyFileSync(location, copy)
+  NFS.renameSync(copy, location)
+}
+
 describe("reading a session again after a change", () => {
   it("reads only what was appended, with the entries a whole load gives, again and again", async () => {
     const location = await made("grows", 5)
@@ -60,14 +67,17 @@ describe("reading a session again after a change", () => {
     await append(location, "six")
     await append(location, "seven")
     const second = await readAgain(location, first)
-    expect(second.how).toBe("appended")
+    // Only the two lines appended were read from the file.
+    expect(second.how).toBe("after")
+    expect(second.linesRead).toBe(2)
     expect({ header: second.loaded.header, entries: second.loaded.entries }).toEqual(await loadOf(location))
     expect(second.loaded.entries).toHaveLength(7)
     // The first read's entries are as they were.
     expect(first.loaded.entries).toHaveLength(5)
     await append(location, "eight")
     const third = await readAgain(location, second)
-    expect(third.how).toBe("appended")
+    expect(third.how).toBe("after")
+    expect(third.linesRead).toBe(1)
     expect(third.loaded.entries.map((e) => e.id)).toEqual((await read(location)).loaded.entries.map((e) => e.id))
     // A read another one started from already is not started from twice: that one is read whole.
     expect((await readAgain(location, first)).how).toBe("whole")
@@ -105,7 +115,56 @@ describe("reading a session again after a change", () => {
     NFS.writeFileSync(location, good)
     NFS.appendFileSync(location, `${entry("x2", record["id"])}\n`)
     const fixed = await readAgain(location, first)
-    expect(fixed.how).toBe("appended")
+    expect(fixed.how).toBe("after")
     expect({ header: fixed.loaded.header, entries: fixed.loaded.entries }).toEqual(await loadOf(location))
+  })
+
+  it("reads whole a file that is another one now, or whose bytes before the old end changed, and shows it as it is", async () => {
+    // Large enough that the first and last bytes a read keeps (4 KiB each) do not cover the file.
+    const location = await made("replaced", 200)
+    const first = await read(location)
+    expect(NFS.statSync(location).size).toBeGreaterThan(3 * 4096)
+    // The same bytes in another file: not provably the file read, so read whole, and right.
+    replaceByCopy(location)
+    await append(location, "after the copy")
+    const again = await readAgain(location, first)
+    // Every line read from the file again (those read before compared, the new one decoded).
+    expect(again.how).toBe("compared")
+    expect(again.linesRead).toBe(again.lines.length)
+    expect({ header: again.loaded.header, entries: again.loaded.entries }).toEqual(await loadOf(location))
+    // From that read on, only appends are read again.
+    await append(location, "next")
+    const next = await readAgain(location, again)
+    expect(next.how).toBe("after")
+    expect(next.linesRead).toBe(1)
+    // An entry near the end changed in place (the same file, as long as before): read whole.
+    const bytes = NFS.readFileSync(location, "utf8")
+    NFS.writeFileSync(location, bytes.replace("message 199", "message 19x"))
+    const changedLast = await readAgain(location, next)
+    expect(changedLast.how).toBe("whole")
+    expect(changedLast.loaded.entries.at(-3)!).toEqual((await loadOf(location) as { entries: ReadonlyArray<unknown> }).entries.at(-3))
+    // An entry near the start changed in place, then an append: read whole.
+    NFS.writeFileSync(location, NFS.readFileSync(location, "utf8").replace("message 2\"", "message x\""))
+    await append(location, "after the change")
+    const changedFirst = await readAgain(location, changedLast)
+    expect(changedFirst.how).toBe("whole")
+    expect({ header: changedFirst.loaded.header, entries: changedFirst.loaded.entries }).toEqual(await loadOf(location))
+    // A file cut back to fewer bytes than were read: read whole.
+    const lines = NFS.readFileSync(location, "utf8").split("\n")
+    NFS.writeFileSync(location, lines.slice(0, 100).join("\n") + "\n")
+    const shorter = await readAgain(location, changedFirst)
+    expect(shorter.how).toBe("whole")
+    expect(shorter.loaded.entries).toHaveLength(99)
+  })
+
+  it("reads whole a file whose read ended in an unfinished line, until it is whole again", async () => {
+    const location = await made("torn", 3)
+    NFS.appendFileSync(location, `{"type":"entry"`)
+    const torn = await read(location)
+    expect(torn.loaded.tail).toBe("incomplete")
+    await append(location, "four")
+    const again = await readAgain(location, torn)
+    expect(again.how).toBe("whole")
+    expect({ header: again.loaded.header, entries: again.loaded.entries }).toEqual(await loadOf(location))
   })
 })

@@ -17,7 +17,7 @@
 import type { Entry, Header } from "@session-tree/core/Record"
 import * as internal from "./internal/html.js"
 import { STYLE_V2, STYLE_V2_HASH } from "./internal/page.js"
-import { countsOf, plural, settled, summaryOf } from "./internal/session.js"
+import { type Counts, countsOf, plural, settled, summaryOf } from "./internal/session.js"
 
 /**
  * A session laid out for its parts.
@@ -32,6 +32,8 @@ export interface Layout {
   readonly heading: string
   /** @internal */
   readonly page: internal.Page
+  /** @internal The counts the facts and the tree's heading show: made once, when first asked for. */
+  readonly counts: () => Counts
 }
 
 /**
@@ -55,7 +57,63 @@ export const layout = (header: Header, entries: ReadonlyArray<Entry>, options?: 
     header,
     entries: list,
     heading: summary.title.trim() === "" ? `Session ${header.id}` : summary.title,
-    page: internal.pageOf(header, list, [], new Map(), { blobSrc: options?.blobSrc, lazyRuns: true })
+    page: internal.pageOf(header, list, [], new Map(), { blobSrc: options?.blobSrc, lazyRuns: true }),
+    counts: once(() => countsOf(list))
+  }
+}
+
+/** `make`'s value, made at the first call; `make` (and what it holds: an earlier layout) is let go then. */
+const once = <A>(make: () => A): () => A => {
+  let pending: (() => A) | undefined = make
+  let value: A | undefined
+  return () => {
+    if (pending !== undefined) {
+      value = pending()
+      pending = undefined
+    }
+    return value as A
+  }
+}
+
+/**
+ * `layout` with `entries` laid out, where `entries` are the entries of `layout` (the same objects)
+ * and those appended after them: the same layout as `layout(header, entries)` gives, at the cost
+ * of the new entries (and of a summary of the session). Undefined when it cannot be extended (other
+ * entries, a layout extended already, too many entries added since it was laid out whole): lay
+ * it out whole then. `layout` stays as it was.
+ * @since 0.2.0
+ * @category constructors
+ */
+export const extend = (layout: Layout, entries: ReadonlyArray<Entry>): Layout | undefined => {
+  const list = settled(entries)
+  const page = internal.extendPage(layout.page, list)
+  if (page === undefined) return undefined
+  const old = layout.entries.length
+  const before = layout.counts
+  const summary = summaryOf(layout.header, list)
+  return {
+    header: layout.header,
+    entries: list,
+    heading: summary.title.trim() === "" ? `Session ${layout.header.id}` : summary.title,
+    page,
+    counts: once(() => {
+      const was = before()
+      const added = countsOf(list.slice(old))
+      // Leaves: the new entries, less each entry that was a leaf (or is new) and is a parent now.
+      const parents = new Set<number>()
+      for (let i = old; i < list.length; i++) {
+        const parentId = list[i]!.parentId
+        const at = parentId === null ? undefined : internal.indexIn(page, parentId)
+        if (at !== undefined && (at >= old || internal.isLeafIn(layout.page, at))) parents.add(at)
+      }
+      return {
+        entries: list.length,
+        leaves: was.leaves + (list.length - old) - parents.size,
+        toolCalls: was.toolCalls + added.toolCalls,
+        toolResults: was.toolResults + added.toolResults,
+        errors: was.errors + added.errors
+      }
+    })
   }
 }
 
@@ -65,6 +123,13 @@ export const layout = (header: Header, entries: ReadonlyArray<Entry>, options?: 
  * @category parts
  */
 export const treeHtml = (layout: Layout): string => internal.treeOf(layout.page).join("\n")
+
+/**
+ * The rows `treeHtml` joins: each a row, a folded run's opening (`<details>` and its summary) or its end.
+ * @since 0.2.0
+ * @category parts
+ */
+export const treeRows = (layout: Layout): ReadonlyArray<string> => internal.treeOf(layout.page)
 
 /**
  * The rows of a folded run: `n` entries from the one at index `start`, at `level`, as its `<details>` names them.
@@ -102,7 +167,7 @@ export const cardHtml = (layout: Layout, index: number): string => internal.card
  * @category parts
  */
 export const factsHtml = (layout: Layout): string => {
-  const counts = countsOf(layout.entries)
+  const counts = layout.counts()
   const newest = layout.entries.at(-1)?.id ?? null
   return `<dl class="facts">${internal.factsHtml(layout.page, summaryOf(layout.header, layout.entries), counts, newest, true)}</dl>` +
     `<div class="legend">${layout.header.version === 1 ? internal.LEGEND : internal.LEGEND_V2}</div>`
@@ -114,7 +179,7 @@ export const factsHtml = (layout: Layout): string => {
  * @category parts
  */
 export const treeHeading = (layout: Layout): string => {
-  const counts = countsOf(layout.entries)
+  const counts = layout.counts()
   return `${plural(counts.entries, "entry", "entries")} in ${plural(counts.leaves, "branch", "branches")}`
 }
 
@@ -123,7 +188,7 @@ export const treeHeading = (layout: Layout): string => {
  * @since 0.2.0
  * @category navigation
  */
-export const indexOf = (layout: Layout, id: string): number | undefined => layout.page.byId.get(id)
+export const indexOf = (layout: Layout, id: string): number | undefined => internal.indexIn(layout.page, id)
 
 /**
  * The indices of the root-to-`index` path, in order.

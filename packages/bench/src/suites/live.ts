@@ -9,7 +9,9 @@
  *
  * Then the same on a session that already holds `entries` entries (100,000 by
  * default), its page open (laid out) before the first append: what a change to
- * a large session costs the server (it reads and lays the session out again).
+ * a large session costs the server (it reads the appended lines, extends its
+ * layout and sends the page what changed). The page asks `/since` after every
+ * change, as its script does, holding the tree's rows of its version.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -110,8 +112,32 @@ const measure = async (
       const entry = await runtime.runPromise(store.append(parent, { role: "user", id: `m${++n}`, content: large === undefined ? `message ${n}` : [{ type: "text", text: `message ${n}` }] }))
       parent = entry.id
     }
+    // The page, as its script keeps it: its version and the version of the tree's rows it holds, so
+    // that `/since` sends it what changed since (the rows as changes, when it holds the rows before).
+    let page = { version: "", rows: "", n: 0 }
+    const since = async () => {
+      const answer = await fetch(`${running.url}s/${encodeURIComponent(key)}/since?v=${encodeURIComponent(page.version)}&r=${encodeURIComponent(page.rows)}&n=${page.n}&leaf=${page.n - 1}`)
+      const body = (await answer.json()) as { version: string; n?: number }
+      if (body.n !== n) throw new Error(`the page had ${body.n} entries, not ${n}`)
+      page = { version: body.version, rows: body.version, n }
+    }
+    // Every append's change reaches the page, as a page asks on each event; only the last step's is timed.
+    const heardThenSince = async (before: number) => {
+      await events.until(before + 1)
+      await since()
+    }
     const samples = await rounds([
-      { name: `${name}: the append (one durable commit)`, run: append },
+      {
+        name: `${name}: the append (one durable commit)`,
+        run: async () => {
+          const before = events.heard()
+          const t = now()
+          await append()
+          const ms = now() - t
+          await heardThenSince(before)
+          return ms
+        }
+      },
       {
         name: `${name}: append → the page hears of it`,
         run: async () => {
@@ -119,7 +145,9 @@ const measure = async (
           await append()
           const t = now()
           await events.until(before + 1)
-          return now() - t
+          const ms = now() - t
+          await since()
+          return ms
         }
       },
       {
@@ -128,10 +156,7 @@ const measure = async (
           const before = events.heard()
           await append()
           const t = now()
-          await events.until(before + 1)
-          const since = await fetch(`${running.url}s/${encodeURIComponent(key)}/since?v=x&n=${n - 1}&leaf=${n - 2}`)
-          const body = (await since.json()) as { n?: number }
-          if (body.n !== n) throw new Error(`the page had ${body.n} entries, not ${n}`)
+          await heardThenSince(before)
           return now() - t
         }
       }

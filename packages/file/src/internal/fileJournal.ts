@@ -1,7 +1,7 @@
 import { type RecordLines, versionOf } from "@session-tree/core/Codec"
 import type { CorruptError } from "@session-tree/core/SessionError"
 import * as Tracing from "@session-tree/core/Tracing"
-import type { Created, Held as Opened, Lines, ReadError, SessionJournalService, Stored } from "@session-tree/core/SessionJournal"
+import type { Created, Held as Opened, Lines, ReadAfter, ReadError, SessionJournalService, Stored } from "@session-tree/core/SessionJournal"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
@@ -14,6 +14,7 @@ import * as Generation from "./generation.js"
 import { held, type Strays } from "./held.js"
 import { versionOfHead } from "./lines.js"
 import { processLocks } from "./locks.js"
+import * as ReadAfterFile from "./readAfter.js"
 import * as Paths from "./paths.js"
 import { GenerationBuffer, IN_PLACE, type Mode, sizeOf } from "./writer.js"
 import * as Writer from "./writer.js"
@@ -33,10 +34,28 @@ const storedOf = (paths: Paths.SessionPaths, bytes: Uint8Array): Effect.Effect<S
 
 /** Reads the session file at `paths` (already resolved) whole, holding nothing afterwards. */
 export const readAt = (fs: FsService, paths: Paths.SessionPaths): Effect.Effect<Stored, ReadError> =>
-  Effect.flatMap(Generation.read(fs, paths), (bytes) =>
-    Effect.flatMap(storedOf(paths, bytes), (stored) =>
+  Effect.flatMap(Effect.scoped(Generation.open(fs, paths, "end")), ({ bytes, generation }) =>
+    Effect.flatMap(storedOf(paths, bytes), (read) => {
+      // Where the read ended, for `readAfter` (version 2 only: a version-1 commit replaces the file).
+      const mark = ReadAfterFile.markOf(generation.id, bytes)
+      const stored = mark === undefined ? read : { ...read, mark }
       // Only version 2 refers to blobs: a version-1 session has none to check.
-      versionOfHead(bytes) === 2 ? Blobs.attachReferenced(fs, paths, stored, bytes) : Effect.succeed(stored)))
+      return versionOfHead(bytes) === 2 ? Blobs.attachReferenced(fs, paths, stored, bytes) : Effect.succeed(stored)
+    }))
+
+/**
+ * Reads the session file at `paths` again after `before`: from where `before` ended when the file
+ * is provably the one read then, grown only (`readAfter.ts`); whole otherwise.
+ */
+export const readAfterAt = (fs: FsService, paths: Paths.SessionPaths, before: Stored): Effect.Effect<ReadAfter, ReadError> =>
+  Effect.flatMap(ReadAfterFile.readAfter(fs, paths, before, Generation.readRetries), (after): Effect.Effect<ReadAfter, ReadError> =>
+    after === undefined
+      ? Effect.map(readAt(fs, paths), (stored) => ({ _tag: "Whole", stored }))
+      : Effect.map(
+        // The blobs the new lines can refer to: those of the lines before were checked by the read before.
+        Blobs.attachReferenced(fs, paths, after.stored, after.bytes),
+        (stored) => ({ _tag: "After", stored })
+      ))
 
 export interface Options {
   readonly kernelCopyFrom?: number | undefined
@@ -96,6 +115,10 @@ export const make = (fs: FsService, options?: Options): SessionJournalService =>
       Effect.flatMap(Paths.resolve(fs, location), (paths) => Blobs.read(fs, paths, hash)).pipe(Tracing.span("FileJournal.blob", { session: location })),
     read: (location) =>
       Effect.flatMap(Paths.resolve(fs, location), (paths) => readAt(fs, paths)).pipe(Tracing.span("FileJournal.read", { session: location })),
+    readAfter: (location, before) =>
+      Effect.flatMap(Paths.resolve(fs, location), (paths) => readAfterAt(fs, paths, before)).pipe(
+        Tracing.span("FileJournal.readAfter", { session: location })
+      ),
     hold: (location) => hold(fs, kernelCopyFrom, location).pipe(Tracing.span("FileJournal.hold", { session: location })),
     create: (location, session) =>
       create(fs, kernelCopyFrom, location, session).pipe(Tracing.span("FileJournal.create", { session: location, batch: session.ids.length }))

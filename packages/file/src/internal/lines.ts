@@ -33,13 +33,24 @@ export const splitLines = (bytes: Uint8Array): Either.Either<SplitLines, Corrupt
   if (size > caps.sessionBytes) {
     return Either.left(sessionError("SESSION_FILE_TOO_LARGE", `file has ${size} bytes, at most ${caps.sessionBytes} are allowed`))
   }
+  return splitWithin(buf, caps.lineBytes)
+}
+
+/**
+ * The physical lines of bytes that follow a session's first lines (an append read on its own),
+ * under the caps of format `version`, which the header before them declared.
+ */
+export const splitLinesAfter = (bytes: Uint8Array, version: 1 | 2): Either.Either<SplitLines, CorruptError> =>
+  splitWithin(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), capsOf(version).lineBytes)
+
+const splitWithin = (buf: Buffer, lineBytes: number): Either.Either<SplitLines, CorruptError> => {
   // SIMD passes over the whole file; only a failure pays for locating the line.
   // Pure ASCII (the usual case) is valid UTF-8, and decodes faster as latin1.
   const encoding = isAscii(buf) ? "latin1" : "utf8"
   if (encoding === "utf8" && !isUtf8(buf)) {
     return Either.left(sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { line: firstInvalidLine(buf) }))
   }
-  return encoding === "latin1" ? splitAscii(buf, caps.lineBytes) : splitUtf8(buf, caps.lineBytes)
+  return encoding === "latin1" ? splitAscii(buf, lineBytes) : splitUtf8(buf, lineBytes)
 }
 
 /** The most of the first line read to learn the version: a header longer than any line may be is refused anyway. */

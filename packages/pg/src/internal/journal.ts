@@ -1,14 +1,14 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ConflictError, type CorruptError, type InputError, type IoError, sessionError } from "@session-tree/core/SessionError"
-import type { AppendError, Batch, BlobBytes, NewBlob, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
+import type { AppendError, Batch, BlobBytes, NewBlob, ReadAfter, ReadError, SessionJournalService, Writer } from "@session-tree/core/SessionJournal"
 import * as Tracing from "@session-tree/core/Tracing"
 import * as Crypto from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { ioError, type Progress, refusedStatement, sqlState, transaction, writeError } from "./errors.js"
-import { MAX_ID_BYTES, type Read, readSessions, storableId, versionOf } from "./rows.js"
+import { MAX_ID_BYTES, type Read, readAfter, readSessions, storableId, versionOf } from "./rows.js"
 
 export interface Options {
   /**
@@ -248,6 +248,14 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
         Effect.map(writerOf(location, read.head, read.incarnation), (writer) => ({ ...read.stored, writer }))).pipe(
           Tracing.span("PgJournal.hold", { session: location })
         ),
-    read: (location) => Effect.map(readSession(sql, location), (read) => read.stored).pipe(Tracing.span("PgJournal.read", { session: location }))
+    read: (location) => Effect.map(readSession(sql, location), (read) => read.stored).pipe(Tracing.span("PgJournal.read", { session: location })),
+    readAfter: (location, before) =>
+      Effect.flatMap(
+        Effect.mapError(readAfter(sql, location, before), (error) => ioError("reading the session failed", error, location)),
+        (after): Effect.Effect<ReadAfter, ReadError> =>
+          after !== undefined
+            ? Effect.succeed({ _tag: "After", stored: after })
+            : Effect.map(readSession(sql, location), (read): ReadAfter => ({ _tag: "Whole", stored: read.stored }))
+      )
   }
 }

@@ -132,10 +132,80 @@ const readOf = (id: string, rows: ReadonlyArray<Row>, from: number, count: numbe
     )
   }
   return {
-    stored: { location: id, lines, sizes, ids, tail: "none", size, ...(blobs.size === 0 ? {} : { blobs }) },
+    stored: { location: id, lines, sizes, ids, tail: "none", size, mark: markOf(own.incarnation, own.head), ...(blobs.size === 0 ? {} : { blobs }) },
     head: own.head,
     incarnation: own.incarnation
   }
+}
+
+/** Where a read of a session ended: its incarnation and head (`Stored.mark`). */
+interface Mark {
+  readonly _tag: "PgMark"
+  readonly incarnation: string
+  readonly head: number
+}
+
+const markOf = (incarnation: string, head: number): Mark => ({ _tag: "PgMark", incarnation, head })
+
+const isMark = (mark: unknown): mark is Mark =>
+  typeof mark === "object" && mark !== null && (mark as Mark)._tag === "PgMark"
+
+/**
+ * The session's own row, its blobs' names and sizes and its entry rows after `head`, in one
+ * statement (one snapshot), in no particular order.
+ */
+const selectAfter = (sql: SqlClient.SqlClient, id: string, head: number): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+  sql<Row>`
+    SELECT s.id, true AS is_header, 0 AS seq, NULL::text AS entry_id, s.header AS line,
+           octet_length(s.header) AS size, s.head, s.incarnation::text AS incarnation
+      FROM session_tree_sessions s
+     WHERE s.id = ${id}
+    UNION ALL
+    SELECT e.session_id, false, e.seq, e.entry_id, e.line, octet_length(e.line), NULL, NULL
+      FROM session_tree_entries e
+     WHERE e.session_id = ${id} AND e.seq > ${head}
+    UNION ALL
+    SELECT b.session_id, false, 0, b.hash, NULL, octet_length(b.bytes), NULL, NULL
+      FROM session_tree_blobs b
+     WHERE b.session_id = ${id}`
+
+/**
+ * The entries appended to session `id` after the read `before`, read by sequence: only when the
+ * session row still has the incarnation it had then and a head at least as high. The library
+ * never changes an entry row, a header or an ID in place, and the migration's triggers draw a new
+ * incarnation for whatever else changes one (`schema.ts`), so under the same incarnation rows
+ * 1..head of `before` are the rows read then. Undefined whenever that cannot be told (no mark, a
+ * new incarnation, a lower head, rows that are not exactly head..new head): the caller reads whole.
+ */
+export const readAfter = (
+  sql: SqlClient.SqlClient,
+  id: string,
+  before: Stored
+): Effect.Effect<Stored | undefined, SqlError> => {
+  const mark = before.mark
+  if (!isMark(mark) || !storableId(id) || before.tail !== "none") return Effect.succeed(undefined)
+  return Effect.map(selectAfter(sql, id, mark.head), (unordered): Stored | undefined => {
+    const rows = inOrder(unordered)
+    const own = rows[0]
+    if (own === undefined || !own.is_header || own.incarnation !== mark.incarnation || own.head === null || own.head < mark.head) return undefined
+    const lines: Array<string> = []
+    const sizes: Array<number> = []
+    const ids: Array<string> = []
+    const blobs = new Map<string, number>()
+    let size = before.size
+    let i = 1
+    for (; i < rows.length && rows[i]!.seq === 0; i++) blobs.set(rows[i]!.entry_id!, rows[i]!.size!)
+    for (; i < rows.length; i++) {
+      const row = rows[i]!
+      if (row.seq !== mark.head + lines.length + 1) return undefined
+      lines.push(row.line!)
+      sizes.push(row.size!)
+      ids.push(row.entry_id!)
+      size += row.size! + 1
+    }
+    if (mark.head + lines.length !== own.head) return undefined
+    return { location: id, lines, sizes, ids, tail: "none", size, mark: markOf(own.incarnation, own.head), ...(blobs.size === 0 ? {} : { blobs }) }
+  }).pipe(Tracing.span("PgJournal.readAfter", { session: id }))
 }
 
 /** Rows by session (in no order of IDs; only equal IDs need to be together), each session's own row first, then its blobs (`seq` 0), then its entries by `seq`. */

@@ -224,7 +224,7 @@ export const make = (options: AppOptions) => {
     }
     // An entry asked for is shown on its branch: the path to the newest leaf under it.
     const leaf = chosen ?? (focus >= 0 ? newestUnder(layout, focus) : layout.entries.length - 1)
-    const path = leaf >= 0 ? HtmlParts.pathOf(layout, leaf) : []
+    const path = leaf < 0 ? [] : leaf === layout.entries.length - 1 ? o.newestPath() : HtmlParts.pathOf(layout, leaf)
     const { from, to } = windowOf(path, focus)
     return yield* page(200, Pages.sessionPage({
       key: o.key,
@@ -294,6 +294,8 @@ export const make = (options: AppOptions) => {
     const url = (yield* requestUrl)!
     const key = yield* keyParam
     const was = url.searchParams.get("v") ?? ""
+    // The version of the tree's rows the page holds, if any: the rows are then sent as changes to those.
+    const rowsOf = url.searchParams.get("r") ?? ""
     const known = whole(url.searchParams.get("n")) ?? 0
     const leaf = whole(url.searchParams.get("leaf")) ?? -1
     const found = yield* Effect.either(opened(key))
@@ -309,18 +311,19 @@ export const make = (options: AppOptions) => {
     let extend: { readonly path: string; readonly leaf: number; readonly leafId: string; readonly cards: string } | undefined
     if (leaf >= 0 && leaf < n && n > known) {
       const newest = n - 1
-      const path = HtmlParts.pathOf(layout, newest)
+      const path = o.newestPath()
       const at = path.indexOf(leaf)
       if (at >= 0) extend = { path: Pages.rangesOf(path), leaf: newest, leafId: layout.entries[newest]!.id, cards: cardsOf(layout, path, at + 1, path.length) }
     }
     const rest = o.rest()
+    const before = o.since !== undefined && o.since.version === rowsOf ? o.since.rows : undefined
     return yield* json({
       version: o.version,
       n,
       added: Math.max(0, n - known),
       facts: rest.facts,
       treeHeading: rest.treeHeading,
-      tree: rest.tree,
+      ...(before === undefined ? { rows: rest.rows } : { treeDelta: Pages.rowsDelta(before, rest.rows) }),
       ...(extend === undefined ? {} : { extend })
     })
   })

@@ -289,11 +289,14 @@ export const SCRIPT = `
   // ---- Live: what changed, laid into the page without a reload and without moving the reader.
   var updating = false;
   var again = false;
+  // The tree's rows as the last answer gave them, and the version they are of: a later answer sends only what changed.
+  var rows = null;
+  var rowsOf = "";
   function update() {
     if (updating) { again = true; return; }
     updating = true;
     var followEnd = to >= length(path);
-    json(base + "/since?v=" + (rest ? "" : encodeURIComponent(version)) + "&n=" + n + "&leaf=" + leaf).then(function (data) {
+    json(base + "/since?v=" + (rest ? "" : encodeURIComponent(version)) + "&r=" + (rows === null ? "" : encodeURIComponent(rowsOf)) + "&n=" + n + "&leaf=" + leaf).then(function (data) {
       updating = false;
       if (data.gone) {
         notice.hidden = false;
@@ -309,7 +312,13 @@ export const SCRIPT = `
         d.getElementById("th").textContent = data.treeHeading;
         var h = tree.querySelector("h2");
         tree.replaceChildren(h);
-        tree.insertAdjacentHTML("beforeend", data.tree);
+        if (data.treeDelta !== undefined && rows !== null) {
+          Array.prototype.splice.apply(rows, [data.treeDelta.at, data.treeDelta.remove].concat(data.treeDelta.rows));
+        } else {
+          rows = data.rows;
+        }
+        rowsOf = data.version;
+        tree.insertAdjacentHTML("beforeend", rows.join("\\n"));
         Array.prototype.forEach.call(tree.querySelectorAll("details.run[data-run]"), function (r) {
           if (open[r.getAttribute("data-run")]) { r.open = true; openRun(r); }
         });

@@ -80,3 +80,23 @@ export const linksOf = (header: Header, entries: ReadonlyArray<Entry>): Readonly
   }
   return links
 }
+
+/**
+ * `linksOf(header, entries)` from `before`, the links of `entries`' first `old` entries: the
+ * subagents the entries after those name, added; all of them again when the new entries could
+ * change more than that (a session this one is a subagent of, the first entries' sources).
+ */
+export const linksAfter = (header: Header, entries: ReadonlyArray<Entry>, old: number, before: ReadonlyArray<Link>): ReadonlyArray<Link> => {
+  const added = entries.slice(old)
+  if (old < SOURCE_ENTRIES || Subagents.parentOf(added) !== undefined) return linksOf(header, entries)
+  const subagents = Subagents.subagentsOf(added)
+  if (subagents.length === 0) return before
+  const links = [...before]
+  const seen = new Set(before.filter((link) => link.label === "Subagent").map((link) => link.session))
+  for (const link of subagents) {
+    if (seen.has(link.session)) continue
+    seen.add(link.session)
+    links.push({ label: "Subagent", session: link.session })
+  }
+  return links
+}

@@ -168,6 +168,21 @@ export const rangesOf = (path: ReadonlyArray<number>): string => {
   return out.join(",")
 }
 
+/**
+ * What turns the rows `before` into `after`: `remove` rows from `at` replaced by `rows` (those
+ * between the rows both start with and those both end with).
+ */
+export const rowsDelta = (
+  before: ReadonlyArray<string>,
+  after: ReadonlyArray<string>
+): { readonly at: number; readonly remove: number; readonly rows: ReadonlyArray<string> } => {
+  let at = 0
+  while (at < before.length && at < after.length && before[at] === after[at]) at++
+  let end = 0
+  while (end < before.length - at && end < after.length - at && before[before.length - 1 - end] === after[after.length - 1 - end]) end++
+  return { at, remove: before.length - at - end, rows: after.slice(at, after.length - end) }
+}
+
 const linkHtml = (link: Link): string =>
   link.session !== undefined
     ? `<span>${e(link.label)} <a href="${href(`/id/${encodeURIComponent(link.session)}`, { entry: link.entry })}">${e(link.session)}</a>${link.entry === undefined ? "" : ` at <span class="id">${e(link.entry)}</span>`}</span>`

@@ -11,6 +11,7 @@
 import * as Codec from "@session-tree/core/Codec"
 import type { History } from "@session-tree/core/History"
 import type { CorruptError } from "@session-tree/core/SessionError"
+import * as SessionJournal from "@session-tree/core/SessionJournal"
 import type { ReadError, SessionJournalService, Stored } from "@session-tree/core/SessionJournal"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Effect from "effect/Effect"
@@ -26,8 +27,15 @@ export interface Read {
   readonly history: History
   /** Whether a later read extended `history` already: then that read is the one to start from. */
   taken: boolean
-  /** How it was read: whole, or the lines after those of the read before. */
-  readonly how: "whole" | "appended"
+  /**
+   * How it was read: whole; whole but only the lines after those of the read before decoded
+   * (`compared`); or only the lines after those (`after`: the backend's `readAfter`).
+   */
+  readonly how: "whole" | "compared" | "after"
+  /** How many lines the backend gave this read: all of them, or (`after`) only the new ones. */
+  readonly linesRead: number
+  /** What the backend gave, as one read of the whole session: where `readAfter` starts from next. */
+  readonly stored: Stored
 }
 
 /** The lines of `stored` decoded whole, as a load decodes them. */
@@ -38,22 +46,68 @@ const whole = (journal: SessionJournalService, stored: Stored): Either.Either<Re
     blobs: stored.blobs,
     history: decoded.history,
     taken: false,
-    how: "whole"
+    how: "whole",
+    linesRead: stored.lines.length,
+    stored
   }))
 
 /**
- * `stored` read as `before` and the lines after those: undefined whenever that is not certain to be
- * what decoding it whole gives (then it is decoded whole).
+ * The lines after those of `before` (`added`, at line `n + 1` on) decoded, each checked against the
+ * history kept, as the loader would check it there; undefined (and the history as it was) when one
+ * does not check, or when the session they make is over a cap.
  */
-const appended = (journal: SessionJournalService, before: Read, stored: Stored): Read | undefined => {
+const extend = (
+  journal: SessionJournalService,
+  before: Read,
+  added: Pick<Stored, "lines" | "sizes" | "ids">,
+  blobs: ReadonlyMap<string, number>,
+  whole: Stored,
+  how: "compared" | "after",
+  linesRead: number
+): Read | undefined => {
+  const n = before.lines.length
+  const header = before.loaded.header
+  const caps = Codec.capsOf(header.version)
+  const from = added.lines.length - (whole.lines.length - n)
+  if (whole.lines.length - 1 > caps.entries || whole.size > caps.sessionBytes) return undefined
+  for (let i = from; i < added.lines.length; i++) if (added.sizes[i]! > caps.lineBytes) return undefined
+  const history = before.history
+  for (let i = from; i < added.lines.length; i++) {
+    const line = n + i - from
+    const decoded = Codec.decodeEntryLine(header.version, added.lines[i]!, line + 1, blobs)
+    const ok = Either.isRight(decoded) &&
+      history.checkAndAdd(decoded.right, line + 1) === undefined &&
+      (added.ids === undefined || added.ids[i] === decoded.right.id)
+    if (!ok) {
+      history.truncate(n - 1)
+      return undefined
+    }
+  }
+  before.taken = true
+  return {
+    loaded: SessionStore.loadedOf(journal, whole, header, history.entries),
+    lines: whole.lines,
+    blobs: whole.blobs,
+    history,
+    taken: false,
+    how,
+    linesRead,
+    stored: whole
+  }
+}
+
+/** Whether reading on from `before` can give what a whole read gives: a whole session, not started from already. */
+const extensible = (before: Read): boolean => !before.taken && before.loaded.tail === "none" && before.lines.length > 0
+
+/**
+ * `stored` (read whole) read as `before` and the lines after those: undefined whenever that is not
+ * certain to be what decoding it whole gives (then it is decoded whole).
+ */
+const compared = (journal: SessionJournalService, before: Read, stored: Stored): Read | undefined => {
   const old = before.lines
   const lines = stored.lines
   const n = old.length
-  if (before.taken || before.loaded.tail !== "none" || stored.tail !== "none" || lines.length < n || n === 0) return undefined
-  const header = before.loaded.header
-  const caps = Codec.capsOf(header.version)
-  if (lines.length - 1 > caps.entries || stored.size > caps.sessionBytes) return undefined
-  for (let i = n; i < lines.length; i++) if (stored.sizes[i]! > caps.lineBytes) return undefined
+  if (!extensible(before) || stored.tail !== "none" || lines.length < n) return undefined
   // Every line read before, as it was (the header first), under the same ID, with the same blobs.
   for (let i = 0; i < n; i++) if (lines[i] !== old[i]) return undefined
   const entries = before.loaded.entries
@@ -64,28 +118,48 @@ const appended = (journal: SessionJournalService, before: Read, stored: Stored):
   }
   // A load checks blobs against the map the backend gives, none when it gives none.
   const blobs = stored.blobs ?? new Map<string, number>()
-  const history = before.history
-  for (let i = n; i < lines.length; i++) {
-    const decoded = Codec.decodeEntryLine(header.version, lines[i]!, i + 1, blobs)
-    const ok = Either.isRight(decoded) &&
-      history.checkAndAdd(decoded.right, i + 1) === undefined &&
-      (ids === undefined || ids[i - 1] === decoded.right.id)
-    if (!ok) {
-      history.truncate(n - 1)
-      return undefined
-    }
+  const added = { lines, sizes: stored.sizes, ids: ids === undefined ? undefined : ["", ...ids] }
+  return extend(journal, before, added, blobs, stored, "compared", lines.length)
+}
+
+/**
+ * The lines the backend read after `before` (`after`: only those, the lines before proven
+ * unchanged by the backend) decoded and checked as `compared` checks them: undefined when one does
+ * not check (then the session is read whole, for the whole read's answer).
+ */
+const following = (journal: SessionJournalService, before: Read, after: Stored): Read | undefined => {
+  if (!extensible(before) || after.tail !== "none") return undefined
+  // The blobs the lines before referred to were checked by the read before; the new ones by the backend's now.
+  const blobs = new Map(before.blobs ?? [])
+  if (after.blobs !== undefined) for (const [hash, size] of after.blobs) blobs.set(hash, size)
+  const whole: Stored = {
+    location: after.location,
+    lines: before.lines.concat(after.lines),
+    sizes: before.stored.sizes.concat(after.sizes),
+    ...(before.stored.ids === undefined || after.ids === undefined ? {} : { ids: before.stored.ids.concat(after.ids) }),
+    tail: "none",
+    size: after.size,
+    mark: after.mark,
+    ...(blobs.size === 0 ? {} : { blobs })
   }
-  before.taken = true
-  return { loaded: SessionStore.loadedOf(journal, stored, header, history.entries), lines, blobs: stored.blobs, history, taken: false, how: "appended" }
+  return extend(journal, before, after, blobs, whole, "after", after.lines.length)
 }
 
 /** Reads the session at `location` whole. */
 export const read = (journal: SessionJournalService, location: string): Effect.Effect<Read, ReadError> =>
   Effect.flatMap(journal.read(location), (stored) => whole(journal, stored))
 
-/** Reads the session at `location` again after `before`: the lines appended since, when only that changed. */
+/**
+ * Reads the session at `location` again after `before`: only the lines appended since, when the
+ * backend can read them alone (`SessionJournal.readAfter`); else whole, decoding only the lines
+ * after those of `before` when every one of those is there unchanged; else whole.
+ */
 export const readAgain = (journal: SessionJournalService, location: string, before: Read): Effect.Effect<Read, ReadError> =>
-  Effect.flatMap(journal.read(location), (stored) => {
-    const more = appended(journal, before, stored)
-    return more !== undefined ? Effect.succeed(more) : whole(journal, stored)
+  Effect.flatMap(SessionJournal.readAfter(journal, location, before.stored), (got) => {
+    if (got._tag === "After") {
+      const more = following(journal, before, got.stored)
+      return more !== undefined ? Effect.succeed(more) : Effect.flatMap(journal.read(location), (stored) => whole(journal, stored))
+    }
+    const more = compared(journal, before, got.stored)
+    return more !== undefined ? Effect.succeed(more) : whole(journal, got.stored)
   })

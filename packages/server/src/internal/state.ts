@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type Link, linksOf } from "./links.js"
+import { type Link, linksAfter, linksOf } from "./links.js"
 import * as Reading from "./reading.js"
 
 /** A change the live pages hear of: the keys of the sessions that changed, or `all` after a rescan. */
@@ -40,13 +40,45 @@ export interface Opened {
   readonly rest: () => Rest
   /** Whether `rest` was drawn already. */
   readonly restReady: () => boolean
+  /** The indexes of the path from a root to the newest entry (made once, from the version before's where it goes on from it). */
+  readonly newestPath: () => ReadonlyArray<number>
+  /**
+   * The version this one was laid out from by extending it (the entries appended since), with the
+   * tree's rows it had when they were drawn: what `/since` sends a page of that version only the
+   * changes against. Undefined for a session laid out whole.
+   */
+  readonly since: { readonly version: string; readonly rows: ReadonlyArray<string> | undefined } | undefined
 }
 
 /** The parts of a session's page beyond its first screen. */
 export interface Rest {
   readonly tree: string
+  /** The tree's rows, `tree` being them joined by newlines. */
+  readonly rows: ReadonlyArray<string>
   readonly facts: string
   readonly treeHeading: string
+}
+
+/**
+ * The path from a root to the newest entry of `layout`: the path of `before` (the layout it was
+ * extended from) and the entries after its newest, when the newest descends from it; else walked
+ * from the newest entry up.
+ */
+const newestPathOf = (layout: HtmlParts.Layout, before: Opened | undefined): ReadonlyArray<number> => {
+  const n = layout.entries.length
+  if (n === 0) return []
+  if (before !== undefined) {
+    const old = before.layout.entries.length
+    const below: Array<number> = []
+    let at: number | undefined = n - 1
+    while (at !== undefined && at >= old && below.length <= n) {
+      below.push(at)
+      const parent: string | null = layout.entries[at]!.parentId
+      at = parent === null ? undefined : HtmlParts.indexOf(layout, parent)
+    }
+    if (at === old - 1 && old > 0) return before.newestPath().concat(below.reverse())
+  }
+  return HtmlParts.pathOf(layout, n - 1)
 }
 
 /** How many laid-out sessions are kept: a layout of 100,000 entries holds them all in memory. */
@@ -149,26 +181,45 @@ export const make = (options: {
 
     // Laid-out sessions, most recently used last; a read in flight is shared by every request for it.
     const opened = new Map<string, { readonly version: string; readonly made: Effect.Effect<Opened, ReadError | SessionError> }>()
-    // The newest read of each session kept laid out: the next version is read from it (what was appended).
-    const reads = new Map<string, Reading.Read>()
+    // The newest read of each session kept laid out, with its layout: the next version is read from
+    // it (what was appended) and laid out by extending it.
+    const reads = new Map<string, { readonly read: Reading.Read; readonly opened: Opened }>()
     const layoutOf = (location: string, version: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]) =>
       Effect.suspend(() => {
         const before = reads.get(location)
-        return before === undefined ? Reading.read(options.journal, location) : Reading.readAgain(options.journal, location, before)
-      }).pipe(Effect.map((read): Opened => {
+        return Effect.map(
+          before === undefined ? Reading.read(options.journal, location) : Reading.readAgain(options.journal, location, before.read),
+          (read) => ({ read, before })
+        )
+      }).pipe(Effect.map(({ read, before }): Opened => {
         const loaded = read.loaded
-        if (opened.get(location)?.version === version) reads.set(location, read)
-        const layout = HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) })
+        // A read that went on from the one before has the same entries first: its layout goes on from that one's.
+        const previous = read.how !== "whole" && before !== undefined ? before.opened : undefined
+        const extended = previous === undefined ? undefined : HtmlParts.extend(previous.layout, loaded.entries)
+        const layout = extended ?? HtmlParts.layout(loaded.header, loaded.entries, { blobSrc: blobSrc(keyOf(location)) })
+        const from = extended === undefined ? undefined : previous
         titles.set(location, { version, title: layout.heading })
         let rest: Rest | undefined
-        return {
+        // Made now from the layout before (which is then let go), else when first asked for.
+        let path: ReadonlyArray<number> | undefined = from === undefined ? undefined : newestPathOf(layout, from)
+        const made: Opened = {
           version,
           loaded,
           layout,
-          links: linksOf(loaded.header, loaded.entries),
-          rest: () => (rest ??= { tree: HtmlParts.treeHtml(layout), facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }),
-          restReady: () => rest !== undefined
+          links: from === undefined ? linksOf(loaded.header, loaded.entries) : linksAfter(loaded.header, loaded.entries, from.loaded.entries.length, from.links),
+          rest: () => {
+            if (rest === undefined) {
+              const rows = HtmlParts.treeRows(layout)
+              rest = { tree: rows.join("\n"), rows, facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }
+            }
+            return rest
+          },
+          restReady: () => rest !== undefined,
+          newestPath: () => (path ??= newestPathOf(layout, undefined)),
+          since: from === undefined ? undefined : { version: from.version, rows: from.restReady() ? from.rest().rows : undefined }
         }
+        if (opened.get(location)?.version === version) reads.set(location, { read, opened: made })
+        return made
       }))
     const open = (location: string, blobSrc: (key: string) => HtmlParts.LayoutOptions["blobSrc"]): Effect.Effect<Opened, ReadError | SessionError> =>
       Effect.suspend((): Effect.Effect<Opened, ReadError | SessionError> => {

@@ -142,6 +142,11 @@ interface Children {
   readonly roots: ReadonlyArray<number>
   readonly start: Int32Array
   readonly kids: Int32Array
+  /**
+   * The children of entries that came after those `start` and `kids` index (`extendPage`): by
+   * parent, in commit order, after any `kids` gives. Absent for a page laid out whole.
+   */
+  readonly more?: ReadonlyMap<number, ReadonlyArray<number>> | undefined
 }
 
 const childrenIndex = (entries: ReadonlyArray<Entry>, byId: ReadonlyMap<string, number>): Children => {
@@ -164,7 +169,30 @@ const childrenIndex = (entries: ReadonlyArray<Entry>, byId: ReadonlyMap<string, 
 }
 
 /** The children of the entry at `i`, by index. */
-const childrenAt = (c: Children, i: number): Int32Array => c.kids.subarray(c.start[i]!, c.start[i + 1]!)
+const childrenAt = (c: Children, i: number): Int32Array => {
+  const base = i + 1 < c.start.length ? c.kids.subarray(c.start[i]!, c.start[i + 1]!) : new Int32Array(0)
+  const more = c.more?.get(i)
+  if (more === undefined) return base
+  const all = new Int32Array(base.length + more.length)
+  all.set(base)
+  all.set(more, base.length)
+  return all
+}
+
+/** Whether the entry at `i` has no children in `p`. */
+export const isLeafIn = (p: Page, i: number): boolean => soleChild(p.children, i) === -1
+
+/**
+ * The only child of the entry at `i` (its index), or else -1 - how many children it has (-1: none,
+ * -3: two). A number, not a list: the tree follows a chain of 100,000 without making one.
+ */
+const soleChild = (c: Children, i: number): number => {
+  const from = i + 1 < c.start.length ? c.start[i]! : 0
+  const to = i + 1 < c.start.length ? c.start[i + 1]! : 0
+  const more = c.more === undefined ? undefined : c.more.get(i)
+  const count = to - from + (more === undefined ? 0 : more.length)
+  return count !== 1 ? -1 - count : to > from ? c.kids[from]! : more![0]!
+}
 
 /**
  * Resolves tool links in one depth-first walk over the tree: the calls in scope are those of the
@@ -271,6 +299,8 @@ export interface Page {
   readonly blobSrc?: ((ref: string, mediaType: string) => string | undefined) | undefined
   /** Whether a folded run's rows are left out, for the page to load when it is opened. */
   readonly lazyRuns?: boolean | undefined
+  /** How many IDs `byId` held when this page was made: an extended page's `byId` holds more, and is not extended again. */
+  readonly ids: number
 }
 
 const e = escapeHtml
@@ -301,8 +331,91 @@ export const pageOf = (
     labels: labelsOf(entries),
     images,
     blobSrc: served?.blobSrc,
-    lazyRuns: served?.lazyRuns
+    lazyRuns: served?.lazyRuns,
+    ids: byId.size
   }
+}
+
+/** How many entries an extended page may add before it is laid out whole again (its children beyond the index grow). */
+const EXTENDED_MAX = 50_000
+
+/**
+ * `p` (a layout: no path shown) with the entries of `entries` after its own: `entries` starts with
+ * every entry of `p`, the same objects. Each new entry is laid out as a whole layout would lay it
+ * out: its index by ID, its place among its parent's children, the call it answers (its nearest
+ * ancestor that made it), the labels it sets; the work is that of the new entries and their
+ * ancestors up to the call each answers, not the session's. The maps `p` keeps are not changed,
+ * except `byId`, which only gains IDs beyond `p`'s entries (which `p` never looks up: see
+ * `indexIn`). Undefined when it cannot be done so (not a layout, other entries before, too many
+ * entries added since the last whole layout): lay out whole.
+ */
+export const extendPage = (p: Page, entries: ReadonlyArray<Entry>): Page | undefined => {
+  const old = p.entries.length
+  if (p.leafIndex !== -1 || p.onPath.size > 0 || entries.length < old) return undefined
+  for (let i = 0; i < old; i += Math.max(1, old >> 4)) if (entries[i] !== p.entries[i]) return undefined
+  if (old > 0 && entries[old - 1] !== p.entries[old - 1]) return undefined
+  const byId = p.byId as Map<string, number>
+  // Extended once already (`byId` gained IDs): extending it again could give an ID two indexes.
+  if (byId.size !== p.ids) return undefined
+  const more = new Map(p.children.more ?? [])
+  let added = 0
+  for (const list of more.values()) added += list.length
+  if (added + entries.length - old > EXTENDED_MAX) return undefined
+  const roots = p.children.roots.slice()
+  const answers = new Map(p.links.answers)
+  const answered = new Map(p.links.answered)
+  let labels = p.labels
+  for (let i = old; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (!byId.has(entry.id)) byId.set(entry.id, i)
+    const parent = entry.parentId === null ? -1 : byId.get(entry.parentId) ?? -2
+    if (parent === -1) roots.push(i)
+    else if (parent >= 0) more.set(parent, [...(more.get(parent) ?? []), i])
+    const answering = answersOf(entry)
+    if (answering !== undefined) {
+      const made = callAbove(entries, byId, entry, answering)
+      if (made !== undefined) {
+        answered.set(i, made)
+        const key = `${made.entry}:${made.call}`
+        answers.set(key, [...(answers.get(key) ?? []), i])
+      }
+    }
+    if (entry.version === 2 && entry.kind === "label") {
+      const next = new Map(labels)
+      if (entry.label === null) next.delete(entry.targetId)
+      else next.set(entry.targetId, entry.label)
+      labels = next
+    }
+  }
+  return { ...p, entries, byId, children: { ...p.children, roots, more }, links: { answers, answered }, labels, ids: byId.size }
+}
+
+/**
+ * The call `id` that `entry` answers, as the tree walk of `linksOf` finds it: the nearest ancestor
+ * that answers nothing and made a call with that ID (its last such call).
+ */
+const callAbove = (
+  entries: ReadonlyArray<Entry>,
+  byId: ReadonlyMap<string, number>,
+  entry: Entry,
+  id: string
+): { readonly entry: number; readonly call: number } | undefined => {
+  let steps = 0
+  for (let at = entry.parentId === null ? undefined : byId.get(entry.parentId); at !== undefined && steps <= entries.length; steps++) {
+    const above = entries[at]!
+    if (answersOf(above) === undefined) {
+      const calls = callsOf(above)
+      for (let k = calls.length - 1; k >= 0; k--) if (calls[k]!.id === id) return { entry: at, call: calls[k]!.k }
+    }
+    at = above.parentId === null ? undefined : byId.get(above.parentId)
+  }
+  return undefined
+}
+
+/** The index of entry `id` in `p`, or undefined (an ID an extended page added after `p`'s entries included). */
+export const indexIn = (p: Page, id: string): number | undefined => {
+  const i = p.byId.get(id)
+  return i !== undefined && i < p.entries.length ? i : undefined
 }
 
 /** The index of an entry's parent, or -1 for a root (or a parent not in the list). */
@@ -425,14 +538,17 @@ export const treeOf = (p: Page): Array<string> => {
     // A segment: `start` and its only children, up to an entry with none or several.
     const chain: Array<number> = [start]
     emitted[start] = 1
-    let children = childrenAt(p.children, start)
-    while (children.length === 1 && emitted[children[0]!] === 0) {
-      chain.push(children[0]!)
-      emitted[children[0]!] = 1
-      children = childrenAt(p.children, children[0]!)
+    // Only children are followed without a list of them each: a chain of 100,000 makes none.
+    let only = soleChild(p.children, start)
+    while (only >= 0 && emitted[only] === 0) {
+      chain.push(only)
+      emitted[only] = 1
+      only = soleChild(p.children, only)
     }
-    segmentRows(p, tree, chain, level, kind, children.length)
-    if (children.length > 1) {
+    const forks = only >= 0 ? 1 : -1 - only
+    segmentRows(p, tree, chain, level, kind, forks)
+    if (forks > 1) {
+      const children = childrenAt(p.children, chain[chain.length - 1]!)
       const continuing = children.find((child) => p.onPath.has(child)) ?? children[children.length - 1]!
       stack.push({ start: continuing, level: level + 1, kind: " side" })
       for (let k = children.length - 1; k >= 0; k--) {
@@ -543,7 +659,7 @@ const cardV2 = (p: Page, entry: V2.SessionEntry, i: number): string => {
 
 /** A button that selects entry `id`'s path and shows its card, or the ID as text when it is not an entry. */
 const goTo = (p: Page, id: string): string => {
-  const to = p.byId.get(id)
+  const to = indexIn(p, id)
   return to === undefined ? `<span class="id">${e(id)}</span>` : `<button type="button" class="go" data-go="${to}">${e(id)}</button>`
 }
 
