@@ -13,6 +13,7 @@ import { Buffer } from "node:buffer"
 import type * as Record1 from "@session-tree/core/Record"
 import * as RecordV2 from "@session-tree/core/RecordV2"
 import type { Conversation, Entry, Message } from "./data.js"
+import { linearLines } from "@session-tree/testing/Corpus"
 
 export interface HeaderV2 {
   readonly type: "session"
@@ -124,22 +125,13 @@ export const agentSession = (c: Conversation, seed = 2): ConversationV2 => {
 
 /**
  * A linear version-2 session of `n` short messages, user and assistant by turns (the session of
- * 100,000 entries that the server's Chromium test opens cold, and the live benchmark appends to).
+ * 100,000 entries that the server's Chromium test opens cold, and the live benchmark appends to):
+ * the test support's lines, as records.
  */
-export const linearSession = (id: string, n: number): ConversationV2 => ({
-  header: { type: "session", version: 2, id, timestamp: "2026-02-01T00:00:00.000Z" },
-  entries: Array.from({ length: n }, (_, i): EntryV2 => ({
-    type: "entry",
-    version: 2,
-    id: `e${i}`,
-    parentId: i === 0 ? null : `e${i - 1}`,
-    timestamp: new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString(),
-    kind: "message",
-    message: i % 2 === 0
-      ? { role: "user", id: `u${i}`, content: [{ type: "text", text: `Step ${i}: please read the next part of the log and tell me what failed` }] }
-      : { role: "assistant", id: `a${i}`, content: [{ type: "text", text: `Step ${i}: the build failed in the parser test; the fix is in src/parse.ts` }] }
-  }))
-})
+export const linearSession = (id: string, n: number): ConversationV2 => {
+  const [header, ...entries] = linearLines(id, n).map((line) => JSON.parse(line))
+  return { header, entries }
+}
 
 /** The canonical generation of a version-2 session. */
 export const fileV2 = (c: ConversationV2): Buffer =>

@@ -20,6 +20,7 @@ import * as Codec from "@session-tree/core/Codec"
 import type { Entry, Header } from "@session-tree/core/Record"
 import * as Sessions from "@session-tree/core/Sessions"
 import { type Child, prepareChild, spawnChild } from "@session-tree/testing/Children"
+import { linearLines } from "@session-tree/testing/Corpus"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -63,30 +64,11 @@ const expectSealed = async (opened: Opened, served: Served) => {
   expect(await opened.page.evaluate(() => window.__pwned)).toBeUndefined()
 }
 
-/** A linear version-2 session of `n` entries, user and assistant by turns, as canonical lines. */
-const bigLines = (n: number): Array<string> => {
-  const lines = [JSON.stringify({ type: "session", version: 2, id: "big", timestamp: "2026-02-01T00:00:00.000Z" })]
-  for (let i = 0; i < n; i++) {
-    const role = i % 2 === 0 ? "user" : "assistant"
-    const text = `Step ${i}: ${role === "user" ? "please read the next part of the log and tell me what failed" : "the build failed in the parser test; the fix is in src/parse.ts"}`
-    lines.push(JSON.stringify({
-      type: "entry",
-      version: 2,
-      id: `e${i}`,
-      parentId: i === 0 ? null : `e${i - 1}`,
-      timestamp: new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString(),
-      kind: "message",
-      message: { role, id: `m${i}`, content: [{ type: "text", text }] }
-    }))
-  }
-  return lines
-}
-
 const BIG = 100_000
 
 /** The big session's lines, made once for both backends, and its records (decoded once, for the database). */
 let bigMade: Array<string> | undefined
-const big = (): Array<string> => (bigMade ??= bigLines(BIG))
+const big = (): Array<string> => (bigMade ??= linearLines("big", BIG))
 const bigText = (): string => big().map((l) => `${l}\n`).join("")
 let bigDecoded: Sessions.Records | undefined
 const bigRecords = (): Sessions.Records => (bigDecoded ??= recordsOf(big()))

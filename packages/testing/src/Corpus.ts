@@ -152,3 +152,26 @@ export const QUERIES: ReadonlyArray<{ readonly query: string; readonly [option: 
   { query: "connection", sessions: ["s-pooling"] },
   { query: "nothing-here" }
 ]
+
+/**
+ * A linear version-2 session of `n` short messages, user and assistant by turns, as canonical
+ * lines: entry `e<i>` holds message `m<i>` (the server's Chromium test finds a card by it). The
+ * session of 100,000 entries that test opens, and that the live and load benchmarks use.
+ */
+export const linearLines = (id: string, n: number): Array<string> => {
+  const lines = [JSON.stringify({ type: "session", version: 2, id, timestamp: "2026-02-01T00:00:00.000Z" })]
+  for (let i = 0; i < n; i++) {
+    const role = i % 2 === 0 ? "user" : "assistant"
+    const text = `Step ${i}: ${role === "user" ? "please read the next part of the log and tell me what failed" : "the build failed in the parser test; the fix is in src/parse.ts"}`
+    lines.push(JSON.stringify({
+      type: "entry",
+      version: 2,
+      id: `e${i}`,
+      parentId: i === 0 ? null : `e${i - 1}`,
+      timestamp: new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString(),
+      kind: "message",
+      message: { role, id: `m${i}`, content: [{ type: "text", text }] }
+    }))
+  }
+  return lines
+}
