@@ -7,65 +7,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Tracer from "effect/Tracer"
 import * as Ids from "../src/Ids.js"
 import * as MemoryJournal from "../src/MemoryJournal.js"
 import * as SessionStore from "../src/SessionStore.js"
 import * as SessionTree from "../src/SessionTree.js"
 import { BATCH_SIZE, OUTCOME, SESSION } from "../src/Tracing.js"
-
-interface Recorded {
-  readonly name: string
-  readonly parent: string | undefined
-  readonly attributes: Map<string, unknown>
-  ended: boolean
-}
-
-/** A tracer that records every span it is asked for, with its attributes and its parent's name. */
-const recording = () => {
-  const spans: Array<Recorded> = []
-  const names = new Map<string, string>()
-  let ids = 0
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
-      const spanId = `span-${++ids}`
-      names.set(spanId, name)
-      const recorded: Recorded = {
-        name,
-        parent: Option.match(parent, { onNone: () => undefined, onSome: (p) => names.get(p.spanId) ?? p.spanId }),
-        attributes: new Map(),
-        ended: false
-      }
-      spans.push(recorded)
-      let status: Tracer.SpanStatus = { _tag: "Started", startTime }
-      return {
-        _tag: "Span",
-        name,
-        spanId,
-        traceId: "trace",
-        parent,
-        context,
-        get status() {
-          return status
-        },
-        attributes: recorded.attributes,
-        links,
-        sampled: true,
-        kind,
-        end: (endTime, exit) => {
-          recorded.ended = true
-          status = { _tag: "Ended", startTime, endTime, exit }
-        },
-        attribute: (key, value) => void recorded.attributes.set(key, value),
-        event: () => undefined,
-        addLinks: () => undefined
-      }
-    },
-    context: (f) => f()
-  })
-  return { spans, layer: Layer.setTracer(tracer) }
-}
+import { type Recorded, recording } from "@session-tree/testing/Spans"
 
 const user = (id: string, content: string) => ({ role: "user", id, content })
 

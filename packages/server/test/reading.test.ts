@@ -7,6 +7,7 @@
 import * as Ids from "@session-tree/core/Ids"
 import { SessionJournal } from "@session-tree/core/SessionJournal"
 import * as SessionStore from "@session-tree/core/SessionStore"
+import { OUTCOME, SESSION } from "@session-tree/core/Tracing"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -16,6 +17,7 @@ import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import * as Reading from "../src/internal/reading.js"
 import { tempDir } from "./support/serve.js"
+import { recording } from "@session-tree/testing/Spans"
 
 const runtime = ManagedRuntime.make(Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom))
 const dir = tempDir("reading")
@@ -166,5 +168,30 @@ describe("reading a session again after a change", () => {
     const again = await readAgain(location, torn)
     expect(again.how).toBe("whole")
     expect({ header: again.loaded.header, entries: again.loaded.entries }).toEqual(await loadOf(location))
+  })
+
+  it("runs each read in a span of its own, saying its session, how it was read and its outcome", async () => {
+    const location = await made("spans", 3)
+    const { layer, spans } = recording()
+    const traced = <A, E>(effect: Effect.Effect<A, E, SessionJournal | Ids.Ids>) => run(Effect.provide(effect, layer))
+    const first = await traced(Effect.flatMap(SessionJournal, (journal) => Reading.read(journal, location)))
+    await append(location, "four")
+    await traced(Effect.flatMap(SessionJournal, (journal) => Reading.readAgain(journal, location, first)))
+    NFS.writeFileSync(location, "not a session\n")
+    await traced(Effect.either(Effect.flatMap(SessionJournal, (journal) => Reading.read(journal, location))))
+    const ours = spans.filter((s) => s.name.startsWith("Server.")).map((s) => ({
+      name: s.name,
+      session: s.attributes.get(SESSION),
+      how: s.attributes.get(Reading.HOW),
+      outcome: s.attributes.get(OUTCOME),
+      ended: s.ended
+    }))
+    expect(ours).toEqual([
+      { name: "Server.read", session: location, how: "whole", outcome: "success", ended: true },
+      { name: "Server.readAgain", session: location, how: "after", outcome: "success", ended: true },
+      { name: "Server.read", session: location, how: undefined, outcome: "SESSION_INVALID_JSON", ended: true }
+    ])
+    // The backend's read is a child of the server's.
+    expect(spans.find((s) => s.name === "FileJournal.read")?.parent).toBe("Server.read")
   })
 })

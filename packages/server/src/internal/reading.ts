@@ -14,6 +14,7 @@ import type { CorruptError } from "@session-tree/core/SessionError"
 import * as SessionJournal from "@session-tree/core/SessionJournal"
 import type { ReadError, SessionJournalService, Stored } from "@session-tree/core/SessionJournal"
 import * as SessionStore from "@session-tree/core/SessionStore"
+import * as Tracing from "@session-tree/core/Tracing"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
@@ -145,9 +146,16 @@ const following = (journal: SessionJournalService, before: Read, after: Stored):
   return extend(journal, before, after, blobs, whole, "after", after.lines.length)
 }
 
+/** The span attribute saying how a read was made (`Read.how`). */
+export const HOW = "session_tree.read"
+
+/** Runs a read in the span `name`, as `SessionStore.read` runs in its own, saying how it was read. */
+const spanned = (name: string, location: string) => (self: Effect.Effect<Read, ReadError>): Effect.Effect<Read, ReadError> =>
+  self.pipe(Effect.tap((read) => Effect.annotateCurrentSpan(HOW, read.how)), Tracing.span(name, { session: location }))
+
 /** Reads the session at `location` whole. */
 export const read = (journal: SessionJournalService, location: string): Effect.Effect<Read, ReadError> =>
-  Effect.flatMap(journal.read(location), (stored) => whole(journal, stored))
+  Effect.flatMap(journal.read(location), (stored) => whole(journal, stored)).pipe(spanned("Server.read", location))
 
 /**
  * Reads the session at `location` again after `before`: only the lines appended since, when the
@@ -162,4 +170,4 @@ export const readAgain = (journal: SessionJournalService, location: string, befo
     }
     const more = compared(journal, before, got.stored)
     return more !== undefined ? Effect.succeed(more) : whole(journal, got.stored)
-  })
+  }).pipe(spanned("Server.readAgain", location))
