@@ -128,7 +128,7 @@ const removeLeftovers = (
   })
 
 /**
- * An append intent at the marker's name (`docs/format.md`, "Appending to a version-2 file"):
+ * An append intent at the marker's name (`docs/files.md`, "The append intent"):
  * refused while its writer may be running; otherwise the file is cut back to what the intent's
  * rule shows (the batch when it is whole, else the committed end), durably, and the intent goes.
  * Beside no file (the session was deleted after a crash brought the intent back) it only goes.

@@ -1,5 +1,5 @@
 /**
- * The version-2 append on files (`docs/format.md`, "Appending to a version-2 file"): a commit
+ * The version-2 append on files (`docs/files.md`, "The append intent"): a commit
  * writes its batch after the committed end, whatever the session's size; readers and `recover`
  * settle a file beside an append intent by one rule (the whole batch or none of it, and a load
  * never writes); the caps are the version's, read from the header before the file is read whole.

@@ -70,7 +70,7 @@ const print = (result: SearchResult, offset: number) =>
   })
 
 /**
- * `session-tree search`: words and phrases across sessions (`docs/cli.md`, "search").
+ * `session-tree search`: words and phrases across sessions (`docs/cli.md`, "Searching").
  *
  * @since 0.2.0
  * @category commands

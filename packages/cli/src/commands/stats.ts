@@ -40,7 +40,7 @@ const table = (by: StatsBy | undefined, result: StatsResult): ReadonlyArray<stri
 }
 
 /**
- * `session-tree stats`: usage across sessions, by day, model or session (`docs/cli.md`, "stats").
+ * `session-tree stats`: usage across sessions, by day, model or session (`docs/cli.md`, "Usage").
  *
  * @since 0.2.0
  * @category commands

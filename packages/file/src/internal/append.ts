@@ -1,5 +1,5 @@
 /**
- * The version-2 append (`docs/format.md`, "Appending to a version-2 file"): a
+ * The version-2 append (`docs/files.md`, "The append intent"): a
  * batch's lines are written after the committed end of the file itself, behind an
  * intent at the marker's name: a symbolic link whose text says where the committed
  * end was, where the batch ends and the batch's SHA-256 (`Marker.encodeIntent`). A

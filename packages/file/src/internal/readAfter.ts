@@ -3,7 +3,7 @@
  *
  * A version-2 commit writes its batch after the committed end of the same file and never writes
  * before it: the bytes of a read that ended at a committed end stay the file's first bytes for as
- * long as the file is that one (`docs/format.md`, "Appending to a version-2 file"). What replaces
+ * long as the file is that one (`docs/files.md`, "The append intent"). What replaces
  * the session (a version-1 commit, a rewrite to the canonical form, a delete and a create, an
  * editor's save, a rename over it) is another file: another (dev, ino). So the bytes from the old
  * end on are read alone when the path is still the file read before (its identity, through the
