@@ -22,6 +22,12 @@ afterAll(async () => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
 const databaseUrl = () => Effect.runPromise(Scope.extend(freshDatabase("readme"), scope))
+/** `url` with libpq's `connect_timeout` (seconds), which `PgJournal.layerUrl` reads. */
+const withConnectTimeout = (url: string, seconds: number): string => {
+  const parsed = new URL(url)
+  parsed.searchParams.set("connect_timeout", String(seconds))
+  return parsed.toString()
+}
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 const readme = NFS.readFileSync(Path.join(root, "README.md"), "utf8")
@@ -73,8 +79,9 @@ describe.concurrent("README.md", { timeout: 180_000 }, () => {
       const expected = promisedOutput(example.body)
       expect(expected.length).toBeGreaterThan(2)
       const tmp = tempDir()
-      // The PostgreSQL example runs on a fresh database of the run's server.
-      const database = example.name.endsWith("pg-example.ts") ? { SESSION_TREE_DB: await databaseUrl() } : {}
+      // The PostgreSQL example runs on a fresh database of the run's server. Its first connection
+      // may wait on a machine busy with the whole run: the URL gives it a minute, not the default 5 s.
+      const database = example.name.endsWith("pg-example.ts") ? { SESSION_TREE_DB: withConnectTimeout(await databaseUrl(), 60) } : {}
       const result = await runExample(Path.join(root, example.name), { TMPDIR: tmp, ...database })
       expect(result.stderr).toBe("")
       expect(result.code).toBe(0)

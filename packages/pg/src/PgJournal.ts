@@ -43,6 +43,7 @@ import type { SessionError } from "@session-tree/core/SessionError"
 import { SessionJournal, type SessionJournalService } from "@session-tree/core/SessionJournal"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -111,12 +112,20 @@ export const layerClient = (config: PgClient.PgClientConfig, options?: Options):
 
 /**
  * The journal and catalog over a new `PgClient` for the database at `url` (`postgres://user:password@host:port/db`).
+ * A `connect_timeout` parameter in the URL (whole seconds, as libpq reads it: at least 2) bounds the
+ * wait for a connection, 5 seconds by default; one that is not a whole number of seconds of at least
+ * 1 is SESSION_INVALID_OPTIONS.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerUrl = (url: string | Redacted.Redacted, options?: Options): Layer.Layer<Services, SessionError> =>
-  layerClient({ url: typeof url === "string" ? Redacted.make(url) : url }, options)
+export const layerUrl = (url: string | Redacted.Redacted, options?: Options): Layer.Layer<Services, SessionError> => {
+  const redacted = typeof url === "string" ? Redacted.make(url) : url
+  const timeout = internal.connectTimeoutOf(Redacted.value(redacted))
+  return typeof timeout === "object"
+    ? Layer.fail(timeout)
+    : layerClient({ url: redacted, ...(timeout === undefined ? {} : { connectTimeout: Duration.seconds(timeout) }) }, options)
+}
 
 /**
  * The journal and catalog over a new `PgClient` whose configuration is read from `Config`.

@@ -259,3 +259,23 @@ export const make = (client: SqlClient.SqlClient, options?: Options): SessionJou
       )
   }
 }
+
+/**
+ * The seconds of a database URL's `connect_timeout` parameter, as libpq reads it (whole seconds,
+ * at least 2: 1 is 2), undefined when it has none, or the error of one that is not a whole number
+ * of seconds of at least 1. A URL that does not parse is left to the client, which refuses it: the
+ * URL may hold a password, so no error here quotes it.
+ */
+export const connectTimeoutOf = (url: string): number | undefined | InputError => {
+  let value: string | null
+  try {
+    value = new URL(url).searchParams.get("connect_timeout")
+  } catch {
+    return undefined
+  }
+  if (value === null) return undefined
+  const seconds = /^[0-9]{1,6}$/.test(value) ? Number(value) : 0
+  return seconds >= 1
+    ? Math.max(2, seconds)
+    : sessionError("SESSION_INVALID_OPTIONS", "the database URL's connect_timeout must be a whole number of seconds, at least 1")
+}
