@@ -146,7 +146,7 @@ export interface SessionView {
    * The layout's tree, facts and tree heading, made once per layout; undefined when the page goes
    * out before them (a large session opened cold) and asks for them at once (`/since`).
    */
-  readonly rest: { readonly tree: string; readonly facts: string; readonly treeHeading: string } | undefined
+  readonly rest: { readonly rows: ReadonlyArray<string>; readonly facts: string; readonly treeHeading: string } | undefined
   readonly links: ReadonlyArray<Link>
   readonly path: ReadonlyArray<number>
   readonly leaf: number
@@ -200,7 +200,7 @@ ${view.links.length === 0 ? "" : `<div class="links">${view.links.map(linkHtml).
 <main id="session" data-key="${e(view.key)}" data-version="${e(view.version)}" data-n="${layout.entries.length}" data-leaf="${view.leaf}" data-leaf-id="${e(leafId)}"` +
     ` data-focus="${view.focus}" data-path="${rangesOf(view.path)}" data-from="${view.from}" data-to="${view.to}"${view.rest === undefined ? ` data-rest="later"` : ""}>
 <nav class="pane" id="tree" aria-label="Session tree"><h2 id="th">${view.rest === undefined ? "Drawing the tree\u2026" : e(view.rest.treeHeading)}</h2>
-${view.rest?.tree ?? ""}
+${view.rest?.rows.join("\n") ?? ""}
 </nav>
 <section class="pane" id="panel" aria-live="polite">
 <h2><span id="pk">Path to</span> <span class="id" id="pid">${e(leafId)}</span> · <span id="pn"></span></h2>

@@ -52,8 +52,7 @@ export interface Opened {
 
 /** The parts of a session's page beyond its first screen. */
 export interface Rest {
-  readonly tree: string
-  /** The tree's rows, `tree` being them joined by newlines. */
+  /** The tree's rows: a page's tree is them joined by newlines. */
   readonly rows: ReadonlyArray<string>
   readonly facts: string
   readonly treeHeading: string
@@ -210,7 +209,7 @@ export const make = (options: {
           rest: () => {
             if (rest === undefined) {
               const rows = HtmlParts.treeRows(layout)
-              rest = { tree: rows.join("\n"), rows, facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }
+              rest = { rows, facts: HtmlParts.factsHtml(layout), treeHeading: HtmlParts.treeHeading(layout) }
             }
             return rest
           },
