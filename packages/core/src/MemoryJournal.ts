@@ -149,10 +149,11 @@ export const make = (storage: Storage = new Map(), blobs: BlobStorage = new Map(
       Effect.suspend(() => {
         const lines = storage.get(location)
         if (lines === undefined) return Effect.fail(missing(location))
-        const whole = storedOf(location, lines, blobs)
         const added = linesAfter(before.mark, lines)
-        if (added === undefined) return Effect.succeed<ReadAfter>({ _tag: "Whole", stored: whole })
-        return Effect.succeed<ReadAfter>({ _tag: "After", stored: { ...whole, lines: added, sizes: whole.sizes.slice(lines.length - added.length) } })
+        if (added === undefined) return Effect.succeed<ReadAfter>({ _tag: "Whole", stored: storedOf(location, lines, blobs) })
+        // Only the new lines are measured: the size goes on from the read before's.
+        const after = storedOf(location, added, blobs)
+        return Effect.succeed<ReadAfter>({ _tag: "After", stored: { ...after, size: before.size + after.size, mark: lines } })
       }),
     blob: (location, hash) =>
       Effect.suspend(() => {
