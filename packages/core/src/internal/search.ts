@@ -16,7 +16,7 @@ import type { ScanError, SessionCatalogService } from "../SessionCatalog.js"
 import { type InputError, type SessionError, sessionError } from "../SessionError.js"
 import type { Unreadable } from "../Sessions.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
-import { fold, isAscii, lexemeOf, lexemesOf, WORD, type Word, wordsOf } from "./words.js"
+import { fold, isAscii, lexemeOf, lexemesOf, WORD, WORD_CODE_POINT, type Word, wordsOf } from "./words.js"
 
 const invalid = (reason: string): InputError => sessionError("SESSION_INVALID_OPTIONS", reason) as InputError
 
@@ -226,8 +226,6 @@ export const matchText = (query: Query, text: string): Array<readonly [number, n
 /** Whether the code unit `c` is an ASCII letter or digit (any case): part of a word. */
 const isAsciiWordCode = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39)
 
-const WORD_CODE_POINT = /[\p{L}\p{M}\p{N}]/u
-
 /** Whether the code point at `i` of `text` (a lone surrogate as itself) is part of a word. */
 const wordAt = (text: string, i: number): boolean => {
   const c = text.charCodeAt(i)
@@ -412,8 +410,8 @@ export const snippetsOf = (text: string, marks: ReadonlyArray<readonly [number, 
     let from = atCodePoint(text, Math.max(0, start - Math.floor(room / 3)))
     let to = atCodePoint(text, Math.min(text.length, end + room - (start - from)))
     // Whole words at the edges: a cut word is left out.
-    while (from > 0 && from < start && /[\p{L}\p{M}\p{N}]/u.test(text[from - 1]!)) from++
-    while (to < text.length && to > end && /[\p{L}\p{M}\p{N}]/u.test(text[to]!)) to--
+    while (from > 0 && from < start && WORD_CODE_POINT.test(text[from - 1]!)) from++
+    while (to < text.length && to > end && WORD_CODE_POINT.test(text[to]!)) to--
     const inside = marks.filter(([s, e]) => s >= from && e <= to).map(([s, e]) => [s - from, e - from] as const)
     out.push({ text: text.slice(from, to), marks: inside, before: from > 0, after: to < text.length })
     covered = to

@@ -10,8 +10,11 @@
  * the Kelvin sign stays itself and `İ`, whose lower case is two code points, too).
  */
 
+/** One code point of a word: a letter, a mark or a digit. */
+export const WORD_CODE_POINT = /[\p{L}\p{M}\p{N}]/u
+
 /** A run of letters, marks and digits. */
-export const WORD = /[\p{L}\p{M}\p{N}]+/gu
+export const WORD = new RegExp(`${WORD_CODE_POINT.source}+`, "gu")
 
 /** Longer words are indexed by their first this many code points (a PostgreSQL lexeme stays short). */
 export const LEXEME_CODE_POINTS = 64
