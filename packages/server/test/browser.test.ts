@@ -6,9 +6,10 @@
  *   branch, another branch chosen in the tree (the page never reloads);
  * - live: another process appends (a child started with Node), and the open
  *   session page and list show it within a second, the reader's place kept;
- * - a session of 100,000 entries opens with its first screen drawn within a second, at its first
- *   request (the server told to lay out nothing ahead) and laid out; an append to it reaches its
- *   open page (how long it takes is printed);
+ * - a session of 100,000 entries opens with its first screen drawn within a second once laid out;
+ *   at its first request (on the command `session-tree serve`, a process of its own as a user runs
+ *   it, started before the session was written) its first screen comes first and the time is
+ *   printed; an append to it reaches its open page (how long it takes is printed);
  * - hostile sessions: nothing in them runs or loads (no script, dialog, request
  *   beyond the server, policy violation), on the list, the session and a search;
  *   hostile addresses get a refusal page and nothing of any session.
@@ -42,6 +43,7 @@ declare const window: { __marker?: number; __pwned?: unknown; readonly location:
 
 const ARTIFACTS = fileURLToPath(new URL("./artifacts/", import.meta.url))
 const APPENDER = fileURLToPath(new URL("./children/appender.ts", import.meta.url))
+const COMMAND = fileURLToPath(new URL("../../cli/src/main.ts", import.meta.url))
 
 /** The IDs of the cards the session page shows, in order. */
 const cards = (opened: Opened) =>
@@ -65,6 +67,8 @@ const expectSealed = async (opened: Opened, served: Served) => {
 }
 
 const BIG = 100_000
+/** How many commands open the big session cold, each once. */
+const COLD_OPENS = 3
 
 /** The big session's lines, made once for both backends, and its records (decoded once, for the database). */
 let bigMade: Array<string> | undefined
@@ -92,6 +96,8 @@ interface Backend {
   readonly addBig: (served: Served) => Promise<void>
   /** The appender's arguments for the session `key` of `served`. */
   readonly appenderArgs: (served: Served, key: string) => ReadonlyArray<string>
+  /** The command `serve`'s options for what `served` serves. */
+  readonly commandArgs: (served: Served) => ReadonlyArray<string>
 }
 
 /** The records of a session's lines. */
@@ -120,6 +126,7 @@ const files: Backend = {
     return { ...served, stop: async () => (await served.stop(), NFS.rmSync(dir, { recursive: true, force: true })) }
   },
   appenderArgs: (served, key) => [Path.join(served.where, key)],
+  commandArgs: (served) => ["--files", "--dir", served.where],
   addBig: async (served) => {
     // Written beside and renamed in, as a writer makes a file whole: never seen half-written.
     NFS.writeFileSync(Path.join(served.where, ".big.tmp"), bigText())
@@ -138,6 +145,7 @@ const database: Backend = {
     return { ...served, keyOf: (name) => (name === "hostile" || name === "big" ? name : served.keyOf(name)) }
   },
   appenderArgs: (served, key) => [key, served.where],
+  commandArgs: (served) => ["--db", served.where],
   addBig: (served) => served.add!([bigRecords()])
 }
 
@@ -147,6 +155,8 @@ for (const backend of [files, database]) {
     let served: Served
     let appender: ReadonlyArray<string> = []
     const children: Array<Child> = []
+    /** The command `serve`, each a process of its own, started before the big session is written. */
+    const commands: Array<{ readonly child: Child; readonly port: number }> = []
     const opened: Array<Opened> = []
     const open = async () => {
       const o = await openPage(browser!)
@@ -157,23 +167,33 @@ for (const backend of [files, database]) {
     beforeAll(async () => {
       if (!browserFound) throw new Error(`${MISSING}. CI or REQUIRE_BROWSER=1 is set, so the browser tests must run.`)
       NFS.mkdirSync(ARTIFACTS, { recursive: true })
-      ;[browser, served, appender] = await Promise.all([browserOnce(), backend.start(), prepareChild(APPENDER)])
+      let command: ReadonlyArray<string>
+      ;[browser, served, appender, command] = await Promise.all([browserOnce(), backend.start(), prepareChild(APPENDER), prepareChild(COMMAND)])
+      for (let k = 0; k < COLD_OPENS; k++) {
+        const child = spawnChild(command, ["serve", ...backend.commandArgs(served), "--port", "0"])
+        commands.push({ child, port: 0 })
+      }
+      for (const [k, { child }] of commands.entries()) {
+        const url = await child.waitFor("http://127.0.0.1:")
+        commands[k] = { child, port: Number(new URL(url).port) }
+      }
     })
 
-    /** The big session added, once, and listed by the server (its live stream answers). */
+    /** Resolves once the server on `port` lists the big session (its live stream for it answers). */
+    const listedAt = async (port: number) => {
+      const url = `http://127.0.0.1:${port}/events?s=${encodeURIComponent(served.keyOf("big"))}`
+      for (;;) {
+        const stop = new AbortController()
+        const response = await fetch(url, { signal: stop.signal })
+        stop.abort()
+        if (response.status === 200) return
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    }
+
+    /** The big session added, once, and listed by the server. */
     let bigAdded: Promise<void> | undefined
-    const bigListed = () =>
-      (bigAdded ??= (async () => {
-        await backend.addBig(served)
-        const url = `http://127.0.0.1:${served.port}/events?s=${encodeURIComponent(served.keyOf("big"))}`
-        for (;;) {
-          const stop = new AbortController()
-          const response = await fetch(url, { signal: stop.signal })
-          stop.abort()
-          if (response.status === 200) return
-          await new Promise((resolve) => setTimeout(resolve, 20))
-        }
-      })())
+    const bigListed = () => (bigAdded ??= backend.addBig(served).then(() => listedAt(served.port)))
 
     // What a test opened goes with it: pages left open would follow every change that comes after.
     afterEach(async () => {
@@ -186,6 +206,10 @@ for (const backend of [files, database]) {
     })
 
     afterAll(async () => {
+      for (const { child } of commands.splice(0)) {
+        if (child.proc.exitCode === null) child.proc.kill("SIGKILL")
+        await child.exited
+      }
       await served?.stop()
     })
 
@@ -300,30 +324,42 @@ for (const backend of [files, database]) {
       }
     })
 
-    // A cold open's time is the session's whole load and check first (about 0.6 s for these 100,000
-    // entries on a quiet machine, 2-4 s at a load of 7-10): the goal of a second is met only when the
-    // server laid the session out ahead (the test after this one). BENCHMARKS.md, "Serve", has the figures.
-    it(`opens a session of ${BIG.toLocaleString("en-US")} entries it has not laid out yet with its first screen first, then its tree and facts`, async () => {
-      // Nothing is laid out ahead (the server was told to lay out none): this is its first request,
-      // once the server lists it (its live stream answers).
-      const key = served.keyOf("big")
+    // A cold open is the session's whole load and check first (about 0.6 s of work for these 100,000
+    // entries on a quiet machine), then its first screen. It is measured on the command itself, a
+    // process of its own as a user runs it: the server in this test's process shares its heap and
+    // its turns with the test, Chromium's driver and the other server, and takes 2-3 times as long.
+    // Each command is opened once, so each open is its first. BENCHMARKS.md, "Serve", has the figures.
+    it(`opens a session of ${BIG.toLocaleString("en-US")} entries that the command has not laid out yet with its first screen first, then its tree and facts`, async () => {
       await bigListed()
-      const o = await open()
-      const started = performance.now()
-      await o.page.goto(`http://127.0.0.1:${served.port}/s/${encodeURIComponent(key)}`, { waitUntil: "commit" })
-      await o.page.locator(`#m${BIG - 1}`).waitFor({ state: "visible" })
-      await o.page.waitForFunction((n) => document.querySelector("#pn")?.textContent === `${n} entries`, BIG, { polling: "raf" })
-      const first = performance.now() - started
-      expect(await o.page.locator("#cards .msg").count()).toBeLessThanOrEqual(200)
-      // Then the rest of the page: the tree with its folded run, the facts.
-      await ready(o)
-      const whole = performance.now() - started
-      expect(await o.page.locator("#th").textContent()).toBe(`${BIG.toLocaleString("en-US")} entries in 1 branch`)
-      expect(await o.page.locator("#tree details.run").count()).toBe(1)
-      expect(await o.page.locator("#facts dl.facts").count()).toBe(1)
-      await expectSealed(o, served)
-      await o.close()
-      console.log(`first screen of ${BIG} entries on ${backend.name}, opened cold: ${first.toFixed(0)} ms (the whole page ${whole.toFixed(0)} ms)`)
+      const key = served.keyOf("big")
+      const times: Array<string> = []
+      let best = Infinity
+      for (const { child, port } of commands) {
+        await listedAt(port)
+        const o = await open()
+        const started = performance.now()
+        await o.page.goto(`http://127.0.0.1:${port}/s/${encodeURIComponent(key)}`, { waitUntil: "commit" })
+        await o.page.locator(`#m${BIG - 1}`).waitFor({ state: "visible" })
+        await o.page.waitForFunction((n) => document.querySelector("#pn")?.textContent === `${n} entries`, BIG, { polling: "raf" })
+        const first = performance.now() - started
+        expect(await o.page.locator("#cards .msg").count()).toBeLessThanOrEqual(200)
+        // Then the rest of the page: the tree with its folded run, the facts.
+        await ready(o)
+        const whole = performance.now() - started
+        expect(await o.page.locator("#th").textContent()).toBe(`${BIG.toLocaleString("en-US")} entries in 1 branch`)
+        expect(await o.page.locator("#tree details.run").count()).toBe(1)
+        expect(await o.page.locator("#facts dl.facts").count()).toBe(1)
+        await expectSealed(o, { ...served, port })
+        await o.close()
+        // Stopped as a user stops it (its memory freed for the next): it shuts down cleanly, as interrupted.
+        child.proc.kill("SIGTERM")
+        expect(await child.exited).toEqual({ code: 130, signal: null })
+        times.push(`${first.toFixed(0)} ms (the whole page ${whole.toFixed(0)} ms)`)
+        best = Math.min(best, first)
+      }
+      // Printed, not held to a second: on a machine busy with other work a cold open takes longer
+      // (the goal is met on a quiet machine only; BENCHMARKS.md, "Serve").
+      console.log(`first screen of ${BIG} entries on ${backend.name}, opened cold on the command: ${times.join(", ")}; best ${best.toFixed(0)} ms`)
     })
 
     it(`opens a session of ${BIG.toLocaleString("en-US")} entries laid out with its first screen drawn within a second, and shows an append to it`, async () => {
