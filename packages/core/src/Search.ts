@@ -312,12 +312,14 @@ export const lexemeOf: (folded: string) => string = words.lexemeOf
 export const lineLexemes: (header: string | undefined, text: string, line?: number) => ReadonlyArray<string> = internal.lineLexemes
 
 /**
- * The facts an index keeps of an entry line (1-based `line` in its session) whose session's header
- * line is `header`: what the matcher and the filters would decide of it, made by the same code.
+ * The facts an index keeps of the entry lines (each with its 1-based `line` in its session) of a
+ * session whose header line is `header`: what the matcher and the filters would decide of each, made
+ * by the same code. The header is decoded once; when it does not decode, every line is kept as
+ * written (its words, and the header's error), as a search then looks at it.
  * @since 0.3.0
  * @category index
  */
-export const entryFacts: (header: string, text: string, line?: number) => EntryFacts = internal.entryFacts
+export const entryFacts: (header: string) => (text: string, line?: number) => EntryFacts = internal.entryFacts
 
 /**
  * The candidate pattern of a query's folded words (see `Pattern`).

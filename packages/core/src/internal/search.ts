@@ -553,19 +553,35 @@ export const lineLexemes = (header: string | undefined, text: string, line?: num
   return searched === undefined ? [] : [...lexemesOf(searched)]
 }
 
-/** The facts an index keeps of an entry line (see `Search.entryFacts`). */
-export const entryFacts = (header: string, text: string, line?: number): EntryFacts => {
-  const decoded = decodeEntryLine(versionOf(header), text, line)
-  if (Either.isLeft(decoded)) {
-    const { code, line: at, reason } = decoded.left
-    return { lexemes: [...lexemesOf(text)], decoded: undefined, error: { code, reason, line: at } }
+/** The facts of a line that does not decode (or whose session's header does not): its words as written. */
+const undecoded = (text: string, error: SessionError): EntryFacts => ({
+  lexemes: [...lexemesOf(text)],
+  decoded: undefined,
+  error: { code: error.code, reason: error.reason, line: error.line }
+})
+
+/**
+ * The facts an index keeps of the entry lines of a session whose header line is `header` (see
+ * `Search.entryFacts`): the header decoded once, then each line as the run decodes it. When the
+ * header does not decode, every line is kept as written, as the run then looks at it.
+ */
+export const entryFacts = (header: string): (text: string, line?: number) => EntryFacts => {
+  const decodedHeader = headerOf(header)
+  if (Either.isLeft(decodedHeader)) {
+    const error = decodedHeader.left
+    return (text) => undecoded(text, error)
   }
-  const entry = decoded.right
-  const searched = searchTextOf(entry)
-  return {
-    lexemes: searched === undefined ? [] : [...lexemesOf(searched)],
-    decoded: { timestamp: entry.timestamp, role: roleOf(entry), model: modelOf(entry), searched: searched !== undefined },
-    error: undefined
+  const version = decodedHeader.right.version
+  return (text, line) => {
+    const decoded = decodeEntryLine(version, text, line)
+    if (Either.isLeft(decoded)) return undecoded(text, decoded.left)
+    const entry = decoded.right
+    const searched = searchTextOf(entry)
+    return {
+      lexemes: searched === undefined ? [] : [...lexemesOf(searched)],
+      decoded: { timestamp: entry.timestamp, role: roleOf(entry), model: modelOf(entry), searched: searched !== undefined },
+      error: undefined
+    }
   }
 }
 
