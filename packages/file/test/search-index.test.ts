@@ -184,6 +184,34 @@ describe("the index of session files", () => {
     expect(hits).toBeGreaterThan(200)
   }, 240_000)
 
+  it("answers a query of words from the segments, reading only the page's lines of the sessions", async () => {
+    const dir = tempDir()
+    try {
+      // Sessions whose every line decodes: a line that does not is read at every search, as the scan would find it.
+      const sessions = FastCheck.sample(session, { numRuns: 6, seed: 5 }).map((s) => ({ ...s, headerSpoiled: false, entries: s.entries.map((e) => ({ ...e, spoiled: null })) }))
+        .map((s) => ({ ...s, entries: s.entries.filter((_, i) => Search.entryFacts(sessionLines(s)[0]!)(sessionLines(s)[i + 1]!).error === undefined) }))
+      sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
+      await settle()
+      const opened: Array<string> = []
+      const around: Around = (step, run) =>
+        step.op === "open" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(Path.basename(step.path))), run) : run
+      const service = indexed(intercept(node, around))
+      await search(service, dir, { query: "build" })
+      expect(new Set(opened).size).toBe(sessions.length)
+      opened.length = 0
+      const counted = await search(service, dir, { query: "build", limit: 0 })
+      expect(counted).toEqual(await search(scan, dir, { query: "build", limit: 0 }))
+      expect(counted.total).toBeGreaterThan(0)
+      // Counted and ranked from the segments: no session file opened.
+      expect(opened).toEqual([])
+      const page = await search(service, dir, { query: "build", limit: 1 })
+      expect(page).toEqual(await search(scan, dir, { query: "build", limit: 1 }))
+      expect(opened).toEqual([Path.basename(page.hits[0]!.location)])
+    } finally {
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("never answers a session changed since it was indexed from its old segment, even one whose times were put back", async () => {
     const dir = tempDir()
     try {

@@ -129,14 +129,15 @@ export const searcher = (
       // Not a regular file, or a marker beside it (an append or a commit under way): as the scan reads it.
       if (stat === undefined || stat.kind !== "file" || (yield* Marker.now(fs, paths)) !== undefined) return yield* scan(location)
       const segmentPath = Index.segmentPath(paths.dir, paths.base)
-      const segment = yield* Index.read(fs, segmentPath)
-      if (segment !== undefined && Index.sameIdentity(segment.identity, stat)) {
+      const stored = yield* Effect.scoped(Effect.gen(function*() {
+        const segment = yield* Index.read(fs, segmentPath)
+        if (segment === undefined || !Index.sameIdentity(segment.identity, stat)) return undefined
         if (segment.kind === "scan") return yield* scan(location)
         const answered = yield* answer(fs, location, paths.path, segment, request, (places) =>
           Index.readLines(fs, paths.path, segment.identity, places))
-        if (answered !== undefined) return Option.some(answered)
-      }
-      return yield* reindex(location, paths, segmentPath)
+        return answered === undefined ? undefined : Option.some(answered)
+      }))
+      return stored ?? (yield* reindex(location, paths, segmentPath))
     }).pipe(Effect.catchAll((error) => Effect.succeed(unread(location, error))))
 }
 

@@ -16,6 +16,7 @@ import * as Zlib from "node:zlib"
 import type { CandidateLine, EntryFacts, IndexedEntries, Pattern } from "@session-tree/core/Search"
 import { entryFacts } from "@session-tree/core/Search"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { Flags, type FsService, type Handle, type Stat } from "../Fs.js"
 import { closeQuietly } from "./io.js"
 import * as Owner from "./owner.js"
@@ -414,13 +415,17 @@ export const readFully = (fs: FsService, handle: Handle, buffer: Buffer, positio
 /** The segment file of the session file `base` in the directory `dir`. */
 export const segmentPath = (dir: string, base: string): string => Path.join(dir, INDEX_DIRECTORY, `${base}${SEGMENT_SUFFIX}`)
 
-/** Reads and opens the segment at `path`; undefined when there is none or it cannot be used. */
-export const read = (fs: FsService, path: string): Effect.Effect<Segment | undefined> =>
-  Effect.acquireUseRelease(
-    fs.open(path, Flags.readNoFollow),
-    (handle) => Effect.flatMap(fs.fstat(handle), (stat) => (stat.kind === "file" ? open(inFile(fs, handle), stat.size) : damaged("not a file"))),
-    (handle) => closeQuietly(fs, handle)
-  ).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
+/**
+ * Opens the segment at `path`, its descriptor held until the scope closes (its parts are read as a
+ * query asks for them); undefined when there is none or it cannot be used.
+ */
+export const read = (fs: FsService, path: string): Effect.Effect<Segment | undefined, never, Scope.Scope> =>
+  Effect.acquireRelease(fs.open(path, Flags.readNoFollow), (handle) => closeQuietly(fs, handle)).pipe(
+    Effect.flatMap((handle) =>
+      Effect.flatMap(fs.fstat(handle), (stat) => (stat.kind === "file" ? open(inFile(fs, handle), stat.size) : damaged("not a file")))
+    ),
+    Effect.catchAll(() => Effect.succeed(undefined))
+  )
 
 /**
  * Writes `bytes` as the segment at `path`: a temp file of this process's own in the index directory
@@ -454,7 +459,7 @@ export const readLines = (
   identity: Identity,
   places: ReadonlyArray<Place>
 ): Effect.Effect<Array<CandidateLine> | undefined> =>
-  Effect.acquireUseRelease(
+  places.length === 0 ? Effect.succeed([]) : Effect.acquireUseRelease(
     fs.open(path, Flags.readNoFollow),
     (handle) =>
       Effect.gen(function*() {
