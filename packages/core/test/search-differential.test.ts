@@ -18,7 +18,7 @@ import type { Candidates, Hit, SearchResult } from "../src/Search.js"
 import { type SessionError, sessionError } from "../src/SessionError.js"
 import type { Unreadable } from "../src/Sessions.js"
 import { options, queryText, type Session, session, sessionLines, text } from "./support/searchCorpus.js"
-import { everyLine, matchText, matcherOf, modelOf, parseQuery, type Plan, planOf, rawMatches, roleOf, run, snippetsOf } from "../src/internal/search.js"
+import { entryFacts, everyLine, matchText, matcherOf, modelOf, parseQuery, type Plan, planOf, rawMatches, requestOf, roleOf, run, snippetsOf } from "../src/internal/search.js"
 
 // ---- The reference: the run and the searched text as they were ---------------------------------
 
@@ -240,6 +240,59 @@ describe("the search run", () => {
     expect(hits).toBeGreaterThan(1_500)
     expect(unreadable).toBeGreaterThan(500)
     expect(paged).toBeGreaterThan(100)
+  })
+
+  it("answers from an index of the facts the library makes (entryFacts) as from every line, and runs again when the page contradicts it", () => {
+    let decided = 0
+    let contradicted = 0
+    FastCheck.assert(FastCheck.property(FastCheck.array(session, { minLength: 1, maxLength: 6 }), options, FastCheck.boolean(), (sessions, o, lie) => {
+      const plan = Either.getOrThrow(planOf(o))
+      const request = requestOf(plan, undefined)
+      const candidates = candidatesOf(sessions)
+      const expected = Effect.runSync(run(plan, Stream.fromIterable(candidates)))
+      if (!request.decidable) return
+      // The index a backend would keep: each entry's facts, the decided entries in rank order.
+      let fetched = 0
+      const indexed = candidates.map((c): Candidates => {
+        if ("error" in c) return c
+        const factsOf = entryFacts(c.header)
+        const facts = c.lines.map((line) => ({ line, facts: factsOf(line.text, line.line) }))
+        const holds = (lexemes: ReadonlyArray<string>) => request.lexemes.every((l) => lexemes.includes(l))
+        const entries = facts.filter(({ facts }) => facts.decoded?.searched === true && holds(facts.lexemes))
+          .sort((a, b) => (a.facts.decoded!.timestamp > b.facts.decoded!.timestamp ? -1 : a.facts.decoded!.timestamp < b.facts.decoded!.timestamp ? 1 : a.line.order - b.line.order))
+        const at = (i: number) => entries[i]!
+        return {
+          location: c.location,
+          header: c.header,
+          lines: facts.filter(({ facts }) => facts.decoded === undefined && holds(facts.lexemes)).map(({ line }) => line),
+          entries: {
+            size: entries.length,
+            order: (i) => at(i).line.order,
+            line: (i) => at(i).line.line,
+            timestamp: (i) => at(i).facts.decoded!.timestamp,
+            role: (i) => at(i).facts.decoded!.role,
+            model: (i) => at(i).facts.decoded!.model
+          },
+          // A lying index: the page's lines come back cut short (the session changed under the index).
+          fetch: (orders) =>
+            Effect.sync(() => {
+              fetched += orders.length
+              return orders.map((order) => {
+                const text = c.lines.find((line) => line.order === order)!.text
+                return lie ? text.slice(0, -1) : text
+              })
+            })
+        }
+      })
+      const again = Stream.fromIterable(candidates)
+      const fetchedBefore = fetched
+      const answered = Effect.runSync(run(plan, Stream.fromIterable(indexed), again))
+      expect(answered).toEqual(expected)
+      decided++
+      if (lie && fetched > fetchedBefore && expected.hits.length > 0) contradicted++
+    }), { numRuns: 1_000 })
+    expect(decided).toBeGreaterThan(200)
+    expect(contradicted).toBeGreaterThan(20)
   })
 
   it("decides a text as the marking matcher does, on random texts and queries", () => {

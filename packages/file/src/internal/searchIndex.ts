@@ -146,6 +146,7 @@ export const build = (bytes: Buffer, headerEnd: number, end: number, identity: I
     records.writeDoubleLE(item.order, at)
     records.writeUInt32LE(item.line, at + 8)
     records.writeUInt32LE(item.length, at + 12)
+    records.writeUInt32LE(crc(bytes.subarray(item.order, item.order + item.length)), at + 44)
     const decodedFacts = item.facts.decoded
     if (decodedFacts !== undefined) {
       records.write(decodedFacts.timestamp, at + 16, 24, "latin1")
@@ -363,16 +364,22 @@ const intersect = (a: Uint32Array, b: Uint32Array): Uint32Array => {
   return out.subarray(0, n)
 }
 
-/** Where an item's line is in the session file, and which line it is. */
+/** Where an item's line is in the session file, which line it is, and the CRC-32 of its bytes. */
 export interface Place {
   readonly order: number
   readonly line: number
   readonly length: number
+  readonly crc: number
 }
 
 export const placeOf = (records: Buffer, id: number): Place => {
   const at = id * RECORD
-  return { order: records.readDoubleLE(at), line: records.readUInt32LE(at + 8), length: records.readUInt32LE(at + 12) }
+  return {
+    order: records.readDoubleLE(at),
+    line: records.readUInt32LE(at + 8),
+    length: records.readUInt32LE(at + 12),
+    crc: records.readUInt32LE(at + 44)
+  }
 }
 
 /** The decided entries among `ids` (those under `segment.decided`), read from the records as the run asks. */
@@ -451,7 +458,7 @@ export const write = (fs: FsService, path: string, bytes: Buffer): Effect.Effect
 
 /**
  * The lines of the session file at `path` at `places`, read through one descriptor that must be the
- * file `identity` names (else undefined: the file changed since it was indexed).
+ * file `identity` names, each the bytes indexed (else undefined: the file changed since it was indexed).
  */
 export const readLines = (
   fs: FsService,
@@ -467,7 +474,8 @@ export const readLines = (
         for (const place of places) {
           const buffer = Buffer.allocUnsafe(place.length)
           const n = yield* readFully(fs, handle, buffer, place.order)
-          if (n !== place.length) return undefined
+          // Each line must be the bytes indexed, whatever the file's times say.
+          if (n !== place.length || crc(buffer) !== place.crc) return undefined
           out.push({ order: place.order, text: bare(buffer.toString("utf8")) })
         }
         // Checked after the reads: a change during them shows in the times or the size.
