@@ -125,6 +125,22 @@ const rewriteSameSize = (path: string, needle = "build"): boolean => {
   return true
 }
 
+/** A session `a.jsonl` of two titles, `build the thing` and `second` (newer), left to settle; and an indexed search. */
+const titled = async (dir: string, second: string) => {
+  const s: Session = {
+    id: "s-a",
+    headerSpoiled: false,
+    entries: [
+      { time: TIMES[0]!, body: { kind: "title", title: "build the thing" }, spoiled: null },
+      { time: TIMES[2]!, body: { kind: "title", title: second }, spoiled: null }
+    ]
+  }
+  const path = Path.join(dir, "a.jsonl")
+  NFS.writeFileSync(path, sessionLines(s).join("\n") + "\n")
+  await settle()
+  return { path, service: indexed() }
+}
+
 describe("the index of session files", () => {
   it("answers as the scan does on random corpora and queries, when made, when read back and after every change behind it", async () => {
     let hits = 0
@@ -215,14 +231,7 @@ describe("the index of session files", () => {
   it("never answers a session changed since it was indexed from its old segment, even one whose times were put back", async () => {
     const dir = tempDir()
     try {
-      const s: Session = { id: "s-a", headerSpoiled: false, entries: [
-        { time: TIMES[0]!, body: { kind: "title", title: "build the thing" }, spoiled: null },
-        { time: TIMES[1]!, body: { kind: "title", title: "build another" }, spoiled: null }
-      ] }
-      const path = Path.join(dir, "a.jsonl")
-      NFS.writeFileSync(path, sessionLines(s).join("\n") + "\n")
-      await settle()
-      const service = indexed()
+      const { path, service } = await titled(dir, "build another")
       expect((await search(service, dir, { query: "build" })).total).toBe(2)
       const { atime, mtime } = NFS.statSync(path)
       expect(rewriteSameSize(path, "build the")).toBe(true)
@@ -238,14 +247,7 @@ describe("the index of session files", () => {
   it("runs the search again without the index when the page's lines contradict it", async () => {
     const dir = tempDir()
     try {
-      const s: Session = { id: "s-a", headerSpoiled: false, entries: [
-        { time: TIMES[0]!, body: { kind: "title", title: "build the thing" }, spoiled: null },
-        { time: TIMES[2]!, body: { kind: "title", title: "guild another" }, spoiled: null }
-      ] }
-      const path = Path.join(dir, "a.jsonl")
-      NFS.writeFileSync(path, sessionLines(s).join("\n") + "\n")
-      await settle()
-      const service = indexed()
+      const { path, service } = await titled(dir, "guild another")
       expect((await search(service, dir, { query: "build" })).total).toBe(1)
       // A segment made of other bytes of the same length, written under the file's identity as it is now:
       // the identity check cannot see it, the lines fetched for the page do.
@@ -286,6 +288,24 @@ describe("the index of session files", () => {
       expect(segments(dir)).toEqual([])
     } finally {
       NFS.chmodSync(indexDir(dir), 0o700)
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("answers as the scan does while several searches make the same segments at once", async () => {
+    const dir = tempDir()
+    try {
+      const sessions = FastCheck.sample(session, { numRuns: 8, seed: 13 })
+      sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
+      await settle()
+      const queries = FastCheck.sample(queryOptions, { numRuns: 6, seed: 17 })
+      const expected = await Promise.all(queries.map((q) => search(scan, dir, q)))
+      // Each search its own service, as separate processes are: every one writes every segment it finds missing.
+      const answers = await Promise.all([...queries, ...queries].map((q) => search(indexed(), dir, q)))
+      expect(answers).toEqual([...expected, ...expected])
+      expect(segments(dir)).toEqual(sessions.map((_, n) => `s${n}.jsonl.seg`).sort())
+      expect(NFS.readdirSync(indexDir(dir)).filter((n) => n.includes(".tmp-"))).toEqual([])
+    } finally {
       NFS.rmSync(dir, { recursive: true, force: true })
     }
   })
