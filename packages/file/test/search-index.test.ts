@@ -97,7 +97,10 @@ const QUERIES_EXTRA: ReadonlyArray<Search.SearchOptions> = [
   { query: LONG },
   { query: "0" },
   { query: "read_file" },
-  { query: "x", roles: ["assistant"], since: "2026-01-03" }
+  { query: "x", roles: ["assistant"], since: "2026-01-03" },
+  { query: "build", until: TIMES[1], models: ["gpt-5"] },
+  { query: "build", until: "2026-01-02", sessions: ["s-b", "v1-0"], offset: 1 },
+  { query: "\"read file\"", sessions: ["s-build"] }
 ]
 
 /** The indexed answer equals the scan's for each query; returns how many hits they gave in all. */
