@@ -20,6 +20,7 @@ import { options as queryOptions, type Session, session, sessionLines, TIMES } f
 import * as FileJournal from "../src/FileJournal.js"
 import * as FileSearch from "../src/FileSearch.js"
 import { type Around, FsError, type FsService, intercept, node } from "../src/Fs.js"
+import * as Owner from "../src/internal/owner.js"
 import * as Index from "../src/internal/searchIndex.js"
 
 /** How long a file must have been left alone to be indexed in these tests (see `FileSearch.Options.settleMs`). */
@@ -114,6 +115,9 @@ const same = async (service: Search.SearchIndexService, dir: string, queries: Re
   return hits
 }
 
+/** A writer's name (see `owner.ts`) of a process that is not running: this boot, a pid no process has. */
+const DEAD_OWNER = `${Owner.selfName().split("-")[0]}-4194304-1`
+
 const tempDir = () => NFS.mkdtempSync(Path.join(OS.tmpdir(), "session-tree-index-"))
 
 /** A session file's bytes rewritten in place, same size: one byte of `needle` after the header changed (`build` to `guild`). */
@@ -160,6 +164,8 @@ describe("the index of session files", () => {
           expect(segments(dir).length).toBeGreaterThan(0)
           hits += await same(service, dir, queries, "read back")
           // Each change, searched at once (the file just changed is read, not indexed), then once it settled.
+          const stray = Path.join(indexDir(dir), `s1.jsonl.seg.tmp-${DEAD_OWNER}-1`)
+          NFS.writeFileSync(stray, "half a segment")
           const changes: ReadonlyArray<readonly [string, () => void]> = [
             ["an append", () => NFS.appendFileSync(Path.join(dir, "s0.jsonl"), sessionLines(c.sessions[0]!).slice(1).join("\n") + "\n")],
             ["a rewrite keeping the size", () => void rewriteSameSize(Path.join(dir, "s0.jsonl"))],
@@ -188,9 +194,10 @@ describe("the index of session files", () => {
             hits += await same(service, dir, queries, `${what}, settled`)
             hits += await same(service, dir, queries, `${what}, read back`)
           }
-          // The deleted session's segment is gone with it.
+          // The deleted session's segment is gone with it, and so is a temp name a writer that ended left.
           expect(segments(dir)).not.toContain("renamed.jsonl.seg")
           expect(segments(dir)).not.toContain("s0.jsonl.seg")
+          expect(NFS.existsSync(stray)).toBe(false)
           runs++
         } finally {
           NFS.rmSync(dir, { recursive: true, force: true })

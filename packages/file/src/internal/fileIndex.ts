@@ -16,6 +16,7 @@ import type { Buffers } from "./asciiSearch.js"
 import * as Generation from "./generation.js"
 import { lstatOrMissing } from "./io.js"
 import * as Marker from "./marker.js"
+import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
 import * as Index from "./searchIndex.js"
 
@@ -146,9 +147,22 @@ export const unread = (location: string, error: SessionError): Option.Option<Can
   error.code === "SESSION_NOT_FOUND" ? Option.none() : Option.some({ location, error })
 
 /**
+ * A temp name of the index (`NAME.seg.tmp-OWNER-SEQ`) whose writer is gone: another process that
+ * ended before it renamed it. This process's own are never taken, as one of its searches may be
+ * writing one now.
+ */
+const strayTemp = (name: string): boolean => {
+  const at = name.indexOf(`${Index.SEGMENT_SUFFIX}.tmp-`)
+  if (at < 0) return false
+  const owner = Owner.parse(name.slice(at + Index.SEGMENT_SUFFIX.length + 5, name.lastIndexOf("-")))
+  return owner !== undefined && owner.pid !== Owner.self().pid && !Owner.isAlive(owner)
+}
+
+/**
  * Removes the segments of session files no longer in the directories of `listed` (every session file
- * of a search of whole directories): a segment is kept only beside its session. Best effort: a
- * segment left is never used for another file, whose identity differs.
+ * of a search of whole directories), and temp names their writers left: a segment is kept only
+ * beside its session. Best effort: a segment left is never used for another file, whose identity
+ * differs.
  */
 export const forgetGone = (fs: FsService, listed: ReadonlyArray<string>): Effect.Effect<void> =>
   Effect.suspend(() => {
@@ -163,7 +177,7 @@ export const forgetGone = (fs: FsService, listed: ReadonlyArray<string>): Effect
       const indexDir = Path.join(dir, Index.INDEX_DIRECTORY)
       return Effect.flatMap(Effect.orElseSucceed(fs.readdir(indexDir), () => []), (found) =>
         Effect.forEach(
-          found.filter((name) => name.endsWith(Index.SEGMENT_SUFFIX) && !names.has(name)),
+          found.filter((name) => (name.endsWith(Index.SEGMENT_SUFFIX) && !names.has(name)) || strayTemp(name)),
           (name) => Effect.ignore(fs.unlink(Path.join(indexDir, name))),
           { discard: true }
         ))
