@@ -13,6 +13,7 @@ import * as Sessions from "@session-tree/core/Sessions"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import { createHash } from "node:crypto"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
@@ -249,6 +250,32 @@ describe("the index of session files", () => {
       const after = await search(service, dir, { query: "build" })
       expect(after).toEqual(await search(scan, dir, { query: "build" }))
       expect(after.total).toBe(1)
+    } finally {
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("answers a session with an append in flight from the session as the load reads it, never from its segment", async () => {
+    const dir = tempDir()
+    try {
+      const { path, service } = await titled(dir, "build another")
+      expect((await search(service, dir, { query: "build" })).total).toBe(2)
+      expect(segments(dir)).toEqual(["a.jsonl.seg"])
+      // An append in flight, whole: the intent's rule shows its batch, which holds the word.
+      const text = NFS.readFileSync(path, "utf8")
+      const from = Buffer.byteLength(text)
+      const batch = text.split("\n")[2]!.replace(`"build-1"`, `"build-2"`).replace(`"parentId":"build-0"`, `"parentId":"build-1"`) + "\n"
+      NFS.writeFileSync(path, text + batch)
+      const sha = createHash("sha256").update(batch).digest("hex")
+      NFS.symlinkSync(`session-tree-append-1:${from}:${from + Buffer.byteLength(batch)}:${sha}:00000000-1-1:1`, `${path}.marker`)
+      await settle()
+      for (let round = 0; round < 2; round++) {
+        const during = await search(service, dir, { query: "build" })
+        expect(during).toEqual(await search(scan, dir, { query: "build" }))
+        expect(during.total).toBe(3)
+      }
+      NFS.unlinkSync(`${path}.marker`)
+      expect(await search(service, dir, { query: "build" })).toEqual(await search(scan, dir, { query: "build" }))
     } finally {
       NFS.rmSync(dir, { recursive: true, force: true })
     }

@@ -11,10 +11,10 @@ import { type SessionError, sessionError } from "@session-tree/core/SessionError
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
-import type { FsService } from "../Fs.js"
+import type { FsService, Stat } from "../Fs.js"
 import type { Buffers } from "./asciiSearch.js"
 import * as Generation from "./generation.js"
-import { lstatOrMissing } from "./io.js"
+import { lstatOrMissing, step } from "./io.js"
 import * as Marker from "./marker.js"
 import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
@@ -104,22 +104,32 @@ export const searcher = (
 ) => {
   const state: State = { writable: true }
   /** The session read whole, indexed, its segment written (when it may be trusted later), and answered. */
-  const reindex = (location: string, paths: Paths.SessionPaths, segmentPath: string): Effect.Effect<Option.Option<Candidates>, SessionError> =>
+  const reindex = (
+    location: string,
+    paths: Paths.SessionPaths,
+    segmentPath: string,
+    before: Stat
+  ): Effect.Effect<Option.Option<Candidates>, SessionError> =>
     Effect.scoped(Effect.gen(function*() {
       const { bytes, generation } = yield* Generation.open(fs, paths, "end", buffers.take)
-      const stat = yield* Effect.orDie(fs.fstat(generation.handle))
+      const stat = yield* step("fstat", fs.fstat(generation.handle))
       // A marker after the read: the bytes may be an append's settled prefix, not the file's.
       const intent = (yield* Marker.now(fs, paths)) !== undefined
       const recent = BigInt(Date.now()) * 1_000_000n - stat.ctimeNs < settleNs
+      // The bytes read are the file's whole, as it was before and after the read: else they may be
+      // an append's settled prefix, or a mix of a change made while they were read.
+      const stable = Index.sameIdentity(Index.identityOf(before, false), stat) && bytes.length === stat.size
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
       const { end, headerEnd } = Index.extentOf(buf)
-      if (intent || recent || headerEnd < 0 || !state.writable) return Option.some(scanned(location, bytes))
+      if (intent || recent || !stable || headerEnd < 0 || !state.writable) return Option.some(scanned(location, bytes))
       const utf8 = isUtf8(bytes)
       const segment = Index.build(buf, headerEnd, end, Index.identityOf(stat, false), utf8 ? "index" : "scan")
       yield* Effect.catchAll(Index.write(fs, segmentPath, segment), () => Effect.sync(() => (state.writable = false)))
-      if (!utf8) return Option.some(scanned(location, bytes))
       const opened = yield* Effect.either(Index.open(Index.inMemory(segment), segment.length))
-      const answered = opened._tag === "Right" ? yield* answer(fs, location, paths.path, opened.right, request, linesIn(buf)) : undefined
+      // A segment that leaves its session to the scan (not UTF-8, too many models to number).
+      const answered = opened._tag === "Right" && opened.right.kind === "index"
+        ? yield* answer(fs, location, paths.path, opened.right, request, linesIn(buf))
+        : undefined
       return Option.some(answered ?? scanned(location, bytes))
     }))
 
@@ -138,7 +148,7 @@ export const searcher = (
           Index.readLines(fs, paths.path, segment.identity, places))
         return answered === undefined ? undefined : Option.some(answered)
       }))
-      return stored ?? (yield* reindex(location, paths, segmentPath))
+      return stored ?? (yield* reindex(location, paths, segmentPath, stat))
     }).pipe(Effect.catchAll((error) => Effect.succeed(unread(location, error))))
 }
 

@@ -127,6 +127,9 @@ export const build = (bytes: Buffer, headerEnd: number, end: number, identity: I
     return ta !== tb ? (ta > tb ? -1 : 1) : a.order - b.order
   })
   const items = [...decided, ...raw]
+  // Roles and models are kept as 16-bit numbers: a session of more distinct models than that is scanned.
+  const distinct = new Set(decided.flatMap((item) => [item.facts.decoded!.role, item.facts.decoded!.model ?? ""]))
+  if (distinct.size >= NONE) return build(bytes, headerEnd, end, identity, "scan")
   const strings: Array<string> = []
   const stringIds = new Map<string, number>()
   const stringId = (s: string | undefined): number => {
