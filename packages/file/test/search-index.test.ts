@@ -121,6 +121,16 @@ const DEAD_OWNER = `${Owner.selfName().split("-")[0]}-4194304-1`
 
 const tempDir = () => NFS.mkdtempSync(Path.join(OS.tmpdir(), "session-tree-index-"))
 
+/** `use` of a fresh directory, removed after it. */
+const inTempDir = async (use: (dir: string) => Promise<void>): Promise<void> => {
+  const dir = tempDir()
+  try {
+    await use(dir)
+  } finally {
+    NFS.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 /** A session file's bytes rewritten in place, same size: one byte of `needle` after the header changed (`build` to `guild`). */
 const rewriteSameSize = (path: string, needle = "build"): boolean => {
   const bytes = NFS.readFileSync(path)
@@ -212,157 +222,135 @@ describe("the index of session files", () => {
   }, 240_000)
 
   it("answers a query of words from the segments, reading only the page's lines of the sessions", async () => {
-    const dir = tempDir()
-    try {
-      // Sessions whose every line decodes: a line that does not is read at every search, as the scan would find it.
-      const sessions = FastCheck.sample(session, { numRuns: 6, seed: 5 }).map((s) => ({ ...s, headerSpoiled: false, entries: s.entries.map((e) => ({ ...e, spoiled: null })) }))
-        .map((s) => ({ ...s, entries: s.entries.filter((_, i) => Search.entryFacts(sessionLines(s)[0]!)(sessionLines(s)[i + 1]!).error === undefined) }))
-      sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
-      await settle()
-      const opened: Array<string> = []
-      const around: Around = (step, run) =>
-        step.op === "open" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(Path.basename(step.path))), run) : run
-      const service = indexed(intercept(node, around))
-      await search(service, dir, { query: "build" })
-      expect(new Set(opened).size).toBe(sessions.length)
-      opened.length = 0
-      const counted = await search(service, dir, { query: "build", limit: 0 })
-      expect(counted).toEqual(await search(scan, dir, { query: "build", limit: 0 }))
-      expect(counted.total).toBeGreaterThan(0)
-      // Counted and ranked from the segments: no session file opened.
-      expect(opened).toEqual([])
-      const page = await search(service, dir, { query: "build", limit: 1 })
-      expect(page).toEqual(await search(scan, dir, { query: "build", limit: 1 }))
-      expect(opened).toEqual([Path.basename(page.hits[0]!.location)])
-    } finally {
-      NFS.rmSync(dir, { recursive: true, force: true })
-    }
+    await inTempDir(async (dir) => {
+    // Sessions whose every line decodes: a line that does not is read at every search, as the scan would find it.
+    const sessions = FastCheck.sample(session, { numRuns: 6, seed: 5 }).map((s) => ({ ...s, headerSpoiled: false, entries: s.entries.map((e) => ({ ...e, spoiled: null })) }))
+      .map((s) => ({ ...s, entries: s.entries.filter((_, i) => Search.entryFacts(sessionLines(s)[0]!)(sessionLines(s)[i + 1]!).error === undefined) }))
+    sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
+    await settle()
+    const opened: Array<string> = []
+    const around: Around = (step, run) =>
+      step.op === "open" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(Path.basename(step.path))), run) : run
+    const service = indexed(intercept(node, around))
+    await search(service, dir, { query: "build" })
+    expect(new Set(opened).size).toBe(sessions.length)
+    opened.length = 0
+    const counted = await search(service, dir, { query: "build", limit: 0 })
+    expect(counted).toEqual(await search(scan, dir, { query: "build", limit: 0 }))
+    expect(counted.total).toBeGreaterThan(0)
+    // Counted and ranked from the segments: no session file opened.
+    expect(opened).toEqual([])
+    const page = await search(service, dir, { query: "build", limit: 1 })
+    expect(page).toEqual(await search(scan, dir, { query: "build", limit: 1 }))
+    expect(opened).toEqual([Path.basename(page.hits[0]!.location)])
+    })
   })
 
   it("never answers a session changed since it was indexed from its old segment, even one whose times were put back", async () => {
-    const dir = tempDir()
-    try {
-      const { path, service } = await titled(dir, "build another")
-      expect((await search(service, dir, { query: "build" })).total).toBe(2)
-      const { atime, mtime } = NFS.statSync(path)
-      expect(rewriteSameSize(path, "build the")).toBe(true)
-      NFS.utimesSync(path, atime, mtime)
-      const after = await search(service, dir, { query: "build" })
-      expect(after).toEqual(await search(scan, dir, { query: "build" }))
-      expect(after.total).toBe(1)
-    } finally {
-      NFS.rmSync(dir, { recursive: true, force: true })
-    }
+    await inTempDir(async (dir) => {
+    const { path, service } = await titled(dir, "build another")
+    expect((await search(service, dir, { query: "build" })).total).toBe(2)
+    const { atime, mtime } = NFS.statSync(path)
+    expect(rewriteSameSize(path, "build the")).toBe(true)
+    NFS.utimesSync(path, atime, mtime)
+    const after = await search(service, dir, { query: "build" })
+    expect(after).toEqual(await search(scan, dir, { query: "build" }))
+    expect(after.total).toBe(1)
+    })
   })
 
   it("answers a session with an append in flight from the session as the load reads it, never from its segment", async () => {
-    const dir = tempDir()
-    try {
-      const { path, service } = await titled(dir, "build another")
-      expect((await search(service, dir, { query: "build" })).total).toBe(2)
-      expect(segments(dir)).toEqual(["a.jsonl.seg"])
-      // An append in flight, whole: the intent's rule shows its batch, which holds the word.
-      const text = NFS.readFileSync(path, "utf8")
-      const from = Buffer.byteLength(text)
-      const batch = text.split("\n")[2]!.replace(`"build-1"`, `"build-2"`).replace(`"parentId":"build-0"`, `"parentId":"build-1"`) + "\n"
-      NFS.writeFileSync(path, text + batch)
-      const sha = createHash("sha256").update(batch).digest("hex")
-      NFS.symlinkSync(`session-tree-append-1:${from}:${from + Buffer.byteLength(batch)}:${sha}:00000000-1-1:1`, `${path}.marker`)
-      await settle()
-      for (let round = 0; round < 2; round++) {
-        const during = await search(service, dir, { query: "build" })
-        expect(during).toEqual(await search(scan, dir, { query: "build" }))
-        expect(during.total).toBe(3)
-      }
-      NFS.unlinkSync(`${path}.marker`)
-      expect(await search(service, dir, { query: "build" })).toEqual(await search(scan, dir, { query: "build" }))
-    } finally {
-      NFS.rmSync(dir, { recursive: true, force: true })
+    await inTempDir(async (dir) => {
+    const { path, service } = await titled(dir, "build another")
+    expect((await search(service, dir, { query: "build" })).total).toBe(2)
+    expect(segments(dir)).toEqual(["a.jsonl.seg"])
+    // An append in flight, whole: the intent's rule shows its batch, which holds the word.
+    const text = NFS.readFileSync(path, "utf8")
+    const from = Buffer.byteLength(text)
+    const batch = text.split("\n")[2]!.replace(`"build-1"`, `"build-2"`).replace(`"parentId":"build-0"`, `"parentId":"build-1"`) + "\n"
+    NFS.writeFileSync(path, text + batch)
+    const sha = createHash("sha256").update(batch).digest("hex")
+    NFS.symlinkSync(`session-tree-append-1:${from}:${from + Buffer.byteLength(batch)}:${sha}:00000000-1-1:1`, `${path}.marker`)
+    await settle()
+    for (let round = 0; round < 2; round++) {
+      const during = await search(service, dir, { query: "build" })
+      expect(during).toEqual(await search(scan, dir, { query: "build" }))
+      expect(during.total).toBe(3)
     }
+    NFS.unlinkSync(`${path}.marker`)
+    expect(await search(service, dir, { query: "build" })).toEqual(await search(scan, dir, { query: "build" }))
+    })
   })
 
   it("runs the search again without the index when the page's lines contradict it", async () => {
-    const dir = tempDir()
-    try {
-      const { path, service } = await titled(dir, "guild another")
-      expect((await search(service, dir, { query: "build" })).total).toBe(1)
-      // A segment made of other bytes of the same length, written under the file's identity as it is now:
-      // the identity check cannot see it, the lines fetched for the page do.
-      const bytes = NFS.readFileSync(path)
-      const other = Buffer.from(bytes.toString("latin1").replace("guild another", "build another").replace("build the thing", "guild the thing"), "latin1")
-      const stat = await Effect.runPromise(node.lstat(path))
-      const { end, headerEnd } = Index.extentOf(other)
-      NFS.writeFileSync(Path.join(indexDir(dir), "a.jsonl.seg"), Index.build(other, headerEnd, end, Index.identityOf(stat, false), "index"))
-      const result = await search(service, dir, { query: "build" })
-      expect(result).toEqual(await search(scan, dir, { query: "build" }))
-      expect(result.hits.map((h) => h.entry)).toEqual(["build-0"])
-    } finally {
-      NFS.rmSync(dir, { recursive: true, force: true })
-    }
+    await inTempDir(async (dir) => {
+    const { path, service } = await titled(dir, "guild another")
+    expect((await search(service, dir, { query: "build" })).total).toBe(1)
+    // A segment made of other bytes of the same length, written under the file's identity as it is now:
+    // the identity check cannot see it, the lines fetched for the page do.
+    const bytes = NFS.readFileSync(path)
+    const other = Buffer.from(bytes.toString("latin1").replace("guild another", "build another").replace("build the thing", "guild the thing"), "latin1")
+    const stat = await Effect.runPromise(node.lstat(path))
+    const { end, headerEnd } = Index.extentOf(other)
+    NFS.writeFileSync(Path.join(indexDir(dir), "a.jsonl.seg"), Index.build(other, headerEnd, end, Index.identityOf(stat, false), "index"))
+    const result = await search(service, dir, { query: "build" })
+    expect(result).toEqual(await search(scan, dir, { query: "build" }))
+    expect(result.hits.map((h) => h.entry)).toEqual(["build-0"])
+    })
   })
 
   it("answers as the scan does when no segment can be written (a read-only index directory), with no failure", async () => {
-    const dir = tempDir()
-    try {
-      const sessions = FastCheck.sample(session, { numRuns: 4, seed: 7 })
-      sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
-      NFS.mkdirSync(indexDir(dir), { mode: 0o500 })
-      await settle()
-      let refused = 0
-      // Every write in the index directory refused as a read-only file system would (the tests may run as root).
-      const around: Around = (step, run) =>
-        step.path.includes(Index.INDEX_DIRECTORY) && (step.op === "open" || step.op === "mkdir" || step.op === "write" || step.op === "rename") &&
-          step.path.includes(".tmp-")
-          ? Effect.suspend(() => {
-            refused++
-            return Effect.fail(new FsError({ op: step.op, path: step.path, errno: "EROFS" }))
-          })
-          : run
-      const service = indexed(intercept(node, around))
-      const queries = FastCheck.sample(queryOptions, { numRuns: 20, seed: 11 })
-      await same(service, dir, [...queries, ...QUERIES_EXTRA], "read-only")
-      expect(refused).toBeGreaterThan(0)
-      expect(segments(dir)).toEqual([])
-    } finally {
-      NFS.chmodSync(indexDir(dir), 0o700)
-      NFS.rmSync(dir, { recursive: true, force: true })
-    }
+    await inTempDir(async (dir) => {
+    const sessions = FastCheck.sample(session, { numRuns: 4, seed: 7 })
+    sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
+    NFS.mkdirSync(indexDir(dir), { mode: 0o500 })
+    await settle()
+    let refused = 0
+    // Every write in the index directory refused as a read-only file system would (the tests may run as root).
+    const around: Around = (step, run) =>
+      step.path.includes(Index.INDEX_DIRECTORY) && (step.op === "open" || step.op === "mkdir" || step.op === "write" || step.op === "rename") &&
+        step.path.includes(".tmp-")
+        ? Effect.suspend(() => {
+          refused++
+          return Effect.fail(new FsError({ op: step.op, path: step.path, errno: "EROFS" }))
+        })
+        : run
+    const service = indexed(intercept(node, around))
+    const queries = FastCheck.sample(queryOptions, { numRuns: 20, seed: 11 })
+    await same(service, dir, [...queries, ...QUERIES_EXTRA], "read-only")
+    expect(refused).toBeGreaterThan(0)
+    expect(segments(dir)).toEqual([])
+    })
   })
 
   it("answers as the scan does while several searches make the same segments at once", async () => {
-    const dir = tempDir()
-    try {
-      const sessions = FastCheck.sample(session, { numRuns: 8, seed: 13 })
-      sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
-      await settle()
-      const queries = FastCheck.sample(queryOptions, { numRuns: 6, seed: 17 })
-      const expected = await Promise.all(queries.map((q) => search(scan, dir, q)))
-      // Each search its own service, as separate processes are: every one writes every segment it finds missing.
-      const answers = await Promise.all([...queries, ...queries].map((q) => search(indexed(), dir, q)))
-      expect(answers).toEqual([...expected, ...expected])
-      expect(segments(dir)).toEqual(sessions.map((_, n) => `s${n}.jsonl.seg`).sort())
-      expect(NFS.readdirSync(indexDir(dir)).filter((n) => n.includes(".tmp-"))).toEqual([])
-    } finally {
-      NFS.rmSync(dir, { recursive: true, force: true })
-    }
+    await inTempDir(async (dir) => {
+    const sessions = FastCheck.sample(session, { numRuns: 8, seed: 13 })
+    sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
+    await settle()
+    const queries = FastCheck.sample(queryOptions, { numRuns: 6, seed: 17 })
+    const expected = await Promise.all(queries.map((q) => search(scan, dir, q)))
+    // Each search its own service, as separate processes are: every one writes every segment it finds missing.
+    const answers = await Promise.all([...queries, ...queries].map((q) => search(indexed(), dir, q)))
+    expect(answers).toEqual([...expected, ...expected])
+    expect(segments(dir)).toEqual(sessions.map((_, n) => `s${n}.jsonl.seg`).sort())
+    expect(NFS.readdirSync(indexDir(dir)).filter((n) => n.includes(".tmp-"))).toEqual([])
+    })
   })
 
   it("is what Sessions.search on files uses by default", async () => {
-    const dir = tempDir()
-    try {
-      const sessions = FastCheck.sample(session, { numRuns: 3, seed: 3 })
-      sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
-      // Past the default time a file is left alone before it is indexed.
-      await new Promise((resolve) => setTimeout(resolve, 2_100))
-      const result = await Effect.runPromise(
-        Effect.flatMap(Sessions.Sessions, (s) => s.search({ query: "build", directory: dir })).pipe(
-          Effect.provide(Sessions.layer.pipe(Layer.provide(Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom))))
-        )
+    await inTempDir(async (dir) => {
+    const sessions = FastCheck.sample(session, { numRuns: 3, seed: 3 })
+    sessions.forEach((s, n) => NFS.writeFileSync(Path.join(dir, `s${n}.jsonl`), sessionLines(s).join("\n") + "\n"))
+    // Past the default time a file is left alone before it is indexed.
+    await new Promise((resolve) => setTimeout(resolve, 2_100))
+    const result = await Effect.runPromise(
+      Effect.flatMap(Sessions.Sessions, (s) => s.search({ query: "build", directory: dir })).pipe(
+        Effect.provide(Sessions.layer.pipe(Layer.provide(Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom))))
       )
-      expect(segments(dir)).toEqual(["s0.jsonl.seg", "s1.jsonl.seg", "s2.jsonl.seg"])
-      expect(result).toEqual(await search(scan, dir, { query: "build" }))
-    } finally {
-      NFS.rmSync(dir, { recursive: true, force: true })
-    }
+    )
+    expect(segments(dir)).toEqual(["s0.jsonl.seg", "s1.jsonl.seg", "s2.jsonl.seg"])
+    expect(result).toEqual(await search(scan, dir, { query: "build" }))
+    })
   })
 })
