@@ -16,10 +16,11 @@ import { conformanceV2 } from "../src/suiteV2.js"
 const backends = [Kit.memory, Kit.file, Kit.postgres(inject("pgUrl"))]
 const suites = backends.map((backend) => [backend.name, conformance(backend)] as const)
 const suitesV2 = backends.map((backend) => [`${backend.name} (version 2)`, conformanceV2(backend)] as const)
-// Files searched through their index from the first search (by default a file changed in the last 2 s is scanned).
+// Files searched through their index from the first search (by default a file changed in the last 2 s is
+// scanned, and a session is indexed only by a search common in it).
 const fileIndexed: Kit.Backend = {
   name: "file, indexed",
-  layer: Layer.merge(Kit.file.layer, Layer.succeed(SearchIndex, FileSearch.make(node, { settleMs: 0 })))
+  layer: Layer.merge(Kit.file.layer, Layer.succeed(SearchIndex, FileSearch.make(node, { settleMs: 0, indexShare: 0 })))
 }
 const suitesSearch = [...backends, fileIndexed].map((backend) => [`${backend.name} (search and usage)`, conformanceSearch(backend)] as const)
 

@@ -1,7 +1,7 @@
 /**
  * Search on session files (`Sessions.search`). By default through an index kept
  * beside the sessions (`docs/search-index.md`): one segment per session file, made
- * by the first search that needs it from the file's bytes as a load sees them,
+ * by the first search whose query is common in it, from the file's bytes as a load sees them,
  * used only while the file is unchanged, and checked by the library against the
  * page's lines; a query of words is then counted and ranked without reading the
  * sessions. Without the index (`layerScan`), a scan of the bytes of every session
@@ -28,6 +28,16 @@ import * as internal from "./internal/fileSearch.js"
 export interface Options {
   readonly index?: boolean | undefined
   readonly settleMs?: number | undefined
+  /**
+   * A session with no segment to trust (none yet, or its file changed) is indexed by a search only
+   * when the lines its scan finds hold at least this share of its bytes (1/4 by default; 0 indexes
+   * every session a search reads). A query rare in a session is answered by the scan, which decodes
+   * a few lines where making a segment decodes and splits into words all of them (several times the
+   * scan's time); a query common in it, whose scan decodes much of it anyway, makes the segment that
+   * answers the searches after it.
+   * @since 0.3.0
+   */
+  readonly indexShare?: number | undefined
 }
 
 /**

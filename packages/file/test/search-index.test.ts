@@ -28,7 +28,8 @@ import * as Index from "../src/internal/searchIndex.js"
 const SETTLE_MS = 40
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 15))
 
-const indexed = (fs: FsService = node) => FileSearch.make(fs, { settleMs: SETTLE_MS })
+/** Every session a search reads is indexed (`indexShare: 0`), so that every test goes through segments. */
+const indexed = (fs: FsService = node) => FileSearch.make(fs, { settleMs: SETTLE_MS, indexShare: 0 })
 const scan = FileSearch.make(node, { index: false })
 
 const search = (service: Search.SearchIndexService, dir: string, options: Search.SearchOptions) =>
@@ -335,6 +336,36 @@ describe("the index of session files", () => {
     expect(answers).toEqual([...expected, ...expected])
     expect(segments(dir)).toEqual(sessions.map((_, n) => `s${n}.jsonl.seg`).sort())
     expect(NFS.readdirSync(indexDir(dir)).filter((n) => n.includes(".tmp-"))).toEqual([])
+    })
+  })
+
+  it("indexes a session by default only at a search whose scan finds a good share of it, and answers every search as the scan does", async () => {
+    await inTempDir(async (dir) => {
+      // 40 titles: `common` in every one, `rare` in one.
+      const entries = Array.from({ length: 40 }, (_, i) => ({
+        time: TIMES[i % TIMES.length]!,
+        body: { kind: "title" as const, title: i === 7 ? "common rare" : `common title ${i}` },
+        spoiled: null
+      }))
+      NFS.writeFileSync(Path.join(dir, "a.jsonl"), sessionLines({ id: "s-a", headerSpoiled: false, entries }).join("\n") + "\n")
+      await settle()
+      const opened: Array<string> = []
+      const around: Around = (step, run) =>
+        step.op === "open" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(Path.basename(step.path))), run) : run
+      const service = FileSearch.make(intercept(node, around), { settleMs: SETTLE_MS })
+      // The rare word's scan finds one line in 40: answered by the scan, no segment made.
+      const rare = await search(service, dir, { query: "rare" })
+      expect(rare).toEqual(await search(scan, dir, { query: "rare" }))
+      expect(rare.total).toBe(1)
+      expect(segments(dir)).toEqual([])
+      // The common word's scan finds every line: the segment is made, and answers the searches after it.
+      const common = await search(service, dir, { query: "common", limit: 0 })
+      expect(common).toEqual(await search(scan, dir, { query: "common", limit: 0 }))
+      expect(common.total).toBe(40)
+      expect(segments(dir)).toEqual(["a.jsonl.seg"])
+      opened.length = 0
+      expect(await search(service, dir, { query: "rare", limit: 0 })).toEqual(await search(scan, dir, { query: "rare", limit: 0 }))
+      expect(opened).toEqual([])
     })
   })
 

@@ -1,8 +1,8 @@
 /**
  * A search of session files through their index (`searchIndex.ts`): each session answered from its
  * segment while the segment is the session's (same file, unchanged, no marker beside it), else read
- * as a load reads it, indexed, its segment written for the next search, and answered from what was
- * just made. A session the index cannot serve (a marker beside it, a file changed in the last
+ * as a load reads it and scanned; when the lines found hold a good share of it (`share`), indexed,
+ * its segment written for the next search, and answered from what was just made. A session the index cannot serve (a marker beside it, a file changed in the last
  * moments, a directory where no segment can be written) is scanned instead: the same answer.
  */
 import { Buffer, isUtf8 } from "node:buffer"
@@ -81,6 +81,13 @@ const answer = (
     }
   }).pipe(Effect.catchTag("Damaged", () => Effect.succeed(undefined)))
 
+/** About how many bytes the lines hold (their UTF-16 lengths: what a share needs). */
+const foundBytes = (lines: ReadonlyArray<CandidateLine>): number => {
+  let n = 0
+  for (const line of lines) n += line.text.length + 1
+  return n
+}
+
 /** The lines at `places` of settled bytes held in memory (a session just read whole). */
 const linesIn = (bytes: Buffer): LinesAt => (places) =>
   Effect.sync(() =>
@@ -99,6 +106,7 @@ export const searcher = (
   request: CandidateRequest,
   buffers: Buffers,
   settleNs: bigint,
+  share: number,
   scan: (location: string) => Effect.Effect<Option.Option<Candidates>>,
   scanned: (location: string, bytes: Uint8Array) => Candidates
 ) => {
@@ -122,6 +130,13 @@ export const searcher = (
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
       const { end, headerEnd } = Index.extentOf(buf)
       if (intent || recent || !stable || headerEnd < 0 || !state.writable) return Option.some(scanned(location, bytes))
+      // A query rare in the session: its scan decodes a few lines, where making the segment would
+      // decode and split into words every line. The segment is made by a search that would decode
+      // a good share of the session anyway (a common word), for the searches after it.
+      if (share > 0) {
+        const found = scanned(location, bytes)
+        if ("lines" in found && foundBytes(found.lines) < share * (end - headerEnd)) return Option.some(found)
+      }
       const utf8 = isUtf8(bytes)
       const segment = Index.build(buf, headerEnd, end, Index.identityOf(stat, false), utf8 ? "index" : "scan")
       yield* Effect.catchAll(Index.write(fs, segmentPath, segment), () => Effect.sync(() => (state.writable = false)))

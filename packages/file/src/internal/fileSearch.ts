@@ -175,13 +175,23 @@ export interface Options {
    * a change within the file system's clock tick may leave its times as they were (default 2 s).
    */
   readonly settleMs?: number | undefined
+  /**
+   * A session with no segment to trust is indexed by a search only when the lines its scan finds
+   * hold at least this share of its bytes (default 1/4; 0 indexes every session read): see
+   * `Options.indexShare` in `FileSearch.ts`.
+   */
+  readonly indexShare?: number | undefined
 }
+
+/** The share of a session's bytes the scan's lines must hold for a search to index it (`Options.indexShare`). */
+export const INDEX_SHARE = 0.25
 
 /** The file backend's search: the index of each session file (see `fileIndex.ts`), or a scan of its bytes. */
 export const make = (fs: FsService, options: Options = {}): SearchIndexService => {
   const catalog = Catalog.make(fs)
   const useIndex = options.index ?? true
   const settleNs = BigInt(Math.round((options.settleMs ?? 2_000) * 1e6))
+  const share = options.indexShare ?? INDEX_SHARE
   return {
     candidates: (request: CandidateRequest) =>
       Stream.unwrap(Effect.gen(function*() {
@@ -193,7 +203,7 @@ export const make = (fs: FsService, options: Options = {}): SearchIndexService =
         if (indexed && request.sessions === undefined) yield* FileIndex.forgetGone(fs, listed)
         const scan = (location: string) => scanFile(fs, location, request.pattern, buffers)
         const search = indexed
-          ? FileIndex.searcher(fs, request, buffers, settleNs, scan, (location, bytes) => scanned(location, bytes, request.pattern, buffers))
+          ? FileIndex.searcher(fs, request, buffers, settleNs, share, scan, (location, bytes) => scanned(location, bytes, request.pattern, buffers))
           : scan
         return Stream.fromIterable(locations).pipe(
           Stream.mapEffect(search),
