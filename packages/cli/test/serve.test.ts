@@ -61,7 +61,7 @@ describe("session-tree search", () => {
       `${Path.join(dir, "notes.jsonl")}  n3  compaction  2026-01-04T09:00:00.000Z`,
       `${Path.join(dir, "incident.jsonl")}  i4  assistant  2026-01-02T10:04:00.000Z  gpt-5`,
       `${Path.join(dir, "incident.jsonl")}  i1  user  2026-01-02T10:01:00.000Z`,
-      "1–3 of 3 matching entries (3 sessions looked at)",
+      "1–3 of 3 matching entries (4 sessions looked at)",
       ""
     ])
     expect(text.stdout).toContain("    A refused connection after a deploy usually means the service did not start.")

@@ -3,6 +3,10 @@
  * backend passed is printed, and must be all of them.
  */
 import { describe, expect, inject, it } from "@effect/vitest"
+import { SearchIndex } from "@session-tree/core/Search"
+import * as FileSearch from "@session-tree/file/FileSearch"
+import { node } from "@session-tree/file/Fs"
+import * as Layer from "effect/Layer"
 import * as Kit from "../src/Kit.js"
 import { conformance } from "../src/suite.js"
 import { conformanceSearch } from "../src/suiteSearch.js"
@@ -12,7 +16,13 @@ import { conformanceV2 } from "../src/suiteV2.js"
 const backends = [Kit.memory, Kit.file, Kit.postgres(inject("pgUrl"))]
 const suites = backends.map((backend) => [backend.name, conformance(backend)] as const)
 const suitesV2 = backends.map((backend) => [`${backend.name} (version 2)`, conformanceV2(backend)] as const)
-const suitesSearch = backends.map((backend) => [`${backend.name} (search and usage)`, conformanceSearch(backend)] as const)
+// Files searched through their index from the first search (by default a file changed in the last 2 s is
+// scanned, and a session is indexed only by a search common in it).
+const fileIndexed: Kit.Backend = {
+  name: "file, indexed",
+  layer: Layer.merge(Kit.file.layer, Layer.succeed(SearchIndex, FileSearch.make(node, { settleMs: 0, indexShare: 0 })))
+}
+const suitesSearch = [...backends, fileIndexed].map((backend) => [`${backend.name} (search and usage)`, conformanceSearch(backend)] as const)
 
 describe("conformance", () => {
   // Runs after every backend's cases (tests of a file run in order): each case must have run to its end.

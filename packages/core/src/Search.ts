@@ -175,6 +175,20 @@ export interface CandidateRequest {
   readonly pattern: Pattern
   /** Only these sessions (locations or session IDs); all when undefined. */
   readonly sessions: ReadonlyArray<string> | undefined
+  /**
+   * Whether a backend may decide entries itself (`Candidates` with `entries`): true exactly when every
+   * term of the query is one word and each word is its own lexeme (at most 64 code points), so that an
+   * entry whose searched text's lexemes hold every word is an entry the matcher takes.
+   * @since 0.3.0
+   */
+  readonly decidable: boolean
+  /**
+   * Whether an index kept beside the sessions may answer. False when the search runs again because
+   * the sessions contradicted an index's answer (a line it named no longer matches): then the
+   * sessions themselves are read. An index inside a database's transactions may ignore it.
+   * @since 0.3.0
+   */
+  readonly trusted: boolean
 }
 
 /**
@@ -190,13 +204,56 @@ export interface CandidateLine {
 }
 
 /**
- * A session's candidates: its header line and the lines that may match; or why it could not be read.
+ * The entries of one session an index says hold every word of a decidable query, with the facts
+ * the filters and the ranking need, in rank order: newest first, then by `order`. Read through
+ * functions of their index `i` (0 to `size - 1`) so that a million of them cost no million objects.
+ * @since 0.3.0
+ * @category port
+ */
+export interface IndexedEntries {
+  readonly size: number
+  readonly order: (i: number) => number
+  readonly line: (i: number) => number | undefined
+  readonly timestamp: (i: number) => string
+  readonly role: (i: number) => string
+  readonly model: (i: number) => string | undefined
+}
+
+/**
+ * A session's candidates: its header line and the lines that may match; or why it could not be read;
+ * or (for a decidable request) a session answered from an index: its header line, the lines still
+ * to decode (`lines`: those that did not decode when indexed and may match), the entries it decided
+ * (`entries`), and `fetch`, the text of entry lines by their `order`, asked only for the page's hits.
+ * The library checks each fetched line decodes and matches as the index said; when one does not
+ * (the session changed under the index), the whole search runs again with `trusted: false`.
  * @since 0.2.0
  * @category port
  */
 export type Candidates =
   | { readonly location: string; readonly header: string; readonly lines: ReadonlyArray<CandidateLine> }
+  | {
+    readonly location: string
+    readonly header: string
+    readonly lines: ReadonlyArray<CandidateLine>
+    readonly entries: IndexedEntries
+    readonly fetch: (orders: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<string>, SessionError>
+  }
   | { readonly location: string; readonly error: SessionError }
+
+/**
+ * What an index keeps of one entry line (`entryFacts`): its lexemes (`lineLexemes`'s), and either
+ * the facts of the entry it decodes to (its timestamp, role, model, and whether it has searched
+ * text) or why it does not decode.
+ * @since 0.3.0
+ * @category index
+ */
+export interface EntryFacts {
+  readonly lexemes: ReadonlyArray<string>
+  readonly decoded:
+    | { readonly timestamp: string; readonly role: string; readonly model: string | undefined; readonly searched: boolean }
+    | undefined
+  readonly error: { readonly code: string; readonly reason: string; readonly line: number | undefined } | undefined
+}
 
 /**
  * The port a backend narrows a search with. `candidates` must hand over every committed entry line
@@ -253,6 +310,16 @@ export const lexemeOf: (folded: string) => string = words.lexemeOf
  * @category index
  */
 export const lineLexemes: (header: string | undefined, text: string, line?: number) => ReadonlyArray<string> = internal.lineLexemes
+
+/**
+ * The facts an index keeps of the entry lines (each with its 1-based `line` in its session) of a
+ * session whose header line is `header`: what the matcher and the filters would decide of each, made
+ * by the same code. The header is decoded once; when it does not decode, every line is kept as
+ * written (its words, and the header's error), as a search then looks at it.
+ * @since 0.3.0
+ * @category index
+ */
+export const entryFacts: (header: string) => (text: string, line?: number) => EntryFacts = internal.entryFacts
 
 /**
  * The candidate pattern of a query's folded words (see `Pattern`).

@@ -14,10 +14,11 @@ import * as Stream from "effect/Stream"
 import { decodeEntryLine } from "../src/Codec.js"
 import { decodeHeader, type Entry, type Header } from "../src/Record.js"
 import type * as V2 from "../src/RecordV2.js"
-import type { Candidates, Hit, SearchOptions, SearchResult } from "../src/Search.js"
+import type { Candidates, Hit, SearchResult } from "../src/Search.js"
 import { type SessionError, sessionError } from "../src/SessionError.js"
 import type { Unreadable } from "../src/Sessions.js"
-import { everyLine, matchText, matcherOf, modelOf, parseQuery, type Plan, planOf, rawMatches, roleOf, run, snippetsOf } from "../src/internal/search.js"
+import { options, queryText, type Session, session, sessionLines, text } from "./support/searchCorpus.js"
+import { entryFacts, everyLine, matchText, matcherOf, modelOf, parseQuery, type Plan, planOf, rawMatches, requestOf, roleOf, run, snippetsOf } from "../src/internal/search.js"
 
 // ---- The reference: the run and the searched text as they were ---------------------------------
 
@@ -215,106 +216,11 @@ const reference = (plan: Plan, candidates: ReadonlyArray<Candidates>): SearchRes
 
 // ---- Random corpora ---------------------------------------------------------------------------------
 
-/** Words, their case variants and near misses: beyond ASCII, joined to other letters, marks, surrogates. */
-const FRAGMENTS = [
-  "build", "Build", "BUILD", "bUiLd", "builds", "rebuild", "build_x", "buildé", "build\u0301", "\u0301build", "𝐀build", "build𝐀",
-  "\ud800build", "build\udc00", "🙂build", "key", "KEY", "\u212Aey", "ſtraße", "straße", "STRASSE", "Straße", "İstanbul",
-  "istanbul", "ISTANBUL", "ärger", "ÄRGER", "Ärger", "parser", "Parser", "test", "read_file", "read file", "Read-File", "0",
-  "x", "X", "k", "the", "1e21", "ıx"
-]
-const SEPARATORS = [" ", "  ", "\n", "_", "-", ".", "", ": ", "\t", "\u00a0", "é", "/", "\"", "\\"]
-const QUERY_WORDS = ["build", "BUILD", "key", "k", "straße", "ärger", "istanbul", "parser", "test", "read", "file", "0", "x", "21", "path"]
-
-const text = FastCheck.array(FastCheck.tuple(FastCheck.constantFrom(...FRAGMENTS), FastCheck.constantFrom(...SEPARATORS)), { maxLength: 8 })
-  .map((parts) => parts.map(([w, s]) => w + s).join(""))
-const key = FastCheck.oneof(FastCheck.constantFrom("path", "build", "Key", "line", "a.b", "x"), text)
-const json: FastCheck.Arbitrary<unknown> = FastCheck.letrec<{ value: unknown }>((tie) => ({
-  value: FastCheck.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    text,
-    FastCheck.integer({ min: -3, max: 30 }),
-    FastCheck.constantFrom(true, false, null, 1e21, 0.5),
-    FastCheck.array(tie("value"), { maxLength: 3 }),
-    FastCheck.dictionary(key, tie("value"), { maxKeys: 3 })
-  )
-})).value
-const args = FastCheck.dictionary(key, json, { maxKeys: 3 })
-
-const TIMES = ["2026-01-02T10:00:00.000Z", "2026-01-02T10:00:01.000Z", "2026-01-03T09:00:00.000Z"]
-const MODELS = ["claude-build-4", "gpt-5"]
-
-type Body = Record<string, unknown>
-const body: FastCheck.Arbitrary<Body> = FastCheck.oneof(
-  text.map((t): Body => ({ kind: "message", message: { role: "user", id: "build-u", content: [{ type: "text", text: t }] } })),
-  FastCheck.tuple(text, text, FastCheck.constantFrom("read_file", "build", "Parser"), args, FastCheck.constantFrom(...MODELS)).map(([r, t, name, a, model]): Body => ({
-    kind: "message",
-    message: {
-      role: "assistant",
-      id: "build-a",
-      content: [{ type: "reasoning", text: r }, { type: "text", text: t }, { type: "tool-call", id: "build-c", name, arguments: a }],
-      meta: { model }
-    }
-  })),
-  FastCheck.tuple(text, json).map(([t, result]): Body => ({
-    kind: "message",
-    message: { role: "tool", id: "build-t", toolCallId: "build-c", toolName: "read_file", isError: false, content: [{ type: "text", text: t }], result }
-  })),
-  text.map((t): Body => ({ kind: "message", message: { role: "system", id: "build-s", content: t } })),
-  text.map((t): Body => ({ kind: "title", title: t })),
-  text.map((t): Body => ({ kind: "compaction", summary: t, firstKeptEntryId: null })),
-  FastCheck.constant<Body>({ kind: "label", targetId: "build-0", label: "build" }),
-  FastCheck.constant<Body>({ kind: "model", provider: "anthropic", model: "build" })
-)
-
-/** A line that no longer decodes, though it may still hold the words. */
-const spoil = (line: string, how: number): string =>
-  how === 0 ? line.replace(`"kind":`, `"extra":1,"kind":`) : how === 1 ? line.slice(0, -3) : how === 2 ? line.replace(/"timestamp":"[^"]*"/, `"timestamp":"yesterday"`) : `${line} build`
-
-/** `arbitrary`'s value once in `every` times, else null. */
-const sometimes = <A>(arbitrary: FastCheck.Arbitrary<A>, every: number): FastCheck.Arbitrary<A | null> =>
-  FastCheck.oneof({ arbitrary: FastCheck.constant(null), weight: every - 1 }, { arbitrary, weight: 1 })
-
-const session = FastCheck.record({
-  id: FastCheck.constantFrom("s-a", "s-b", "s-build"),
-  headerSpoiled: sometimes(FastCheck.constant(true), 8).map((b) => b === true),
-  entries: FastCheck.array(
-    FastCheck.record({ time: FastCheck.constantFrom(...TIMES), body, spoiled: sometimes(FastCheck.integer({ min: 0, max: 3 }), 6) }),
-    { minLength: 1, maxLength: 10 }
-  )
-})
-
-const candidatesOf = (sessions: ReadonlyArray<typeof session extends FastCheck.Arbitrary<infer S> ? S : never>): Array<Candidates> =>
+const candidatesOf = (sessions: ReadonlyArray<Session>): Array<Candidates> =>
   sessions.map((s, n) => {
-    const header = JSON.stringify({ type: "session", version: 2, id: s.id, timestamp: TIMES[0] })
-    const lines = [s.headerSpoiled ? header.slice(0, -1) : header]
-    s.entries.forEach((e, i) => {
-      const line = JSON.stringify({ type: "entry", version: 2, id: `build-${i}`, parentId: i === 0 ? null : `build-${i - 1}`, timestamp: e.time, ...e.body })
-      lines.push(e.spoiled === null ? line : spoil(line, e.spoiled))
-    })
     const location = `loc-${n % 3}-${n}`
-    return n % 7 === 6 ? { location, error: sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { path: location }) } : everyLine(location, lines)
+    return n % 7 === 6 ? { location, error: sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { path: location }) } : everyLine(location, sessionLines(s))
   })
-
-const queryWord = FastCheck.oneof({ arbitrary: FastCheck.constant("build"), weight: 3 }, { arbitrary: FastCheck.constantFrom(...QUERY_WORDS), weight: 2 })
-const queryText = FastCheck.array(
-  FastCheck.oneof(
-    { arbitrary: queryWord, weight: 4 },
-    { arbitrary: FastCheck.array(queryWord, { minLength: 2, maxLength: 3 }).map((ws) => `"${ws.join(" ")}"`), weight: 1 },
-    { arbitrary: FastCheck.constantFrom("read_file", "a.b", "Read-File", "BUILD X"), weight: 1 }
-  ),
-  { minLength: 1, maxLength: 2 }
-).map((qs) => qs.join(" "))
-
-const options: FastCheck.Arbitrary<SearchOptions> = FastCheck.record({
-  query: queryText,
-  offset: FastCheck.integer({ min: 0, max: 3 }),
-  limit: FastCheck.integer({ min: 0, max: 4 }),
-  roles: sometimes(FastCheck.subarray(["user", "assistant", "tool", "system", "title", "compaction"], { minLength: 1 }), 4),
-  models: sometimes(FastCheck.subarray(MODELS, { minLength: 1 }), 5),
-  since: sometimes(FastCheck.constantFrom("2026-01-03", TIMES[1]!), 5)
-}, { requiredKeys: ["query"] }).map((o) =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null)) as unknown as SearchOptions
-)
 
 describe("the search run", () => {
   it("gives the reference's hits, order, snippets, total and unreadable sessions on random corpora and pages", () => {
@@ -334,6 +240,59 @@ describe("the search run", () => {
     expect(hits).toBeGreaterThan(1_500)
     expect(unreadable).toBeGreaterThan(500)
     expect(paged).toBeGreaterThan(100)
+  })
+
+  it("answers from an index of the facts the library makes (entryFacts) as from every line, and runs again when the page contradicts it", () => {
+    let decided = 0
+    let contradicted = 0
+    FastCheck.assert(FastCheck.property(FastCheck.array(session, { minLength: 1, maxLength: 6 }), options, FastCheck.boolean(), (sessions, o, lie) => {
+      const plan = Either.getOrThrow(planOf(o))
+      const request = requestOf(plan, undefined)
+      const candidates = candidatesOf(sessions)
+      const expected = Effect.runSync(run(plan, Stream.fromIterable(candidates)))
+      if (!request.decidable) return
+      // The index a backend would keep: each entry's facts, the decided entries in rank order.
+      let fetched = 0
+      const indexed = candidates.map((c): Candidates => {
+        if ("error" in c) return c
+        const factsOf = entryFacts(c.header)
+        const facts = c.lines.map((line) => ({ line, facts: factsOf(line.text, line.line) }))
+        const holds = (lexemes: ReadonlyArray<string>) => request.lexemes.every((l) => lexemes.includes(l))
+        const entries = facts.filter(({ facts }) => facts.decoded?.searched === true && holds(facts.lexemes))
+          .sort((a, b) => (a.facts.decoded!.timestamp > b.facts.decoded!.timestamp ? -1 : a.facts.decoded!.timestamp < b.facts.decoded!.timestamp ? 1 : a.line.order - b.line.order))
+        const at = (i: number) => entries[i]!
+        return {
+          location: c.location,
+          header: c.header,
+          lines: facts.filter(({ facts }) => facts.decoded === undefined && holds(facts.lexemes)).map(({ line }) => line),
+          entries: {
+            size: entries.length,
+            order: (i) => at(i).line.order,
+            line: (i) => at(i).line.line,
+            timestamp: (i) => at(i).facts.decoded!.timestamp,
+            role: (i) => at(i).facts.decoded!.role,
+            model: (i) => at(i).facts.decoded!.model
+          },
+          // A lying index: the page's lines come back cut short (the session changed under the index).
+          fetch: (orders) =>
+            Effect.sync(() => {
+              fetched += orders.length
+              return orders.map((order) => {
+                const text = c.lines.find((line) => line.order === order)!.text
+                return lie ? text.slice(0, -1) : text
+              })
+            })
+        }
+      })
+      const again = Stream.fromIterable(candidates)
+      const fetchedBefore = fetched
+      const answered = Effect.runSync(run(plan, Stream.fromIterable(indexed), again))
+      expect(answered).toEqual(expected)
+      decided++
+      if (lie && fetched > fetchedBefore && expected.hits.length > 0) contradicted++
+    }), { numRuns: 1_000 })
+    expect(decided).toBeGreaterThan(200)
+    expect(contradicted).toBeGreaterThan(20)
   })
 
   it("decides a text as the marking matcher does, on random texts and queries", () => {

@@ -1,13 +1,13 @@
 /**
- * Search on session files (`Sessions.search`): a scan of the bytes of every
- * session file of a directory, as a load sees them (an append in flight settled
- * by its intent, a torn tail left out), for the lines that hold every word of the
- * query in any case. The library then decodes and matches each of those lines;
- * nothing is kept between searches, so nothing can go stale.
- *
- * The scan reads a window of whole lines at a time as one string and runs one
- * regular expression over it (`Search.Pattern`), so its cost is close to reading
- * the bytes: see BENCHMARKS.md, "Serve", for the ratio to `grep -c -F`.
+ * Search on session files (`Sessions.search`). By default through an index kept
+ * beside the sessions (`docs/search-index.md`): one segment per session file, made
+ * by the first search whose query is common in it, from the file's bytes as a load sees them,
+ * used only while the file is unchanged, and checked by the library against the
+ * page's lines; a query of words is then counted and ranked without reading the
+ * sessions. Without the index (`layerScan`), a scan of the bytes of every session
+ * file for the lines that hold every word of the query in any case, each of which
+ * the library decodes and matches. Both give the same answers; see BENCHMARKS.md,
+ * "Serve", for their cost against `grep -c -F`.
  *
  * @since 0.2.0
  */
@@ -18,15 +18,46 @@ import { Fs, type FsService } from "./Fs.js"
 import * as internal from "./internal/fileSearch.js"
 
 /**
+ * How session files are searched: `index` (true by default) keeps and uses the index beside them;
+ * false scans their bytes at every search and writes nothing. `settleMs` (2,000 by default): a file
+ * changed more recently than this is scanned, not indexed, since a change within the file system's
+ * clock tick may leave its times as they were.
+ * @since 0.3.0
+ * @category models
+ */
+export interface Options {
+  readonly index?: boolean | undefined
+  readonly settleMs?: number | undefined
+  /**
+   * A session with no segment to trust (none yet, or its file changed) is indexed by a search only
+   * when the lines its scan finds hold at least this share of its bytes (1/4 by default; 0 indexes
+   * every session a search reads). A query rare in a session is answered by the scan, which decodes
+   * a few lines where making a segment decodes and splits into words all of them (several times the
+   * scan's time); a query common in it, whose scan decodes much of it anyway, makes the segment that
+   * answers the searches after it.
+   * @since 0.3.0
+   */
+  readonly indexShare?: number | undefined
+}
+
+/**
  * The search of session files, every step through `fs`.
  * @since 0.2.0
  * @category constructors
  */
-export const make: (fs: FsService) => SearchIndexService = internal.make
+export const make: (fs: FsService, options?: Options) => SearchIndexService = internal.make
 
 /**
- * The search of session files over the `Fs` in context.
+ * The search of session files over the `Fs` in context, through the index beside them.
  * @since 0.2.0
  * @category layers
  */
-export const layer: Layer.Layer<SearchIndex, never, Fs> = Layer.effect(SearchIndex, Effect.map(Fs, make))
+export const layer: Layer.Layer<SearchIndex, never, Fs> = Layer.effect(SearchIndex, Effect.map(Fs, (fs) => make(fs)))
+
+/**
+ * The search of session files over the `Fs` in context by a scan of their bytes, with no index
+ * read or written (a directory whose index is not wanted).
+ * @since 0.3.0
+ * @category layers
+ */
+export const layerScan: Layer.Layer<SearchIndex, never, Fs> = Layer.effect(SearchIndex, Effect.map(Fs, (fs) => make(fs, { index: false })))

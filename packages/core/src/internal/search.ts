@@ -11,7 +11,20 @@ import * as Stream from "effect/Stream"
 import { decodeEntryLine, versionOf } from "../Codec.js"
 import { decodeHeader, type Entry, type Header } from "../Record.js"
 import type * as V2 from "../RecordV2.js"
-import type { Candidates, CandidateRequest, Hit, Pattern, Query, SearchOptions, SearchResult, SearchRole, Snippet, Term } from "../Search.js"
+import type {
+  CandidateRequest,
+  Candidates,
+  EntryFacts,
+  Hit,
+  IndexedEntries,
+  Pattern,
+  Query,
+  SearchOptions,
+  SearchResult,
+  SearchRole,
+  Snippet,
+  Term
+} from "../Search.js"
 import type { ScanError, SessionCatalogService } from "../SessionCatalog.js"
 import { type InputError, type SessionError, sessionError } from "../SessionError.js"
 import type { Unreadable } from "../Sessions.js"
@@ -491,14 +504,18 @@ const inTime = (plan: Plan, timestamp: string): boolean => {
   return true
 }
 
-const passes = (plan: Plan, entry: Entry): boolean => {
-  if (plan.roles !== undefined && !plan.roles.has(roleOf(entry))) return false
-  if (plan.models !== undefined) {
-    const model = modelOf(entry)
-    if (model === undefined || !plan.models.has(model)) return false
-  }
-  return inTime(plan, entry.timestamp)
+/** Whether the plan filters by anything besides the words. */
+const filters = (plan: Plan): boolean =>
+  plan.roles !== undefined || plan.models !== undefined || plan.since !== undefined || plan.until !== undefined
+
+/** The filters of `plan` asked of an entry's facts, decoded or kept by an index alike. */
+const passesFacts = (plan: Plan, role: string, model: string | undefined, timestamp: string): boolean => {
+  if (plan.roles !== undefined && !plan.roles.has(role)) return false
+  if (plan.models !== undefined && (model === undefined || !plan.models.has(model))) return false
+  return inTime(plan, timestamp)
 }
+
+const passes = (plan: Plan, entry: Entry): boolean => passesFacts(plan, roleOf(entry), modelOf(entry), entry.timestamp)
 
 // ---- The patterns a backend scans raw lines with ----------------------------------------------
 
@@ -536,28 +553,69 @@ export const lineLexemes = (header: string | undefined, text: string, line?: num
   return searched === undefined ? [] : [...lexemesOf(searched)]
 }
 
+/** The facts of a line that does not decode (or whose session's header does not): its words as written. */
+const undecoded = (text: string, error: SessionError): EntryFacts => ({
+  lexemes: [...lexemesOf(text)],
+  decoded: undefined,
+  error: { code: error.code, reason: error.reason, line: error.line }
+})
+
+/**
+ * The facts an index keeps of the entry lines of a session whose header line is `header` (see
+ * `Search.entryFacts`): the header decoded once, then each line as the run decodes it. When the
+ * header does not decode, every line is kept as written, as the run then looks at it.
+ */
+export const entryFacts = (header: string): (text: string, line?: number) => EntryFacts => {
+  const decodedHeader = headerOf(header)
+  if (Either.isLeft(decodedHeader)) {
+    const error = decodedHeader.left
+    return (text) => undecoded(text, error)
+  }
+  const version = decodedHeader.right.version
+  return (text, line) => {
+    const decoded = decodeEntryLine(version, text, line)
+    if (Either.isLeft(decoded)) return undecoded(text, decoded.left)
+    const entry = decoded.right
+    const searched = searchTextOf(entry)
+    return {
+      lexemes: searched === undefined ? [] : [...lexemesOf(searched)],
+      decoded: { timestamp: entry.timestamp, role: roleOf(entry), model: modelOf(entry), searched: searched !== undefined },
+      error: undefined
+    }
+  }
+}
+
 // ---- The run ------------------------------------------------------------------------------------
 
-/** A hit found but not yet shown: enough to rank it, and its entry and text to show it. */
+/** Where an index's entry is fetched from: its session's `fetch`. */
+type Fetch = (orders: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<string>, SessionError>
+
+/**
+ * A hit found but not yet shown: enough to rank it, and its entry and text to show it; or, for an
+ * entry an index decided, where to fetch its line (`fetch`) once it is on the page.
+ */
 interface Found {
   readonly location: string
   readonly header: Header
-  readonly entry: Entry
+  readonly timestamp: string
   readonly order: number
-  readonly text: string
+  readonly line?: number | undefined
+  entry?: Entry | undefined
+  text?: string | undefined
+  readonly fetch?: Fetch | undefined
 }
 
 /** Newest entry first; then by session ID and place in the session, so every backend ranks alike. */
 const ranksBefore = (timestamp: string, session: string, location: string, order: number, b: Found): boolean =>
-  timestamp !== b.entry.timestamp
-    ? timestamp > b.entry.timestamp
+  timestamp !== b.timestamp
+    ? timestamp > b.timestamp
     : session !== b.header.id
     ? session < b.header.id
     : location !== b.location
     ? location < b.location
     : order < b.order
 
-const before = (a: Found, b: Found): boolean => ranksBefore(a.entry.timestamp, a.header.id, a.location, a.order, b)
+const before = (a: Found, b: Found): boolean => ranksBefore(a.timestamp, a.header.id, a.location, a.order, b)
 
 /**
  * The best `size` hits seen, kept in rank order. A hit is asked whether it would be kept by its rank
@@ -603,19 +661,25 @@ const headerOf = (text: string): Either.Either<Header, SessionError> => {
 }
 
 const hitOf = (query: Query) => (found: Found): Hit => {
-  const model = modelOf(found.entry)
+  const entry = found.entry!
+  const text = found.text!
+  const model = modelOf(entry)
   return {
     location: found.location,
     session: found.header.id,
-    entry: found.entry.id,
-    parentId: found.entry.parentId,
-    timestamp: found.entry.timestamp,
-    role: roleOf(found.entry),
+    entry: entry.id,
+    parentId: entry.parentId,
+    timestamp: entry.timestamp,
+    role: roleOf(entry),
     ...(model === undefined ? {} : { model }),
     // Marked for the page only: the count needed no more than whether the text matches.
-    snippets: snippetsOf(found.text, matchText(query, found.text)!)
+    snippets: snippetsOf(text, matchText(query, text)!)
   }
 }
+
+/** Whether an index may decide the entries of `query` by their lexemes: one word per term, each its own lexeme. */
+const decidableOf = (query: Query): boolean =>
+  query.terms.every((term) => term.words.length === 1) && query.words.every((word) => lexemeOf(word) === word)
 
 /** The request a backend answers for `plan`. */
 export const requestOf = (plan: Plan, directory: string | undefined): CandidateRequest => ({
@@ -623,11 +687,54 @@ export const requestOf = (plan: Plan, directory: string | undefined): CandidateR
   words: plan.query.words,
   lexemes: [...new Set(plan.query.words.map(lexemeOf))],
   pattern: patternOf(plan.query.words),
-  sessions: plan.sessions === undefined ? undefined : [...plan.sessions]
+  sessions: plan.sessions === undefined ? undefined : [...plan.sessions],
+  decidable: decidableOf(plan.query),
+  trusted: true
 })
 
-/** Ranks the hits among `candidates`: every line decided by the matcher, a page of the best kept. */
-export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanError, R>): Effect.Effect<SearchResult, ScanError, R> =>
+/**
+ * The entries of the page an index decided, fetched, decoded and checked: each must decode, pass the
+ * filters, keep the timestamp it was ranked by and match. False when one does not (or cannot be
+ * fetched): the sessions contradict the index, and the search is run again without it.
+ */
+const settle = (plan: Plan, page: ReadonlyArray<Found>, matches: (text: string) => boolean): Effect.Effect<boolean> => {
+  const bySource = new Map<Fetch, Array<Found>>()
+  for (const found of page) {
+    if (found.fetch === undefined) continue
+    const group = bySource.get(found.fetch)
+    if (group === undefined) bySource.set(found.fetch, [found])
+    else group.push(found)
+  }
+  return Effect.map(
+    Effect.forEach([...bySource], ([fetch, group]) =>
+      Effect.match(fetch(group.map((found) => found.order)), {
+        onFailure: () => false,
+        onSuccess: (texts) =>
+          texts.length === group.length && group.every((found, k) => {
+            const decoded = decodeEntryLine(found.header.version, texts[k]!, found.line)
+            if (Either.isLeft(decoded)) return false
+            const entry = decoded.right
+            const text = searchTextOf(entry)
+            if (text === undefined || entry.timestamp !== found.timestamp || !passes(plan, entry) || !matches(text)) return false
+            found.entry = entry
+            found.text = text
+            return true
+          })
+      })),
+    (settled) => settled.every((ok) => ok)
+  )
+}
+
+/**
+ * Ranks the hits among `candidates`: every line decided by the matcher (or, for a decidable query,
+ * by an index from the facts the library made of it), a page of the best kept. When the page's
+ * lines contradict an index, the search runs again over `untrusted` (the candidates without it).
+ */
+export const run = <R>(
+  plan: Plan,
+  candidates: Stream.Stream<Candidates, ScanError, R>,
+  untrusted?: Stream.Stream<Candidates, ScanError, R>
+): Effect.Effect<SearchResult, ScanError, R> =>
   Effect.suspend(() => {
     const best = new Best(plan.offset + plan.limit)
     const matches = matcherOf(plan.query)
@@ -635,6 +742,31 @@ export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanErr
     const unreadable: Array<Unreadable> = []
     let total = 0
     let searched = 0
+    const filtered = filters(plan)
+    /** An index's entries, in rank order: counted, and ranked until the first the page would not keep. */
+    const takeIndexed = (location: string, header: Header, entries: IndexedEntries, fetch: Fetch) => {
+      let open = true
+      for (let i = 0; i < entries.size; i++) {
+        if (filtered && !passesFacts(plan, entries.role(i), entries.model(i), entries.timestamp(i))) continue
+        total++
+        if (!open) {
+          // Without filters every later entry counts, and none would be kept.
+          if (!filtered) {
+            total += entries.size - i - 1
+            break
+          }
+          continue
+        }
+        const timestamp = entries.timestamp(i)
+        const order = entries.order(i)
+        if (best.admits(timestamp, header.id, location, order)) {
+          best.add({ location, header, timestamp, order, line: entries.line(i), fetch })
+        } else {
+          // The later entries of this session rank after this one.
+          open = false
+        }
+      }
+    }
     const take = (c: Candidates) => {
       searched++
       if ("error" in c) return void unreadable.push(unreadableOf(c.location, c.error))
@@ -644,6 +776,7 @@ export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanErr
         if (c.lines.some((line) => rawMatches(plan.query, line.text))) unreadable.push(unreadableOf(c.location, header.left))
         return
       }
+      if ("entries" in c) takeIndexed(c.location, header.right, c.entries, c.fetch)
       const version = header.right.version
       const session = header.right.id
       for (const line of c.lines) {
@@ -664,17 +797,33 @@ export const run = <R>(plan: Plan, candidates: Stream.Stream<Candidates, ScanErr
         total++
         if (best.admits(entry.timestamp, session, c.location, line.order)) {
           // An entry that matched has text: its kind is one that holds some.
-          best.add({ location: c.location, header: header.right, entry, order: line.order, text: text ?? searchTextOf(entry)! })
+          best.add({
+            location: c.location,
+            header: header.right,
+            timestamp: entry.timestamp,
+            order: line.order,
+            entry,
+            text: text ?? searchTextOf(entry)!
+          })
         }
       }
       if (problem !== undefined) unreadable.push(unreadableOf(c.location, problem))
     }
-    return Effect.map(Stream.runForEach(candidates, (c) => Effect.sync(() => take(c))), () => ({
-      hits: best.kept.slice(plan.offset).map(hitOf(plan.query)),
-      total,
-      searched,
-      unreadable: unreadable.sort((a, b) => (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
-    }))
+    return Stream.runForEach(candidates, (c) => Effect.sync(() => take(c))).pipe(
+      Effect.zipRight(Effect.suspend(() => settle(plan, best.kept.slice(plan.offset), matches))),
+      Effect.flatMap((settled): Effect.Effect<SearchResult, ScanError, R> =>
+        settled
+          ? Effect.succeed({
+            hits: best.kept.slice(plan.offset).map(hitOf(plan.query)),
+            total,
+            searched,
+            unreadable: unreadable.sort((a, b) => (a.location < b.location ? -1 : a.location > b.location ? 1 : 0))
+          })
+          : untrusted === undefined
+          ? Effect.dieMessage("an index's answer was contradicted by the sessions, and there is no search without it")
+          : run(plan, untrusted)
+      )
+    )
   })
 
 /** Every entry line of `lines` as candidates (a backend without an index or scan of its own). */
@@ -689,7 +838,10 @@ export const runOptions = <R>(
   options: SearchOptions,
   candidates: (request: CandidateRequest) => Stream.Stream<Candidates, ScanError, R>
 ): Effect.Effect<SearchResult, ScanError, R> =>
-  Effect.flatMap(planOf(options), (plan) => run(plan, candidates(requestOf(plan, options.directory))))
+  Effect.flatMap(planOf(options), (plan) => {
+    const request = requestOf(plan, options.directory)
+    return run(plan, candidates(request), candidates({ ...request, decidable: false, trusted: false }))
+  })
 
 /**
  * The candidates of a backend that neither scans nor indexes (memory): every entry line of every

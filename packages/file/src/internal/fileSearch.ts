@@ -10,6 +10,8 @@ import * as Catalog from "./fileCatalog.js"
 import * as Generation from "./generation.js"
 import * as Paths from "./paths.js"
 import { Buffers, lineStarts, type Strategy } from "./asciiSearch.js"
+import * as FileIndex from "./fileIndex.js"
+import { extentOf } from "./searchIndex.js"
 import { classifyTail } from "./tail.js"
 
 const LF = 0x0a
@@ -35,14 +37,8 @@ export const scanBytes = (
   strategy: Strategy = "auto"
 ): { readonly header: string | undefined; readonly lines: Array<CandidateLine> } => {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const headerEnd = buf.indexOf(LF)
+  const { end, headerEnd } = extentOf(buf)
   const lines: Array<CandidateLine> = []
-  // The bytes after the last line feed: a last line without one, unless it is the torn end of an append.
-  let end = buf.lastIndexOf(LF) + 1
-  if (end < buf.length && headerEnd >= 0) {
-    const tail = buf.toString("utf8", end)
-    if (classifyTail(tail) !== "incomplete") end = buf.length
-  }
   if (headerEnd < 0) {
     // No complete header line: a file holding only a torn header has nothing committed yet.
     const whole = buf.toString("utf8")
@@ -105,21 +101,24 @@ export const scanBytes = (
   return { header, lines }
 }
 
+/**
+ * The candidates of a session file's settled bytes: its header and the lines the scan finds. Every
+ * file read is handed over (and counted as searched), those with nothing to find with no lines.
+ */
+export const scanned = (location: string, bytes: Uint8Array, pattern: Pattern, buffers: Buffers): Candidates => {
+  const { header, lines } = scanBytes(bytes, pattern, WINDOW_BYTES, buffers)
+  if (header === undefined || lines.length === 0) return { location, header: header ?? "", lines: [] }
+  // A file that is not UTF-8 does not load: said once, for the session, when it holds a candidate.
+  if (!isUtf8(bytes)) return { location, error: sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { path: location }) }
+  return { location, header, lines }
+}
+
 /** The candidates of the session file at `location` (as the catalog names it). */
-const scanFile = (fs: FsService, location: string, pattern: Pattern, buffers: Buffers): Effect.Effect<Option.Option<Candidates>> =>
+export const scanFile = (fs: FsService, location: string, pattern: Pattern, buffers: Buffers): Effect.Effect<Option.Option<Candidates>> =>
   Paths.resolve(fs, location).pipe(
     Effect.flatMap((paths) => Generation.read(fs, paths, buffers.take)),
-    Effect.map((bytes): Option.Option<Candidates> => {
-      const { header, lines } = scanBytes(bytes, pattern, WINDOW_BYTES, buffers)
-      if (header === undefined || lines.length === 0) return Option.none()
-      // A file that is not UTF-8 does not load: said once, for the session, when it holds a candidate.
-      if (!isUtf8(bytes)) return Option.some({ location, error: sessionError("SESSION_INVALID_UTF8", "file is not valid UTF-8", { path: location }) })
-      return Option.some({ location, header, lines })
-    }),
-    Effect.catchAll((error) =>
-      // Gone since the catalog listed it: no longer there to search.
-      error.code === "SESSION_NOT_FOUND" ? Effect.succeed(Option.none()) : Effect.succeed(Option.some<Candidates>({ location, error }))
-    )
+    Effect.map((bytes) => Option.some(scanned(location, bytes, pattern, buffers))),
+    Effect.catchAll((error) => Effect.succeed(FileIndex.unread(location, error)))
   )
 
 /** The header line of the file at `location`, when it has one to read; for choosing sessions by ID. */
@@ -168,9 +167,31 @@ const chosen = (
     return out
   })
 
-/** The file backend's search: a scan of the bytes of every session file of the directory. */
-export const make = (fs: FsService): SearchIndexService => {
+/** How the file backend searches: with the index beside the sessions (the default), or by the scan alone. */
+export interface Options {
+  readonly index?: boolean | undefined
+  /**
+   * A session file changed less than this long before it is read is not indexed (only scanned), as
+   * a change within the file system's clock tick may leave its times as they were (default 2 s).
+   */
+  readonly settleMs?: number | undefined
+  /**
+   * A session with no segment to trust is indexed by a search only when the lines its scan finds
+   * hold at least this share of its bytes (default 1/4; 0 indexes every session read): see
+   * `Options.indexShare` in `FileSearch.ts`.
+   */
+  readonly indexShare?: number | undefined
+}
+
+/** The share of a session's bytes the scan's lines must hold for a search to index it (`Options.indexShare`). */
+export const INDEX_SHARE = 0.25
+
+/** The file backend's search: the index of each session file (see `fileIndex.ts`), or a scan of its bytes. */
+export const make = (fs: FsService, options: Options = {}): SearchIndexService => {
   const catalog = Catalog.make(fs)
+  const useIndex = options.index ?? true
+  const settleNs = BigInt(Math.round((options.settleMs ?? 2_000) * 1e6))
+  const share = options.indexShare ?? INDEX_SHARE
   return {
     candidates: (request: CandidateRequest) =>
       Stream.unwrap(Effect.gen(function*() {
@@ -178,8 +199,14 @@ export const make = (fs: FsService): SearchIndexService => {
         // One set of buffers for the files of this search, read one after another: nothing is kept past it.
         const buffers = new Buffers()
         const locations = request.sessions === undefined ? listed : yield* chosen(fs, listed, request.sessions, buffers)
+        const indexed = useIndex && request.trusted
+        if (indexed && request.sessions === undefined) yield* FileIndex.forgetGone(fs, listed)
+        const scan = (location: string) => scanFile(fs, location, request.pattern, buffers)
+        const search = indexed
+          ? FileIndex.searcher(fs, request, buffers, settleNs, share, scan, (location, bytes) => scanned(location, bytes, request.pattern, buffers))
+          : scan
         return Stream.fromIterable(locations).pipe(
-          Stream.mapEffect((location) => scanFile(fs, location, request.pattern, buffers)),
+          Stream.mapEffect(search),
           Stream.filterMap((found) => found)
         )
       }))
