@@ -4,7 +4,10 @@
  * `bin/session-tree.cjs` loads it with V8's code cache, so a start compiles
  * almost nothing.
  *
- * Usage: node scripts/build.mjs [outdir] [--sourcemap]
+ * Usage: node scripts/build.mjs [outdir] [--sourcemap] [--metafile]
+ *
+ * `--metafile` writes esbuild's account of the bundle's inputs and their imports beside it
+ * (`session-tree.meta.json`): the tests read from it what a start evaluates.
  *
  * A source map (`session-tree.cjs.map`, several megabytes) is written only with
  * `--sourcemap` or `SESSION_TREE_SOURCEMAP=1`, so the published package does not
@@ -18,13 +21,14 @@ import { fileURLToPath } from "node:url"
 const here = Path.dirname(fileURLToPath(import.meta.url))
 const args = process.argv.slice(2)
 const sourcemap = args.includes("--sourcemap") || process.env.SESSION_TREE_SOURCEMAP === "1"
-const [dir] = args.filter((a) => a !== "--sourcemap")
+const metafile = args.includes("--metafile")
+const [dir] = args.filter((a) => a !== "--sourcemap" && a !== "--metafile")
 const outdir = Path.resolve(dir ?? Path.join(here, "..", "dist"))
 const outfile = Path.join(outdir, "session-tree.cjs")
 
 NFS.mkdirSync(outdir, { recursive: true })
 if (!sourcemap) NFS.rmSync(`${outfile}.map`, { force: true })
-await esbuild.build({
+const built = await esbuild.build({
   entryPoints: [Path.join(here, "..", "src", "main.ts")],
   outfile,
   bundle: true,
@@ -39,5 +43,7 @@ await esbuild.build({
   // node-postgres loads its optional native binding only when asked to; it never is.
   external: ["pg-native"],
   legalComments: "linked",
-  logLevel: "warning"
+  logLevel: "warning",
+  metafile
 })
+if (metafile) NFS.writeFileSync(Path.join(outdir, "session-tree.meta.json"), JSON.stringify(built.metafile))
