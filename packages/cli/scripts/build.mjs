@@ -4,7 +4,10 @@
  * `bin/session-tree.cjs` loads it with V8's code cache, so a start compiles
  * almost nothing.
  *
- * Usage: node scripts/build.mjs [outdir] [--sourcemap] [--metafile]
+ * Usage: node scripts/build.mjs [outdir] [--sourcemap] [--metafile] [--entry FILE]
+ *
+ * `--entry FILE` bundles FILE instead of the command, the same way: the start-up benchmark
+ * measures the library alone with it, as the command's floor.
  *
  * `--metafile` writes esbuild's account of the bundle's inputs and their imports beside it
  * (`session-tree.meta.json`): the tests read from it what a start evaluates.
@@ -22,14 +25,16 @@ const here = Path.dirname(fileURLToPath(import.meta.url))
 const args = process.argv.slice(2)
 const sourcemap = args.includes("--sourcemap") || process.env.SESSION_TREE_SOURCEMAP === "1"
 const metafile = args.includes("--metafile")
-const [dir] = args.filter((a) => a !== "--sourcemap" && a !== "--metafile")
+const at = args.indexOf("--entry")
+const entry = at >= 0 ? Path.resolve(args[at + 1]) : Path.join(here, "..", "src", "main.ts")
+const [dir] = args.filter((a, i) => a !== "--sourcemap" && a !== "--metafile" && i !== at && (at < 0 || i !== at + 1))
 const outdir = Path.resolve(dir ?? Path.join(here, "..", "dist"))
 const outfile = Path.join(outdir, "session-tree.cjs")
 
 NFS.mkdirSync(outdir, { recursive: true })
 if (!sourcemap) NFS.rmSync(`${outfile}.map`, { force: true })
 const built = await esbuild.build({
-  entryPoints: [Path.join(here, "..", "src", "main.ts")],
+  entryPoints: [entry],
   outfile,
   bundle: true,
   // A script, not a module: only a script can be compiled with a code cache on Node 20.
