@@ -56,9 +56,10 @@ if (cacheFile) {
 const script = new VM.Script(Module.wrap(source), { filename: bundle, cachedData })
 if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
   // Made at exit, so it holds every function this run compiled; written whole or not at all. Only
-  // after a run that succeeded: wrong usage compiles little, and its first word names no command.
+  // after a run that did its work (0) or that its user stopped (130: serve, sync --watch): a run
+  // that failed early compiled less than the command's next runs will need.
   process.once("exit", (code) => {
-    if (code !== 0) return
+    if (code !== 0 && code !== 130) return
     const tmp = `${cacheFile}.${process.pid}`
     try {
       NFS.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 })

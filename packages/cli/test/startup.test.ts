@@ -83,10 +83,11 @@ describe("the start of session-tree", () => {
     }
   })
 
-  it("loads none of the server's Node modules for verify, list, log or --version; serve loads them", async () => {
+  it("loads none of the server's Node modules for verify, list, log or --version; serve loads them, and, stopped by its user, keeps its code cache", async () => {
     const session = Path.join(dir, "small.jsonl")
     await writeConversation(session)
-    const env = { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1" }
+    const caches = Path.join(dir, "cache")
+    const env = { ...process.env, SESSION_TREE_DB: "", NO_COLOR: "1", XDG_CACHE_HOME: caches }
     for (const args of [["verify", session], ["list", dir], ["log", session], ["--version"]]) {
       const out = Path.join(dir, `loaded-${args[0]!.replace(/\W/g, "")}.txt`)
       const ran = await runNode(["--require", recorder(out), bin, ...args], { env })
@@ -104,6 +105,9 @@ describe("the start of session-tree", () => {
     }
     expect(await serve.exited).toEqual({ code: 130, signal: null })
     expect(NFS.readFileSync(out, "utf8").split("\n").filter((m) => SERVER_ONLY.includes(m)).sort()).toEqual([...SERVER_ONLY].sort())
+    // Stopped by its user, serve made its own code cache, as each command that succeeded did.
+    const made = NFS.readdirSync(Path.join(caches, "session-tree")).map((name) => name.replace(/^code-.*-\d+-\d+\./, "")).sort()
+    expect(made).toEqual(["list.bin", "log.bin", "none.bin", "serve.bin", "verify.bin"])
   })
 
   it("states the sync's own defaults in its help", async () => {
