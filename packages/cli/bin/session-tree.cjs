@@ -3,7 +3,9 @@
 // `npm run build`) with V8's code cache, kept in the user's cache directory, so a
 // start skips compiling the bundle. A missing, stale or damaged cache is simply
 // made anew: V8 checks it against the bundle and the Node version, and refuses
-// one that does not match.
+// one that does not match. Each command has a cache of its own: a cache holds the
+// functions that the run that made it compiled, so one made by `--version` would
+// leave every later `verify` compiling the reading of a session again.
 "use strict"
 const NFS = require("node:fs")
 const Module = require("node:module")
@@ -35,10 +37,16 @@ const cacheDir = () => {
   }
 }
 
+/** How many builds' caches are kept (several installs may run). */
 const KEEP = 4
+/** A cache's name: `code-<node>-<arch>-<size>-<mtime>` names the build, then the command, if any. */
+const CACHE_NAME = /^(code-.*-\d+-\d+)(?:\.[a-z0-9-]+)?\.bin$/
 const dir = process.env.SESSION_TREE_NO_CODE_CACHE ? undefined : cacheDir()
 const stat = NFS.statSync(bundle)
-const cacheFile = dir && Path.join(dir, `code-${process.version}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}.bin`)
+// The command is the first word that is not an option; a run with none (--version, --help) is "none".
+const word = process.argv.slice(2).find((arg) => !arg.startsWith("-"))
+const command = word === undefined ? "none" : /^[a-z][a-z0-9-]{0,31}$/.test(word) ? word : "other"
+const cacheFile = dir && Path.join(dir, `code-${process.version}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}.${command}.bin`)
 let cachedData
 if (cacheFile) {
   try {
@@ -47,19 +55,23 @@ if (cacheFile) {
 }
 const script = new VM.Script(Module.wrap(source), { filename: bundle, cachedData })
 if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
-  // Made at exit, so it holds every function this run compiled; written whole or not at all.
-  process.once("exit", () => {
+  // Made at exit, so it holds every function this run compiled; written whole or not at all. Only
+  // after a run that did its work (0) or that its user stopped (130: serve, sync --watch): a run
+  // that failed early compiled less than the command's next runs will need.
+  process.once("exit", (code) => {
+    if (code !== 0 && code !== 130) return
     const tmp = `${cacheFile}.${process.pid}`
     try {
       NFS.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 })
       NFS.renameSync(tmp, cacheFile)
-      // Each build of the bundle has its own cache: keep the newest few (several installs may run).
-      const old = NFS.readdirSync(dir)
-        .filter((name) => /^code-.*\.bin$/.test(name))
-        .map((name) => ({ name, mtime: NFS.statSync(Path.join(dir, name)).mtimeMs }))
-        .sort((a, b) => b.mtime - a.mtime)
-        .slice(KEEP)
-      for (const { name } of old) NFS.unlinkSync(Path.join(dir, name))
+      // Each build of the bundle has its own caches: those of the newest few builds are kept.
+      const caches = NFS.readdirSync(dir)
+        .filter((name) => CACHE_NAME.test(name))
+        .map((name) => ({ name, build: CACHE_NAME.exec(name)[1], mtime: NFS.statSync(Path.join(dir, name)).mtimeMs }))
+      const newest = new Map()
+      for (const { build, mtime } of caches) newest.set(build, Math.max(mtime, newest.get(build) ?? 0))
+      const kept = new Set([...newest].sort((a, b) => b[1] - a[1]).slice(0, KEEP).map(([build]) => build))
+      for (const { build, name } of caches) if (!kept.has(build)) NFS.unlinkSync(Path.join(dir, name))
     } catch {
       try {
         NFS.unlinkSync(tmp)

@@ -4,7 +4,13 @@
  * `bin/session-tree.cjs` loads it with V8's code cache, so a start compiles
  * almost nothing.
  *
- * Usage: node scripts/build.mjs [outdir] [--sourcemap]
+ * Usage: node scripts/build.mjs [outdir] [--sourcemap] [--metafile] [--entry FILE]
+ *
+ * `--entry FILE` bundles FILE instead of the command, the same way: the start-up benchmark
+ * measures the library alone with it, as the command's floor.
+ *
+ * `--metafile` writes esbuild's account of the bundle's inputs and their imports beside it
+ * (`session-tree.meta.json`): the tests read from it what a start evaluates.
  *
  * A source map (`session-tree.cjs.map`, several megabytes) is written only with
  * `--sourcemap` or `SESSION_TREE_SOURCEMAP=1`, so the published package does not
@@ -18,14 +24,17 @@ import { fileURLToPath } from "node:url"
 const here = Path.dirname(fileURLToPath(import.meta.url))
 const args = process.argv.slice(2)
 const sourcemap = args.includes("--sourcemap") || process.env.SESSION_TREE_SOURCEMAP === "1"
-const [dir] = args.filter((a) => a !== "--sourcemap")
+const metafile = args.includes("--metafile")
+const at = args.indexOf("--entry")
+const entry = at >= 0 ? Path.resolve(args[at + 1]) : Path.join(here, "..", "src", "main.ts")
+const [dir] = args.filter((a, i) => a !== "--sourcemap" && a !== "--metafile" && i !== at && (at < 0 || i !== at + 1))
 const outdir = Path.resolve(dir ?? Path.join(here, "..", "dist"))
 const outfile = Path.join(outdir, "session-tree.cjs")
 
 NFS.mkdirSync(outdir, { recursive: true })
 if (!sourcemap) NFS.rmSync(`${outfile}.map`, { force: true })
-await esbuild.build({
-  entryPoints: [Path.join(here, "..", "src", "main.ts")],
+const built = await esbuild.build({
+  entryPoints: [entry],
   outfile,
   bundle: true,
   // A script, not a module: only a script can be compiled with a code cache on Node 20.
@@ -39,5 +48,7 @@ await esbuild.build({
   // node-postgres loads its optional native binding only when asked to; it never is.
   external: ["pg-native"],
   legalComments: "linked",
-  logLevel: "warning"
+  logLevel: "warning",
+  metafile
 })
+if (metafile) NFS.writeFileSync(Path.join(outdir, "session-tree.meta.json"), JSON.stringify(built.metafile))

@@ -526,7 +526,7 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect(jsonlLeaf.code).toBe(2)
   })
 
-  it("keeps a code cache in the user's cache directory: made on the first run, a damaged one replaced, the newest four kept", async ({ expect }) => {
+  it("keeps a code cache per command in the user's cache directory: made by its first run that succeeds, a damaged one replaced, the newest four builds' kept", async ({ expect }) => {
     const dir = tempDir()
     const home = Path.join(dir, "cache")
     const env = { env: { XDG_CACHE_HOME: home } }
@@ -535,17 +535,24 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
     expect((await runCli("--version", env)).stdout.trim()).toBe("0.1.0")
     const [made] = caches()
     expect(caches()).toHaveLength(1)
-    expect(made).toMatch(new RegExp(`^code-${process.version}-${process.arch}-\\d+-\\d+\\.bin$`))
+    expect(made).toMatch(new RegExp(`^code-${process.version}-${process.arch}-\\d+-\\d+\\.none\\.bin$`))
+    const build = made!.slice(0, -".none.bin".length)
     expect(NFS.statSync(cache).mode & 0o777).toBe(0o700)
     const good = NFS.readFileSync(Path.join(cache, made!))
     expect(good.length).toBeGreaterThan(100_000)
     // Damaged: V8 refuses it, the command runs as without one, and writes a sound one in its place.
     NFS.writeFileSync(Path.join(cache, made!), Buffer.alloc(good.length, 7))
+    expect((await runCli("--version", env)).stdout.trim()).toBe("0.1.0")
+    expect(NFS.readFileSync(Path.join(cache, made!)).equals(Buffer.alloc(good.length, 7))).toBe(false)
+    // Each command its own, holding what that command compiled; a run that fails writes none.
     const file = Path.join(dir, "s.jsonl")
+    expect((await runCli("verify", file, env)).code).toBe(1)
+    expect(caches()).toEqual([made])
     expect((await runCli("create", file, "--id", "c", env)).code).toBe(0)
     expect((await runCli("verify", file, env)).stdout).toMatch(/^ok 0 entries/)
-    expect(NFS.readFileSync(Path.join(cache, made!)).equals(Buffer.alloc(good.length, 7))).toBe(false)
-    // Caches of other builds: the newest four are kept when a new one is written.
+    expect(caches()).toEqual([`${build}.create.bin`, made, `${build}.verify.bin`])
+    expect(NFS.statSync(Path.join(cache, `${build}.verify.bin`)).size).toBeGreaterThan(good.length)
+    // Caches of other builds: those of the newest four builds are kept when a new one is written.
     NFS.rmSync(Path.join(cache, made!))
     for (let i = 0; i < 6; i++) {
       const old = Path.join(cache, `code-${process.version}-${process.arch}-${i}-${i}.bin`)
@@ -553,7 +560,7 @@ describe.concurrent("session-tree", { timeout: 180_000 }, () => {
       NFS.utimesSync(old, 1_000_000 + i, 1_000_000 + i)
     }
     expect((await runCli("--version", env)).code).toBe(0)
-    expect(caches()).toEqual([made, ...[3, 4, 5].map((i) => `code-${process.version}-${process.arch}-${i}-${i}.bin`)].sort())
+    expect(caches()).toEqual([`${build}.create.bin`, made, `${build}.verify.bin`, ...[3, 4, 5].map((i) => `code-${process.version}-${process.arch}-${i}-${i}.bin`)].sort())
     // A directory others may write to is never used: the command runs without a cache and writes none.
     const sharedHome = Path.join(dir, "shared")
     const shared = Path.join(sharedHome, "session-tree")

@@ -7,7 +7,6 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as Server from "@session-tree/server/Server"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -58,6 +57,8 @@ export const serve = Command.make(
     Effect.gen(function*() {
       const directory = yield* directoryOf(db, dir)
       if (!Number.isSafeInteger(port) || port < 0 || port > 65_535) return yield* new Backend.UsageError({ reason: `--port ${port} is not a port (0 to 65535)` })
+      // The server and the HTTP stack under it are loaded only when serve runs: every other command starts without them.
+      const Server = yield* Effect.promise(() => import("@session-tree/server/Server"))
       yield* Backend.run(db, Effect.scoped(Effect.gen(function*() {
         const running = yield* Server.serve({
           backend: db._tag === "Files" ? "files" : "database",

@@ -8,65 +8,19 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { type SessionError, sessionError } from "@session-tree/core/SessionError"
-import * as Sync from "@session-tree/core/Sync"
-import * as Fs from "@session-tree/file/Fs"
-import * as Recovery from "@session-tree/file/Recovery"
-import * as SyncFiles from "@session-tree/file/SyncFiles"
-import * as SyncWatch from "@session-tree/file/SyncWatch"
-import { formatError, json as jsonLine, printable } from "@session-tree/view/Text"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import { createHash } from "node:crypto"
-import * as NFS from "node:fs"
-import * as OS from "node:os"
-import * as NodePath from "node:path"
-import * as Backend from "../Backend.js"
 import { db, json } from "../options.js"
-import { reportLines } from "./import.js"
 
-/** Where the state of a sync into a database is kept by default: the user's state directory, one file per database. */
-const defaultDatabaseState = (url: string): string => {
-  const home = process.env["XDG_STATE_HOME"] !== undefined && process.env["XDG_STATE_HOME"] !== ""
-    ? process.env["XDG_STATE_HOME"]
-    : NodePath.join(OS.homedir(), ".local", "state")
-  const name = createHash("sha256").update(Backend.describeDatabase(url)).digest("hex").slice(0, 16)
-  return NodePath.join(home, "session-tree", `sync-${name}`)
-}
+// Sync.QUIET_MS / 1000 and SyncFiles.STATE_FILE, which the help states; a test holds them equal. Importing
+// those modules here would evaluate the sync and its importers at every start of the command.
+const QUIET_SECONDS = 10
+const STATE_FILE = ".session-tree-sync"
 
 const quietOption = Options.integer("quiet").pipe(
   Options.withPseudoName("SECONDS"),
   Options.optional,
-  Options.withDescription(`how long a source must be unchanged for a response whose blocks may still arrive to be stored (default: ${Sync.QUIET_MS / 1000})`)
+  Options.withDescription(`how long a source must be unchanged for a response whose blocks may still arrive to be stored (default: ${QUIET_SECONDS})`)
 )
-
-/** One line per session a round created or extended; a line per problem, on stderr. */
-const printRound = (report: Sync.SyncReport, backend: Backend.Backend) =>
-  Effect.gen(function*() {
-    let failed = 0
-    for (const source of report.sources) {
-      for (const session of source.sessions) {
-        if (!session.created && session.appended === 0) continue
-        yield* Console.log(`${session.created ? "new" : "   "} +${String(session.appended).padEnd(5)} ${printable(session.id)}  ${printable(source.path)}`)
-      }
-      if (source.status !== "unchanged" && source.status !== "ignored") {
-        for (const line of reportLines(source)) yield* Console.error(`${printable(source.path)}: ${line}`)
-      }
-      if (source.error !== undefined) {
-        failed++
-        yield* Console.error(formatError(Backend.locate(source.error as SessionError, backend, source.path)))
-      }
-    }
-    return failed
-  })
-
-const summary = (report: Sync.SyncReport): string => {
-  const counts: Record<string, number> = {}
-  for (const source of report.sources) counts[source.status] = (counts[source.status] ?? 0) + 1
-  const parts = ["synced", "current", "unchanged", "ignored", "changed", "failed"].filter((s) => counts[s] !== undefined).map((s) => `${counts[s]} ${s}`)
-  return `${report.sources.length} sources${parts.length === 0 ? "" : `: ${parts.join(", ")}`}`
-}
 
 /**
  * `session-tree sync`: every transcript under the sources, imported or brought up to date
@@ -83,7 +37,7 @@ export const syncCommand = Command.make(
     state: Options.text("state").pipe(
       Options.withPseudoName("FILE"),
       Options.optional,
-      Options.withDescription(`where the sync remembers what it synced (default: DIR/${SyncFiles.STATE_FILE}; with --db: a file under $XDG_STATE_HOME/session-tree)`)
+      Options.withDescription(`where the sync remembers what it synced (default: DIR/${STATE_FILE}; with --db: a file under $XDG_STATE_HOME/session-tree)`)
     ),
     keepAll: Options.boolean("keep-all").pipe(Options.withDescription("store every line that has no place in version 2 as a custom entry <format>:<kind>")),
     skipDamaged: Options.boolean("skip-damaged").pipe(Options.withDescription("sync around damaged lines, each kept aside in the session and reported")),
@@ -92,61 +46,8 @@ export const syncCommand = Command.make(
     json,
     db
   },
-  ({ db, json, keepAll, quiet, skipDamaged, sources, state, to, watch }) =>
-    Effect.gen(function*() {
-      if (db._tag === "Files" && Option.isNone(to)) return yield* new Backend.UsageError({ reason: "sync needs --to DIR on files" })
-      if (db._tag === "Database" && Option.isSome(to)) return yield* new Backend.UsageError({ reason: "--to DIR and --db URL exclude each other: sessions go to one place" })
-      if (json && watch) return yield* new Backend.UsageError({ reason: "--json prints one report: it does not go with --watch" })
-      const dir = Option.map(to, (d) => NodePath.resolve(d))
-      if (Option.isSome(dir)) {
-        yield* Effect.try({
-          try: () => NFS.mkdirSync(dir.value, { recursive: true }),
-          catch: (cause) => new Backend.UsageError({ reason: `--to ${printable(dir.value)} cannot be a directory: ${(cause as Error).message}` })
-        })
-      }
-      const statePath = Option.getOrElse(state, () => Option.isSome(dir) ? NodePath.join(dir.value, SyncFiles.STATE_FILE) : defaultDatabaseState((db as { url: string }).url))
-      yield* Effect.sync(() => NFS.mkdirSync(NodePath.dirname(NodePath.resolve(statePath)), { recursive: true }))
-      const quietMs = Option.isSome(quiet) ? quiet.value * 1000 : Sync.QUIET_MS
-      const options: Sync.SyncOptions = {
-        locate: Option.isSome(dir) ? (id) => NodePath.join(dir.value, Sync.fileName(id)) : undefined,
-        exclude: Option.toArray(dir),
-        keepAll,
-        skipDamaged,
-        quietMs,
-        // On files, a leftover of an interrupted commit (a sync killed mid-way) is cleared by recovery.
-        recover: db._tag === "Files" ? (location) => Recovery.recover(location).pipe(Effect.provide(Fs.layer)) : undefined
-      }
-      const once = Effect.flatMap(Fs.Fs, (fs) => Sync.sync(sources, options).pipe(Effect.provideService(Sync.SyncFiles, SyncFiles.make(fs, { state: statePath }))))
-      yield* Backend.run(db, Effect.gen(function*() {
-        if (watch) {
-          const round = Effect.gen(function*() {
-            const report = yield* once
-            yield* printRound(report, db)
-            // What waits for quiet is synced again once it can be.
-            return report.sources.some((s) => s.pending > 0) ? quietMs + 50 : undefined
-          })
-          return yield* SyncWatch.watch(sources, round)
-        }
-        const report = yield* once
-        if (json) {
-          yield* Console.log(jsonLine({
-            ok: report.sources.every((s) => s.error === undefined),
-            sources: report.sources.map((s) => ({ ...s, error: s.error === undefined ? undefined : { code: s.error.code, message: formatError(s.error) } }))
-          }))
-        } else {
-          yield* printRound(report, db)
-          yield* Console.log(summary(report))
-        }
-        // Each problem is reported above; the command then fails with the first one's code.
-        const failed = report.sources.filter((s) => s.error !== undefined)
-        if (failed.length > 0) {
-          return yield* sessionError(
-            failed[0]!.error!.code,
-            `${failed.length} of ${report.sources.length} sources were not synced (each reported above); every other source is`
-          )
-        }
-      }))
-    })
+  // The sync, its importers and its watcher are loaded only when a sync runs (`syncRun.ts`).
+  (args) => Effect.flatMap(Effect.promise(() => import("./syncRun.js")), (run) => run.sync(args))
 ).pipe(
   Command.withDescription(
     "Keep every transcript under the SOURCEs (Claude Code, Codex, Pi) as one session each in DIR or the database: a rerun appends only what is new; --watch keeps following."
