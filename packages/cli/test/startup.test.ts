@@ -45,8 +45,11 @@ const LAZY: ReadonlyArray<readonly [string, RegExp]> = [
   ["the import command's body", /^src\/commands\/importRun\.ts$/]
 ]
 
-/** Node's modules that only the server (its HTTP server, its WebSocket library) loads. */
-const SERVER_ONLY = ["NativeModule http", "NativeModule https", "NativeModule tls", "NativeModule zlib"]
+/**
+ * Node's modules that only the server (its HTTP server, its WebSocket library) loads. Not `zlib`:
+ * the file backend's search index checks its parts with `zlib.crc32`, so every command on files loads it.
+ */
+const SERVER_ONLY = ["NativeModule http", "NativeModule https", "NativeModule tls"]
 
 let dir: string
 let meta: Metafile

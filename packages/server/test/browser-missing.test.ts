@@ -38,7 +38,7 @@ describe("the server's browser tests on a machine without Chromium", { timeout: 
     for (const backend of ["files", "PostgreSQL"]) {
       expect(named.filter((name) => name.startsWith(`the served pages in Chromium, on ${backend} > `)).length, backend).toBeGreaterThanOrEqual(5)
     }
-    expect(named).toContain("the served pages in Chromium, on files > opens a session of 100,000 entries it has not laid out yet with its first screen first, then its tree and facts")
+    expect(named).toContain("the served pages in Chromium, on files > opens a session of 100,000 entries that the command has not laid out yet with its first screen first, then its tree and facts")
     expect(named).toContain("the served pages in Chromium, on PostgreSQL > opens a session of 100,000 entries laid out with its first screen drawn within a second, and shows an append to it")
   })
 
