@@ -177,8 +177,8 @@ export interface CandidateRequest {
   readonly sessions: ReadonlyArray<string> | undefined
   /**
    * Whether a backend may decide entries itself (`Candidates` with `entries`): true exactly when every
-   * term of the query is one word and each word is its own lexeme (at most 64 code points), so that an
-   * entry whose searched text's lexemes hold every word is an entry the matcher takes.
+   * term of the query is one word of fewer than 64 code points (so its own lexeme, and no longer word's),
+   * so that an entry whose searched text's lexemes hold every word is an entry the matcher takes.
    * @since 0.3.0
    */
   readonly decidable: boolean

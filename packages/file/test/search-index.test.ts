@@ -247,6 +247,26 @@ describe("the index of session files", () => {
     })
   })
 
+  it("counts a query word of 64 code points as the scan does, beside a longer word that begins with it", async () => {
+    await inTempDir(async (dir) => {
+      // The longer word's lexeme is the query word itself; the older entry is off the page of one.
+      const w64 = "b" + "x".repeat(63)
+      const entries = [
+        { time: TIMES[0]!, body: { kind: "title" as const, title: `only ${w64}yyyyyy here` }, spoiled: null },
+        { time: TIMES[2]!, body: { kind: "title" as const, title: `the real ${w64} word` }, spoiled: null }
+      ]
+      NFS.writeFileSync(Path.join(dir, "a.jsonl"), sessionLines({ id: "s-a", headerSpoiled: false, entries }).join("\n") + "\n")
+      await settle()
+      const service = indexed()
+      for (let k = 0; k < 2; k++) {
+        const result = await search(service, dir, { query: w64, limit: 1 })
+        expect(result).toEqual(await search(scan, dir, { query: w64, limit: 1 }))
+        expect(result.total).toBe(1)
+      }
+      expect(segments(dir)).toEqual(["a.jsonl.seg"])
+    })
+  })
+
   it("never answers a session changed since it was indexed from its old segment, even one whose times were put back", async () => {
     await inTempDir(async (dir) => {
     const { path, service } = await titled(dir, "build another")

@@ -29,7 +29,7 @@ import type { ScanError, SessionCatalogService } from "../SessionCatalog.js"
 import { type InputError, type SessionError, sessionError } from "../SessionError.js"
 import type { Unreadable } from "../Sessions.js"
 import { isCanonicalTimestamp } from "./timestamp.js"
-import { fold, isAscii, lexemeOf, lexemesOf, WORD, WORD_CODE_POINT, type Word, wordsOf } from "./words.js"
+import { fold, isAscii, LEXEME_CODE_POINTS, lexemeOf, lexemesOf, WORD, WORD_CODE_POINT, type Word, wordsOf } from "./words.js"
 
 const invalid = (reason: string): InputError => sessionError("SESSION_INVALID_OPTIONS", reason) as InputError
 
@@ -677,9 +677,20 @@ const hitOf = (query: Query) => (found: Found): Hit => {
   }
 }
 
-/** Whether an index may decide the entries of `query` by their lexemes: one word per term, each its own lexeme. */
+/**
+ * Whether an index may decide the entries of `query` by their lexemes: one word per term, each
+ * shorter than a lexeme's cut (`LEXEME_CODE_POINTS`). A word of exactly that length is its own
+ * lexeme, but also the lexeme of every longer word that begins with it, which it does not match.
+ */
 const decidableOf = (query: Query): boolean =>
-  query.terms.every((term) => term.words.length === 1) && query.words.every((word) => lexemeOf(word) === word)
+  query.terms.every((term) => term.words.length === 1) &&
+  query.words.every((word) => lexemeOf(word) === word && codePoints(word) < LEXEME_CODE_POINTS)
+
+const codePoints = (word: string): number => {
+  let n = 0
+  for (let i = 0; i < word.length; i++, n++) if (word.codePointAt(i)! > 0xffff) i++
+  return n
+}
 
 /** The request a backend answers for `plan`. */
 export const requestOf = (plan: Plan, directory: string | undefined): CandidateRequest => ({
