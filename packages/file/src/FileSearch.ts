@@ -34,7 +34,8 @@ export interface Options {
    * every session a search reads). A query rare in a session is answered by the scan, which decodes
    * a few lines where making a segment decodes and splits into words all of them (several times the
    * scan's time); a query common in it, whose scan decodes much of it anyway, makes the segment that
-   * answers the searches after it.
+   * answers the searches after it. A value outside 0–1 (or a `settleMs` that is not a finite number of
+   * milliseconds, 0 or more) makes every search fail with SESSION_INVALID_OPTIONS.
    * @since 0.3.0
    */
   readonly indexShare?: number | undefined

@@ -61,6 +61,8 @@ export interface Stat extends FileId {
   readonly nlink: number
   /** Permission bits only. */
   readonly mode: number
+  /** The owner's user ID. */
+  readonly uid: number
   /** Modification time in nanoseconds: a link or rename leaves it alone, a write in place does not. */
   readonly mtimeNs: bigint
   /** Status change time in nanoseconds: any change to the inode, a link or a rename included. */
@@ -190,6 +192,7 @@ const toStat = (s: NFS.BigIntStats): Stat => ({
   size: Number(s.size),
   nlink: Number(s.nlink),
   mode: Number(s.mode) & 0o7777,
+  uid: Number(s.uid),
   mtimeNs: s.mtimeNs,
   ctimeNs: s.ctimeNs,
   kind: kindOf(s)

@@ -11,16 +11,19 @@ import * as Ids from "@session-tree/core/Ids"
 import * as Search from "@session-tree/core/Search"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
+import * as Zlib from "node:zlib"
 import { options as queryOptions, type Session, session, sessionLines, TIMES } from "../../core/test/support/searchCorpus.js"
 import * as FileJournal from "../src/FileJournal.js"
 import * as FileSearch from "../src/FileSearch.js"
 import { type Around, FsError, type FsService, intercept, node } from "../src/Fs.js"
+import { deleteSession } from "../src/internal/delete.js"
 import * as Owner from "../src/internal/owner.js"
 import * as Index from "../src/internal/searchIndex.js"
 
@@ -387,6 +390,88 @@ describe("the index of session files", () => {
       expect(await search(service, dir, { query: "rare", limit: 0 })).toEqual(await search(scan, dir, { query: "rare", limit: 0 }))
       expect(opened).toEqual([])
     })
+  })
+
+  it("reads, writes and removes nothing through an index directory that is a link or that others may write, and answers as the scan does", async () => {
+    await inTempDir(async (dir) => {
+      const { service } = await titled(dir, "build another")
+      const elsewhere = tempDir()
+      try {
+        NFS.writeFileSync(Path.join(elsewhere, "precious.seg"), "not ours")
+        NFS.symlinkSync(elsewhere, indexDir(dir))
+        for (let k = 0; k < 2; k++) expect(await search(service, dir, { query: "build", limit: 0 })).toEqual(await search(scan, dir, { query: "build", limit: 0 }))
+        expect(NFS.readdirSync(elsewhere)).toEqual(["precious.seg"])
+        // A directory others may write: a segment there may be anyone's.
+        NFS.unlinkSync(indexDir(dir))
+        NFS.mkdirSync(indexDir(dir))
+        NFS.chmodSync(indexDir(dir), 0o777)
+        expect(await search(service, dir, { query: "build" })).toEqual(await search(scan, dir, { query: "build" }))
+        expect(segments(dir)).toEqual([])
+      } finally {
+        NFS.rmSync(elsewhere, { recursive: true, force: true })
+      }
+    })
+  })
+
+  it("answers as the scan does from a segment whose checksums hold but whose counts do not (no defect, no giant read)", async () => {
+    await inTempDir(async (dir) => {
+      const { service } = await titled(dir, "build another")
+      await search(service, dir, { query: "build" })
+      const path = Path.join(indexDir(dir), "a.jsonl.seg")
+      const good = NFS.readFileSync(path)
+      // Each of the head's counts and offsets in turn set to the largest, the head's checksum made again.
+      for (const at of [68, 72, 76, 80, 84, 88, 92, 96, 100, 108, 112]) {
+        const bad = Buffer.from(good)
+        bad.writeUInt32LE(0xffffffff, at)
+        bad.writeUInt32LE(Zlib.crc32(bad.subarray(12, bad.readUInt32LE(64))), 8)
+        NFS.writeFileSync(path, bad)
+        NFS.utimesSync(path, new Date(), new Date())
+        const result = await search(FileSearch.make(node, { settleMs: SETTLE_MS, index: true, indexShare: 1 }), dir, { query: "build" })
+        expect([at, result]).toEqual([at, await search(scan, dir, { query: "build" })])
+      }
+    })
+  })
+
+  it("removes a deleted session's segment with it, and a search of a directory left with no session removes the rest", async () => {
+    await inTempDir(async (dir) => {
+      const { path, service } = await titled(dir, "build another")
+      NFS.writeFileSync(Path.join(dir, "b.jsonl"), NFS.readFileSync(path))
+      await settle()
+      await search(service, dir, { query: "build" })
+      expect(segments(dir)).toEqual(["a.jsonl.seg", "b.jsonl.seg"])
+      await Effect.runPromise(deleteSession(node, path))
+      expect(segments(dir)).toEqual(["b.jsonl.seg"])
+      NFS.unlinkSync(Path.join(dir, "b.jsonl"))
+      expect((await search(service, dir, { query: "build" })).total).toBe(0)
+      expect(segments(dir)).toEqual([])
+    })
+  })
+
+  it("leaves no temp file of an interrupted search, and a session whose segment cannot be named stops no other's", async () => {
+    await inTempDir(async (dir) => {
+      const { service: _ } = await titled(dir, "build another")
+      const slow: Around = (step, run) => step.op === "rename" && step.path.includes(Index.INDEX_DIRECTORY) ? Effect.zipRight(Effect.sleep("300 millis"), run) : run
+      const slowed = FileSearch.make(intercept(node, slow), { settleMs: SETTLE_MS, indexShare: 0 })
+      const fiber = Effect.runFork(Search.run({ query: "build", directory: dir }, slowed.candidates))
+      for (let k = 0; k < 200 && !(NFS.existsSync(indexDir(dir)) && NFS.readdirSync(indexDir(dir)).length > 0); k++) await new Promise((r) => setTimeout(r, 5))
+      expect(NFS.readdirSync(indexDir(dir)).some((n) => n.includes(".seg.tmp-"))).toBe(true)
+      await Effect.runPromise(Fiber.interrupt(fiber))
+      expect(NFS.readdirSync(indexDir(dir))).toEqual([])
+      // A session file whose name is as long as a name may be: its segment's name is too long.
+      const long = `${"l".repeat(249)}.jsonl`
+      NFS.copyFileSync(Path.join(dir, "a.jsonl"), Path.join(dir, long))
+      NFS.renameSync(Path.join(dir, "a.jsonl"), Path.join(dir, "z.jsonl"))
+      await settle()
+      expect(await search(indexed(), dir, { query: "build" })).toEqual(await search(scan, dir, { query: "build" }))
+      expect(segments(dir)).toEqual(["z.jsonl.seg"])
+    })
+  })
+
+  it("fails every search with SESSION_INVALID_OPTIONS for options out of range", async () => {
+    for (const options of [{ settleMs: Number.NaN }, { settleMs: -1 }, { settleMs: Infinity }, { indexShare: -0.5 }, { indexShare: 2 }, { indexShare: Number.NaN }]) {
+      const failed = await Effect.runPromise(Effect.flip(Search.run({ query: "build", directory: OS.tmpdir() }, FileSearch.make(node, options).candidates)))
+      expect([options, failed.code]).toEqual([options, "SESSION_INVALID_OPTIONS"])
+    }
   })
 
   it("is what Sessions.search on files uses by default", async () => {

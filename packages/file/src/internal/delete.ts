@@ -24,6 +24,7 @@ import { processLocks } from "./locks.js"
 import * as Marker from "./marker.js"
 import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
+import * as SearchIndex from "./searchIndex.js"
 
 /** A blob directory a delete moved aside, beside its tombstone (`NAME.deleted-OWNER-SEQ.blobs`). */
 const asideName = (tombstone: string): string => `${tombstone}${Paths.BLOBS}`
@@ -227,6 +228,8 @@ export const deleteSession = (fs: FsService, location: string): Effect.Effect<st
       }
       const dir = yield* Generation.directory(fs, paths, dirStat)
       yield* Effect.uninterruptible(remove(fs, paths, dir))
+      // Its search segment too: it holds the session's words (best effort; one left is never used).
+      yield* SearchIndex.forget(fs, paths.dir, paths.base)
       return paths.path
     }))
   })).pipe(Tracing.span("FileJournal.delete", { session: location }))

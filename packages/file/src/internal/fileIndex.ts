@@ -11,7 +11,7 @@ import { type SessionError, sessionError } from "@session-tree/core/SessionError
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
-import type { FsService, Stat } from "../Fs.js"
+import { FsError, type FsService, type Stat } from "../Fs.js"
 import type { Buffers } from "./asciiSearch.js"
 import * as Generation from "./generation.js"
 import { lstatOrMissing, step } from "./io.js"
@@ -19,6 +19,9 @@ import * as Marker from "./marker.js"
 import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
 import * as Index from "./searchIndex.js"
+
+/** The failures of a write that say the directory takes no segment at all (not just this one). */
+const UNWRITABLE: ReadonlySet<string> = new Set(["EROFS", "EACCES", "EPERM", "ENOSPC", "EDQUOT"])
 
 /** What one search knows of the index directory: once a segment could not be written, the rest are scanned. */
 interface State {
@@ -115,7 +118,6 @@ export const searcher = (
   const reindex = (
     location: string,
     paths: Paths.SessionPaths,
-    segmentPath: string,
     before: Stat
   ): Effect.Effect<Option.Option<Candidates>, SessionError> =>
     Effect.scoped(Effect.gen(function*() {
@@ -137,9 +139,20 @@ export const searcher = (
         const found = scanned(location, bytes)
         if ("lines" in found && foundBytes(found.lines) < share * (end - headerEnd)) return Option.some(found)
       }
+      const target = yield* Index.indexDirectory(fs, paths.dir, true)
+      if (target === undefined) {
+        // None can be made, or the one there is not this process's to trust: the directory's sessions are scanned.
+        state.writable = false
+        return Option.some(scanned(location, bytes))
+      }
       const utf8 = isUtf8(bytes)
       const segment = Index.build(buf, headerEnd, end, Index.identityOf(stat, false), utf8 ? "index" : "scan")
-      yield* Effect.catchAll(Index.write(fs, segmentPath, segment), () => Effect.sync(() => (state.writable = false)))
+      yield* Effect.catchAll(Index.write(fs, target, paths.base, segment), (error) =>
+        Effect.sync(() => {
+          // A directory that takes no segment stops the writes of this search; any other failure
+          // (a name too long for a segment's) is this session's alone, answered all the same.
+          if (error instanceof FsError && UNWRITABLE.has(error.errno)) state.writable = false
+        }))
       const opened = yield* Effect.either(Index.open(Index.inMemory(segment), segment.length))
       // A segment that leaves its session to the scan (not UTF-8, too many models to number).
       const answered = opened._tag === "Right" && opened.right.kind === "index"
@@ -154,16 +167,16 @@ export const searcher = (
       const stat = yield* Effect.orElseSucceed(lstatOrMissing(fs, paths.path), () => undefined)
       // Not a regular file, or a marker beside it (an append or a commit under way): as the scan reads it.
       if (stat === undefined || stat.kind !== "file" || (yield* Marker.now(fs, paths)) !== undefined) return yield* scan(location)
-      const segmentPath = Index.segmentPath(paths.dir, paths.base)
-      const stored = yield* Effect.scoped(Effect.gen(function*() {
-        const segment = yield* Index.read(fs, segmentPath)
+      const dir = yield* Index.indexDirectory(fs, paths.dir, false)
+      const stored = dir === undefined ? undefined : yield* Effect.scoped(Effect.gen(function*() {
+        const segment = yield* Index.read(fs, dir, paths.base)
         if (segment === undefined || !Index.sameIdentity(segment.identity, stat)) return undefined
         if (segment.kind === "scan") return yield* scan(location)
         const answered = yield* answer(fs, location, paths.path, segment, request, (places) =>
           Index.readLines(fs, paths.path, segment.identity, places))
         return answered === undefined ? undefined : Option.some(answered)
       }))
-      return stored ?? (yield* reindex(location, paths, segmentPath, stat))
+      return stored ?? (yield* reindex(location, paths, stat))
     }).pipe(Effect.catchAll((error) => Effect.succeed(unread(location, error))))
 }
 
@@ -185,26 +198,28 @@ const strayTemp = (name: string): boolean => {
 
 /**
  * Removes the segments of session files no longer in the directories of `listed` (every session file
- * of a search of whole directories), and temp names their writers left: a segment is kept only
- * beside its session. Best effort: a segment left is never used for another file, whose identity
- * differs.
+ * of a search of whole directories) or in `directory` (the directory searched, which may hold none
+ * now), and temp names their writers left: a segment is kept only beside its session. Only in an
+ * index directory this process may trust (`Index.indexDirectory`), checked again before the removals.
+ * Best effort: a segment left is never used for another file, whose identity differs.
  */
-export const forgetGone = (fs: FsService, listed: ReadonlyArray<string>): Effect.Effect<void> =>
+export const forgetGone = (fs: FsService, listed: ReadonlyArray<string>, directory: string | undefined): Effect.Effect<void> =>
   Effect.suspend(() => {
     const byDir = new Map<string, Set<string>>()
+    if (directory !== undefined) byDir.set(directory, new Set())
     for (const location of listed) {
       const dir = Path.dirname(location)
       const names = byDir.get(dir) ?? new Set<string>()
       names.add(`${Path.basename(location)}${Index.SEGMENT_SUFFIX}`)
       byDir.set(dir, names)
     }
-    return Effect.forEach(byDir, ([dir, names]) => {
-      const indexDir = Path.join(dir, Index.INDEX_DIRECTORY)
-      return Effect.flatMap(Effect.orElseSucceed(fs.readdir(indexDir), () => []), (found) =>
-        Effect.forEach(
-          found.filter((name) => (name.endsWith(Index.SEGMENT_SUFFIX) && !names.has(name)) || strayTemp(name)),
-          (name) => Effect.ignore(fs.unlink(Path.join(indexDir, name))),
-          { discard: true }
-        ))
-    }, { discard: true })
+    return Effect.forEach(byDir, ([dir, names]) =>
+      Effect.gen(function*() {
+        const index = yield* Index.indexDirectory(fs, dir, false)
+        if (index === undefined) return
+        const found = yield* Effect.orElseSucceed(fs.readdir(index.path), () => [])
+        const gone = found.filter((name) => (name.endsWith(Index.SEGMENT_SUFFIX) && !names.has(name)) || strayTemp(name))
+        if (gone.length === 0 || !(yield* Index.stillThere(fs, index))) return
+        yield* Effect.forEach(gone, (name) => Effect.ignore(fs.unlink(Path.join(index.path, name))), { discard: true })
+      }), { discard: true })
   })

@@ -1,5 +1,5 @@
 import type { Candidates, CandidateLine, CandidateRequest, Pattern, SearchIndexService } from "@session-tree/core/Search"
-import { sessionError } from "@session-tree/core/SessionError"
+import { type InputError, sessionError } from "@session-tree/core/SessionError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -190,17 +190,27 @@ export const INDEX_SHARE = 0.25
 export const make = (fs: FsService, options: Options = {}): SearchIndexService => {
   const catalog = Catalog.make(fs)
   const useIndex = options.index ?? true
-  const settleNs = BigInt(Math.round((options.settleMs ?? 2_000) * 1e6))
+  const settleMs = options.settleMs ?? 2_000
   const share = options.indexShare ?? INDEX_SHARE
+  // Checked here, reported by every search: `make` itself returns a service, not an Effect.
+  const invalid = !Number.isFinite(settleMs) || settleMs < 0
+    ? sessionError("SESSION_INVALID_OPTIONS", "settleMs must be a finite number of milliseconds, 0 or more")
+    : !Number.isFinite(share) || share < 0 || share > 1
+    ? sessionError("SESSION_INVALID_OPTIONS", "indexShare must be a number from 0 to 1")
+    : undefined
+  const settleNs = invalid === undefined ? BigInt(Math.round(settleMs * 1e6)) : 0n
   return {
     candidates: (request: CandidateRequest) =>
-      Stream.unwrap(Effect.gen(function*() {
+      invalid !== undefined ? Stream.fail(invalid as InputError) : Stream.unwrap(Effect.gen(function*() {
         const listed = (yield* catalog.scan(request.directory)).map((entry) => entry.location).sort()
         // One set of buffers for the files of this search, read one after another: nothing is kept past it.
         const buffers = new Buffers()
         const locations = request.sessions === undefined ? listed : yield* chosen(fs, listed, request.sessions, buffers)
         const indexed = useIndex && request.trusted
-        if (indexed && request.sessions === undefined) yield* FileIndex.forgetGone(fs, listed)
+        if (indexed && request.sessions === undefined) {
+          const searched = yield* Effect.orElseSucceed(Paths.realDirectory(fs, Path.resolve(request.directory ?? ".")), () => undefined)
+          yield* FileIndex.forgetGone(fs, listed, searched)
+        }
         const scan = (location: string) => scanFile(fs, location, request.pattern, buffers)
         const search = indexed
           ? FileIndex.searcher(fs, request, buffers, settleNs, share, scan, (location, bytes) => scanned(location, bytes, request.pattern, buffers))

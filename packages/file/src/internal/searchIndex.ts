@@ -16,9 +16,10 @@ import * as Zlib from "node:zlib"
 import type { CandidateLine, EntryFacts, IndexedEntries, Pattern } from "@session-tree/core/Search"
 import { entryFacts } from "@session-tree/core/Search"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
-import { Flags, type FsService, type Handle, type Stat } from "../Fs.js"
-import { closeQuietly } from "./io.js"
+import { type FileId, Flags, type FsService, type Handle, type Stat } from "../Fs.js"
+import { closeQuietly, lstatOrMissing } from "./io.js"
 import * as Owner from "./owner.js"
 import { classifyTail } from "./tail.js"
 
@@ -272,6 +273,24 @@ export interface Segment {
   readonly strings: ReadonlyArray<string>
 }
 
+/**
+ * Whether [from, from + length) lies within `size` bytes. Every offset and count a segment gives is
+ * checked with it before it is used: a segment whose checksums hold may still have been written by
+ * a program of another version, or by hand.
+ */
+const within = (from: number, length: number, size: number): boolean =>
+  Number.isSafeInteger(from) && Number.isSafeInteger(length) && from >= 0 && length >= 0 && from + length <= size
+
+/** The segment's list of strings (roles and models), or undefined when it is not one. */
+const stringsOf = (text: string): Array<string> | undefined => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return Array.isArray(value) && value.every((v) => typeof v === "string") ? value as Array<string> : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** A segment's head read through `readAt` (the bytes of a file, or a segment just made), `size` bytes long. */
 export const open = (readAt: ReadAt, size: number): Effect.Effect<Segment, Damaged> =>
   Effect.gen(function*() {
@@ -292,8 +311,6 @@ export const open = (readAt: ReadAt, size: number): Effect.Effect<Segment, Damag
       ctimeNs: head.readBigInt64LE(48),
       intent: head.readUInt32LE(56) !== 0
     }
-    const header = head.toString("utf8", head.readUInt32LE(68), head.readUInt32LE(68) + head.readUInt32LE(72))
-    const strings = JSON.parse(head.toString("utf8", head.readUInt32LE(76), head.readUInt32LE(76) + head.readUInt32LE(80))) as Array<string>
     const dirOff = head.readUInt32LE(84)
     const buckets = head.readUInt32LE(88)
     const recordsOff = head.readUInt32LE(92)
@@ -302,6 +319,15 @@ export const open = (readAt: ReadAt, size: number): Effect.Effect<Segment, Damag
     const recordsCrc = head.readUInt32LE(104)
     const lexOff = head.readUInt32LE(108)
     const postingsOff = head.readUInt32LE(112)
+    const items = decided + rawCount
+    if (
+      !within(head.readUInt32LE(68), head.readUInt32LE(72), headEnd) || !within(head.readUInt32LE(76), head.readUInt32LE(80), headEnd) ||
+      buckets === 0 || (buckets & (buckets - 1)) !== 0 || !within(dirOff, (2 * buckets + 1) * 4, headEnd) ||
+      !within(recordsOff, items * RECORD, size) || !within(lexOff, 0, size) || !within(postingsOff, 0, size)
+    ) return yield* damaged("a part of it lies outside it")
+    const header = head.toString("utf8", head.readUInt32LE(68), head.readUInt32LE(68) + head.readUInt32LE(72))
+    const strings = stringsOf(head.toString("utf8", head.readUInt32LE(76), head.readUInt32LE(76) + head.readUInt32LE(80)))
+    if (strings === undefined) return yield* damaged("its roles and models are not a list of strings")
     const dirAt = (b: number) => head.readUInt32LE(dirOff + b * 4)
     const postingsOf = (lexeme: string): Effect.Effect<Uint32Array, Damaged> =>
       Effect.gen(function*() {
@@ -309,28 +335,39 @@ export const open = (readAt: ReadAt, size: number): Effect.Effect<Segment, Damag
         const from = dirAt(b)
         const to = dirAt(b + 1)
         if (to === from) return new Uint32Array(0)
+        if (to < from || !within(lexOff + from, to - from, size)) return yield* damaged("a bucket lies outside it")
         const bucket = yield* readAt(lexOff + from, to - from)
         if (crc(bucket) !== head.readUInt32LE(dirOff + (buckets + 1) * 4 + b * 4)) return yield* damaged("a bucket does not match its checksum")
         const word = Buffer.from(lexeme, "utf8")
         for (let at = 0; at < bucket.length;) {
+          if (!within(at, 2, bucket.length) || !within(at, 14 + bucket.readUInt16LE(at), bucket.length)) {
+            return yield* damaged("a bucket's word runs past it")
+          }
           const length = bucket.readUInt16LE(at)
           const found = bucket.subarray(at + 2, at + 2 + length)
           const start = bucket.readUInt32LE(at + 2 + length)
           const count = bucket.readUInt32LE(at + 6 + length)
           if (found.equals(word)) {
+            if (!within(postingsOff + start * 4, count * 4, size)) return yield* damaged("a list of entries lies outside it")
             const bytes = yield* readAt(postingsOff + start * 4, count * 4)
             if (crc(bytes) !== bucket.readUInt32LE(at + 10 + length)) return yield* damaged("a list of entries does not match its checksum")
             // Copied, so that the list is aligned for reading as 32-bit numbers.
             const list = new Uint32Array(count)
             for (let k = 0; k < count; k++) list[k] = bytes.readUInt32LE(k * 4)
+            // Ascending ids of the segment's items: the intersection and the records rely on it.
+            for (let k = 0; k < count; k++) if (list[k]! >= items || (k > 0 && list[k]! <= list[k - 1]!)) return yield* damaged("a list names no item")
             return list
           }
           at += 14 + length
         }
         return new Uint32Array(0)
       })
-    const records = Effect.cached(Effect.flatMap(readAt(recordsOff, (decided + rawCount) * RECORD), (bytes) =>
-      crc(bytes) === recordsCrc ? Effect.succeed(bytes) : damaged("the entries do not match their checksum")))
+    const records = Effect.cached(Effect.flatMap(readAt(recordsOff, items * RECORD), (bytes) =>
+      crc(bytes) !== recordsCrc
+        ? damaged("the entries do not match their checksum")
+        : recordsValid(bytes, decided, strings.length)
+        ? Effect.succeed(bytes)
+        : damaged("an entry names a role or model it does not list")))
     return {
       kind,
       identity,
@@ -350,6 +387,16 @@ export const open = (readAt: ReadAt, size: number): Effect.Effect<Segment, Damag
         })
     }
   })
+
+/** Whether every decided entry's role and model name one of the segment's strings (a model may be none). */
+const recordsValid = (records: Buffer, decided: number, strings: number): boolean => {
+  for (let id = 0; id < decided; id++) {
+    const role = records.readUInt16LE(id * RECORD + 40)
+    const model = records.readUInt16LE(id * RECORD + 42)
+    if (role >= strings || (model !== NONE && model >= strings)) return false
+  }
+  return true
+}
 
 /** The ids in both ascending lists. */
 const intersect = (a: Uint32Array, b: Uint32Array): Uint32Array => {
@@ -407,7 +454,9 @@ export const inMemory = (bytes: Buffer): ReadAt => (position, length) =>
   position + length <= bytes.length ? Effect.succeed(bytes.subarray(position, position + length)) : damaged("short read")
 
 /** `readAt` over an open segment file. */
-export const inFile = (fs: FsService, handle: Handle): ReadAt => (position, length) => {
+export const inFile = (fs: FsService, handle: Handle, size: number): ReadAt => (position, length) => {
+  // Checked before anything is allocated: a damaged segment may name any length.
+  if (!within(position, length, size)) return damaged("short read")
   const buffer = Buffer.allocUnsafe(length)
   return Effect.flatMap(
     Effect.mapError(readFully(fs, handle, buffer, position), () => new Damaged("a read failed")),
@@ -422,31 +471,73 @@ export const readFully = (fs: FsService, handle: Handle, buffer: Buffer, positio
     body: ({ done }) => Effect.map(fs.read(handle, buffer, done, buffer.length - done, position + done), (n) => ({ done: done + n, last: n }))
   }).pipe(Effect.map(({ done }) => done))
 
-/** The segment file of the session file `base` in the directory `dir`. */
-export const segmentPath = (dir: string, base: string): string => Path.join(dir, INDEX_DIRECTORY, `${base}${SEGMENT_SUFFIX}`)
+/** An index directory as it was checked (`indexDirectory`): its path and identity. */
+export interface IndexDirectory {
+  readonly path: string
+  readonly id: FileId
+}
+
+/** This process's user ID, where the platform has one. */
+const ownUid = (): number | undefined => (typeof process.getuid === "function" ? process.getuid() : undefined)
 
 /**
- * Opens the segment at `path`, its descriptor held until the scope closes (its parts are read as a
- * query asks for them); undefined when there is none or it cannot be used.
+ * The index directory beside the session files of `dir`, when this process may trust it: a real
+ * directory (not a link), of this process's user, that no other user may write (0700 as made); made
+ * when missing and `make`. Undefined otherwise, and then nothing in it is read, written or removed
+ * (its sessions are scanned): through a planted link a search would write and remove files
+ * elsewhere, and whoever may write the directory may write segments that steer a search's counts.
  */
-export const read = (fs: FsService, path: string): Effect.Effect<Segment | undefined, never, Scope.Scope> =>
-  Effect.acquireRelease(fs.open(path, Flags.readNoFollow), (handle) => closeQuietly(fs, handle)).pipe(
+export const indexDirectory = (fs: FsService, dir: string, make: boolean): Effect.Effect<IndexDirectory | undefined> =>
+  Effect.gen(function*() {
+    const path = Path.join(dir, INDEX_DIRECTORY)
+    let stat = yield* lstatOrMissing(fs, path)
+    if (stat === undefined && make) {
+      yield* Effect.ignore(fs.mkdir(path, 0o700))
+      stat = yield* lstatOrMissing(fs, path)
+    }
+    const uid = ownUid()
+    if (stat === undefined || stat.kind !== "directory" || (stat.mode & 0o022) !== 0 || (uid !== undefined && stat.uid !== uid)) {
+      return undefined
+    }
+    return { path, id: { dev: stat.dev, ino: stat.ino } }
+  }).pipe(Effect.orElseSucceed(() => undefined))
+
+/** Whether `dir`'s name still names the directory checked (not swapped for another since). */
+export const stillThere = (fs: FsService, dir: IndexDirectory): Effect.Effect<boolean> =>
+  Effect.map(
+    Effect.orElseSucceed(lstatOrMissing(fs, dir.path), () => undefined),
+    (stat) => stat !== undefined && stat.kind === "directory" && stat.dev === dir.id.dev && stat.ino === dir.id.ino
+  )
+
+/** The segment file of the session file `base` in the index directory `dir`. */
+export const segmentPath = (dir: IndexDirectory, base: string): string => Path.join(dir.path, `${base}${SEGMENT_SUFFIX}`)
+
+/**
+ * Opens the segment of the session file `base` in `dir`, its descriptor held until the scope closes
+ * (its parts are read as a query asks for them); undefined when there is none or it cannot be used,
+ * or when the directory's name no longer names the directory checked.
+ */
+export const read = (fs: FsService, dir: IndexDirectory, base: string): Effect.Effect<Segment | undefined, never, Scope.Scope> =>
+  Effect.acquireRelease(fs.open(segmentPath(dir, base), Flags.readNoFollow), (handle) => closeQuietly(fs, handle)).pipe(
     Effect.flatMap((handle) =>
-      Effect.flatMap(fs.fstat(handle), (stat) => (stat.kind === "file" ? open(inFile(fs, handle), stat.size) : damaged("not a file")))
+      Effect.flatMap(fs.fstat(handle), (stat) => (stat.kind === "file" ? open(inFile(fs, handle, stat.size), stat.size) : damaged("not a file")))
     ),
+    Effect.flatMap((segment) => Effect.map(stillThere(fs, dir), (same) => (same ? segment : undefined))),
     Effect.catchAll(() => Effect.succeed(undefined))
   )
 
 /**
- * Writes `bytes` as the segment at `path`: a temp file of this process's own in the index directory
- * (made when missing), then renamed onto `path`, so a reader finds the old segment or the new one,
- * whole. No fsync: a segment lost or torn by a crash is only found damaged and made again.
+ * Writes `bytes` as the segment of the session file `base` in `dir`: a temp file of this process's
+ * own, then renamed onto the segment's name, so a reader finds the old segment or the new one,
+ * whole; the temp file is removed however the write ends short of that (an interruption too). The
+ * directory is checked to be the same one after. No fsync: a segment lost or torn by a crash is only
+ * found damaged and made again.
  */
-export const write = (fs: FsService, path: string, bytes: Buffer): Effect.Effect<void, unknown> =>
+export const write = (fs: FsService, dir: IndexDirectory, base: string, bytes: Buffer): Effect.Effect<void, unknown> =>
   Effect.gen(function*() {
-    const dir = Path.dirname(path)
-    yield* Effect.catchIf(fs.mkdir(dir, 0o700), (e) => e.errno === "EEXIST", () => Effect.void)
+    const path = segmentPath(dir, base)
     const temp = `${path}.tmp-${Owner.selfName()}-${Owner.nextSeq()}`
+    let renamed = false
     yield* Effect.acquireUseRelease(
       fs.open(temp, Flags.createExclusive, 0o600),
       (handle) =>
@@ -454,10 +545,19 @@ export const write = (fs: FsService, path: string, bytes: Buffer): Effect.Effect
           n === bytes.length ? Effect.void : Effect.fail(new Damaged("short write"))),
       (handle) => closeQuietly(fs, handle)
     ).pipe(
-      Effect.zipRight(fs.rename(temp, path)),
-      Effect.tapError(() => Effect.ignore(fs.unlink(temp)))
+      Effect.zipRight(Effect.map(fs.rename(temp, path), () => void (renamed = true))),
+      Effect.onExit((exit) => (Exit.isSuccess(exit) || renamed ? Effect.void : Effect.ignore(fs.unlink(temp))))
     )
+    if (!(yield* stillThere(fs, dir))) return yield* Effect.fail(new Damaged("the index directory was replaced"))
   })
+
+/**
+ * Removes the segment of the session file `base` of `dir` (a session deleted), when the index
+ * directory is one to trust; best effort: a segment left is never used for another file.
+ */
+export const forget = (fs: FsService, dir: string, base: string): Effect.Effect<void> =>
+  Effect.flatMap(indexDirectory(fs, dir, false), (index) =>
+    index === undefined ? Effect.void : Effect.ignore(fs.unlink(segmentPath(index, base))))
 
 /**
  * The lines of the session file at `path` at `places`, read through one descriptor that must be the
