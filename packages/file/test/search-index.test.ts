@@ -234,7 +234,7 @@ describe("the index of session files", () => {
     await settle()
     const opened: Array<string> = []
     const around: Around = (step, run) =>
-      step.op === "open" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(Path.basename(step.path))), run) : run
+      step.op === "read" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(Path.basename(step.path))), run) : run
     const service = indexed(intercept(node, around))
     await search(service, dir, { query: "build" })
     expect(new Set(opened).size).toBe(sessions.length)
@@ -242,7 +242,7 @@ describe("the index of session files", () => {
     const counted = await search(service, dir, { query: "build", limit: 0 })
     expect(counted).toEqual(await search(scan, dir, { query: "build", limit: 0 }))
     expect(counted.total).toBeGreaterThan(0)
-    // Counted and ranked from the segments: no session file opened.
+    // Counted and ranked from the segments: no byte of a session file read (each is only opened for its identity).
     expect(opened).toEqual([])
     const page = await search(service, dir, { query: "build", limit: 1 })
     expect(page).toEqual(await search(scan, dir, { query: "build", limit: 1 }))
@@ -374,7 +374,7 @@ describe("the index of session files", () => {
       await settle()
       const opened: Array<string> = []
       const around: Around = (step, run) =>
-        step.op === "open" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(Path.basename(step.path))), run) : run
+        step.op === "read" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(Path.basename(step.path))), run) : run
       const service = FileSearch.make(intercept(node, around), { settleMs: SETTLE_MS })
       // The rare word's scan finds one line in 40: answered by the scan, no segment made.
       const rare = await search(service, dir, { query: "rare" })

@@ -11,10 +11,10 @@ import { type SessionError, sessionError } from "@session-tree/core/SessionError
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
-import { FsError, type FsService, type Stat } from "../Fs.js"
+import { Flags, FsError, type FsService, type Stat } from "../Fs.js"
 import type { Buffers } from "./asciiSearch.js"
 import * as Generation from "./generation.js"
-import { lstatOrMissing, step } from "./io.js"
+import { closeQuietly, lstatOrMissing, step } from "./io.js"
 import * as Marker from "./marker.js"
 import * as Owner from "./owner.js"
 import * as Paths from "./paths.js"
@@ -164,7 +164,7 @@ export const searcher = (
   return (location: string): Effect.Effect<Option.Option<Candidates>> =>
     Effect.gen(function*() {
       const paths = yield* Paths.resolve(fs, location)
-      const stat = yield* Effect.orElseSucceed(lstatOrMissing(fs, paths.path), () => undefined)
+      const stat = yield* Effect.orElseSucceed(freshStat(fs, paths.path), () => undefined)
       // Not a regular file, or a marker beside it (an append or a commit under way): as the scan reads it.
       if (stat === undefined || stat.kind !== "file" || (yield* Marker.now(fs, paths)) !== undefined) return yield* scan(location)
       const dir = yield* Index.indexDirectory(fs, paths.dir, false)
@@ -179,6 +179,20 @@ export const searcher = (
       return stored ?? (yield* reindex(location, paths, stat))
     }).pipe(Effect.catchAll((error) => Effect.succeed(unread(location, error))))
 }
+
+/**
+ * The session file's identity now, from an open descriptor (never through a link): on a network file
+ * system an open fetches the file's attributes afresh, where an `lstat` may answer from a cache a
+ * few seconds old and miss another machine's append, which the scan (reading the file) would see.
+ */
+const freshStat = (fs: FsService, path: string): Effect.Effect<Stat | undefined, FsError> =>
+  Effect.flatMap(lstatOrMissing(fs, path), (named) =>
+    named === undefined || named.kind !== "file"
+      ? Effect.succeed(named)
+      : Effect.scoped(Effect.flatMap(
+        Effect.acquireRelease(fs.open(path, Flags.readNoFollow), (handle) => closeQuietly(fs, handle)),
+        (handle) => fs.fstat(handle)
+      )))
 
 /** A session file that could not be read: gone since the catalog listed it (nothing to search), or its error. */
 export const unread = (location: string, error: SessionError): Option.Option<Candidates> =>
