@@ -125,7 +125,9 @@ export const searcher = (
       const stat = yield* step("fstat", fs.fstat(generation.handle))
       // A marker after the read: the bytes may be an append's settled prefix, not the file's.
       const intent = (yield* Marker.now(fs, paths)) !== undefined
-      const recent = BigInt(Date.now()) * 1_000_000n - stat.ctimeNs < settleNs
+      // The later of the two times: a file system without a true change time may keep ctime still.
+      const changed = stat.ctimeNs > stat.mtimeNs ? stat.ctimeNs : stat.mtimeNs
+      const recent = BigInt(Date.now()) * 1_000_000n - changed < settleNs
       // The bytes read are the file's whole, as it was before and after the read: else they may be
       // an append's settled prefix, or a mix of a change made while they were read.
       const stable = Index.sameIdentity(Index.identityOf(before, false), stat) && bytes.length === stat.size
