@@ -467,6 +467,45 @@ describe("the index of session files", () => {
     })
   })
 
+  it("keeps what a segment holds pinned to its format: a change to the rules of entryFacts must bump FORMAT", () => {
+    // Every kind with text, case and Unicode folding, a word past the 64-code-point cut, a line that does not decode.
+    const bodies = [
+      { kind: "message", message: { role: "user", id: "u", content: [{ type: "text", text: "Build the PARSER: straße, ÆØÅ, İstanbul, café_au-lait 21x" }] } },
+      {
+        kind: "message",
+        message: {
+          role: "assistant",
+          id: "a",
+          content: [{ type: "reasoning", text: "Think ärger" }, { type: "text", text: `${"w".repeat(70)} done` }, {
+            type: "tool-call",
+            id: "c",
+            name: "read_file",
+            arguments: { path: "src/Parse.ts", "Key.Name": [1, true, null, { deep: "Value" }] }
+          }],
+          meta: { model: "claude-build-4" }
+        }
+      },
+      { kind: "message", message: { role: "tool", id: "t", toolCallId: "c", toolName: "read_file", isError: false, content: [{ type: "text", text: "ok" }], result: { lines: 3 } } },
+      { kind: "message", message: { role: "system", id: "s", content: "Kelvin \u212a sign" } },
+      { kind: "title", title: "Fix the build" },
+      { kind: "compaction", summary: "Earlier: the parser", firstKeptEntryId: null },
+      { kind: "model", provider: "anthropic", model: "build" }
+    ]
+    const session: Session = {
+      id: "pinned",
+      headerSpoiled: false,
+      entries: bodies.map((body, i) => ({ time: TIMES[i % TIMES.length]!, body, spoiled: i === 6 ? 1 : null }))
+    }
+    const lines = sessionLines(session)
+    const facts = Search.entryFacts(lines[0]!)
+    const all = lines.slice(1).map((line, i) => facts(line, i + 2))
+    // Each entry decodes but the spoiled one, so the pin holds the decoded facts, not only errors.
+    expect(all.map((f) => f.error === undefined)).toEqual([true, true, true, true, true, true, false])
+    const digest = createHash("sha256").update(JSON.stringify(all)).digest("hex")
+    // On a change here: bump FORMAT in searchIndex.ts (old segments are then made again), then this digest.
+    expect({ format: Index.FORMAT, digest }).toEqual({ format: 1, digest: "7506439290abc8c63c817bc6fbf65d8a00950fc76c2237d3e19e00199706a123" })
+  })
+
   it("fails every search with SESSION_INVALID_OPTIONS for options out of range", async () => {
     for (const options of [{ settleMs: Number.NaN }, { settleMs: -1 }, { settleMs: Infinity }, { indexShare: -0.5 }, { indexShare: 2 }, { indexShare: Number.NaN }]) {
       const failed = await Effect.runPromise(Effect.flip(Search.run({ query: "build", directory: OS.tmpdir() }, FileSearch.make(node, options).candidates)))

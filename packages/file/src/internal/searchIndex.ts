@@ -32,7 +32,12 @@ export const INDEX_DIRECTORY = ".session-tree-index"
 export const SEGMENT_SUFFIX = ".seg"
 
 const MAGIC = 0x49535453 // "STSI", little-endian
-const FORMAT = 1
+/**
+ * The segment format, and with it the rules of what a segment keeps (`entryFacts`: the words, their
+ * folding, the 64-code-point cut, the searched text, roles and models). A change to either must
+ * bump it, so that no segment made by the old rules is trusted; a test pins the rules' output to it.
+ */
+export const FORMAT = 1
 const FIXED = 128
 const RECORD = 48
 const NONE = 0xffff
