@@ -413,6 +413,55 @@ describe("the index of session files", () => {
     })
   })
 
+  it("keeps no index in a sessions directory that others may write (unless sticky), where its directory could be swapped for a link", async () => {
+    await inTempDir(async (dir) => {
+      const { service } = await titled(dir, "build another")
+      NFS.chmodSync(dir, 0o777)
+      expect(await search(service, dir, { query: "build" })).toEqual(await search(scan, dir, { query: "build" }))
+      expect(NFS.existsSync(indexDir(dir))).toBe(false)
+      // Sticky, as /tmp is: only an entry's owner may rename it.
+      NFS.chmodSync(dir, 0o1777)
+      expect(await search(service, dir, { query: "build" })).toEqual(await search(scan, dir, { query: "build" }))
+      expect(segments(dir)).toEqual(["a.jsonl.seg"])
+      NFS.chmodSync(dir, 0o700)
+    })
+  })
+
+  it("makes again a segment made under other Unicode tables, or whose entries lie outside the file", async () => {
+    await inTempDir(async (dir) => {
+      const { service } = await titled(dir, "build another")
+      await search(service, dir, { query: "build" })
+      const path = Path.join(indexDir(dir), "a.jsonl.seg")
+      const good = NFS.readFileSync(path)
+      const headEnd = good.readUInt32LE(64)
+      const opened: Array<string> = []
+      const around: Around = (step, run) =>
+        step.op === "read" && step.path.endsWith(".jsonl") ? Effect.zipRight(Effect.sync(() => opened.push(step.path)), run) : run
+      const watched = FileSearch.make(intercept(node, around), { settleMs: SETTLE_MS, indexShare: 0 })
+      const recordsOff = good.readUInt32LE(92)
+      const records = good.readUInt32LE(96) + good.readUInt32LE(100)
+      const spoilers: ReadonlyArray<(b: Buffer) => void> = [
+        (b) => b.writeUInt32LE(b.readUInt32LE(116) ^ 1, 116),
+        // The first entry's length past the file's end, the records' checksum made again.
+        (b) => {
+          b.writeUInt32LE(0xffffffff, recordsOff + 12)
+          b.writeUInt32LE(Zlib.crc32(b.subarray(recordsOff, recordsOff + records * 48)), 104)
+        }
+      ]
+      for (const spoil of spoilers) {
+        const bad = Buffer.from(good)
+        spoil(bad)
+        bad.writeUInt32LE(Zlib.crc32(bad.subarray(12, headEnd)), 8)
+        NFS.writeFileSync(path, bad)
+        opened.length = 0
+        expect(await search(watched, dir, { query: "build", limit: 0 })).toEqual(await search(scan, dir, { query: "build", limit: 0 }))
+        // Not used: the session was read whole to make it again.
+        expect(opened.length).toBeGreaterThan(0)
+        expect(NFS.readFileSync(path).equals(good)).toBe(true)
+      }
+    })
+  })
+
   it("answers as the scan does from a segment whose checksums hold but whose counts do not (no defect, no giant read)", async () => {
     await inTempDir(async (dir) => {
       const { service } = await titled(dir, "build another")

@@ -149,12 +149,18 @@ export const searcher = (
       }
       const utf8 = isUtf8(bytes)
       const segment = Index.build(buf, headerEnd, end, Index.identityOf(stat, false), utf8 ? "index" : "scan")
-      yield* Effect.catchAll(Index.write(fs, target, paths.base, segment), (error) =>
+      const written = yield* Effect.catchAll(Effect.as(Index.write(fs, target, paths.base, segment), true), (error) =>
         Effect.sync(() => {
           // A directory that takes no segment stops the writes of this search; any other failure
           // (a name too long for a segment's) is this session's alone, answered all the same.
           if (error instanceof FsError && UNWRITABLE.has(error.errno)) state.writable = false
+          return false
         }))
+      // Deleted (or replaced) while it was indexed: the segment, which holds its words, goes too.
+      if (written) {
+        const now = yield* Effect.orElseSucceed(freshStat(fs, paths.path), () => undefined)
+        if (now === undefined || !Index.sameIdentity(Index.identityOf(stat, false), now)) yield* Index.forget(fs, paths.dir, paths.base)
+      }
       const opened = yield* Effect.either(Index.open(Index.inMemory(segment), segment.length))
       // A segment that leaves its session to the scan (not UTF-8, too many models to number).
       const answered = opened._tag === "Right" && opened.right.kind === "index"

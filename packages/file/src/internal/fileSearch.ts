@@ -193,7 +193,7 @@ export const make = (fs: FsService, options: Options = {}): SearchIndexService =
   const settleMs = options.settleMs ?? 2_000
   const share = options.indexShare ?? INDEX_SHARE
   // Checked here, reported by every search: `make` itself returns a service, not an Effect.
-  const invalid = !Number.isFinite(settleMs) || settleMs < 0
+  const invalid = !Number.isFinite(settleMs * 1e6) || settleMs < 0
     ? sessionError("SESSION_INVALID_OPTIONS", "settleMs must be a finite number of milliseconds, 0 or more")
     : !Number.isFinite(share) || share < 0 || share > 1
     ? sessionError("SESSION_INVALID_OPTIONS", "indexShare must be a number from 0 to 1")

@@ -38,6 +38,13 @@ const MAGIC = 0x49535453 // "STSI", little-endian
  * bump it, so that no segment made by the old rules is trusted; a test pins the rules' output to it.
  */
 export const FORMAT = 1
+
+/**
+ * The Unicode tables the words were made by (`\p{L}`, lower case: the runtime's, which a Node
+ * upgrade may change), as a number kept in each segment's head: a segment made under others is
+ * made again, since its words may split where the matcher's now do not.
+ */
+const TABLES = Zlib.crc32(`unicode ${process.versions.unicode ?? ""}`)
 const FIXED = 128
 const RECORD = 48
 const NONE = 0xffff
@@ -238,6 +245,7 @@ export const build = (bytes: Buffer, headerEnd: number, end: number, identity: I
   out.writeUInt32LE(crc(records), 104)
   out.writeUInt32LE(lexOff, 108)
   out.writeUInt32LE(postingsOff, 112)
+  out.writeUInt32LE(TABLES, 116)
   headerBytes.copy(out, headerOff)
   stringBytes.copy(out, stringsOff)
   dir.copy(out, dirOff)
@@ -307,6 +315,7 @@ export const open = (readAt: ReadAt, size: number): Effect.Effect<Segment, Damag
     if (total !== size || headEnd > total || headEnd < FIXED) return yield* damaged("torn: its length is not the one it was written with")
     if (headEnd > head.length) head = yield* readAt(0, headEnd)
     if (crc(head.subarray(12, headEnd)) !== head.readUInt32LE(8)) return yield* damaged("its head does not match its checksum")
+    if (head.readUInt32LE(116) !== TABLES) return yield* damaged("made under other Unicode tables")
     const kind: Kind = head.readUInt32LE(12) === 0 ? "index" : "scan"
     const identity: Identity = {
       dev: head.readBigUInt64LE(16),
@@ -370,7 +379,7 @@ export const open = (readAt: ReadAt, size: number): Effect.Effect<Segment, Damag
     const records = Effect.cached(Effect.flatMap(readAt(recordsOff, items * RECORD), (bytes) =>
       crc(bytes) !== recordsCrc
         ? damaged("the entries do not match their checksum")
-        : recordsValid(bytes, decided, strings.length)
+        : recordsValid(bytes, items, decided, strings.length, identity.size)
         ? Effect.succeed(bytes)
         : damaged("an entry names a role or model it does not list")))
     return {
@@ -393,8 +402,16 @@ export const open = (readAt: ReadAt, size: number): Effect.Effect<Segment, Damag
     }
   })
 
-/** Whether every decided entry's role and model name one of the segment's strings (a model may be none). */
-const recordsValid = (records: Buffer, decided: number, strings: number): boolean => {
+/**
+ * Whether every item's place lies within the session file indexed (a whole number of bytes from the
+ * first line's end, a line number past the header) and every decided entry's role and model name one
+ * of the segment's strings (a model may be none).
+ */
+const recordsValid = (records: Buffer, items: number, decided: number, strings: number, fileSize: number): boolean => {
+  for (let id = 0; id < items; id++) {
+    const order = records.readDoubleLE(id * RECORD)
+    if (!within(order, records.readUInt32LE(id * RECORD + 12), fileSize) || records.readUInt32LE(id * RECORD + 8) < 2) return false
+  }
   for (let id = 0; id < decided; id++) {
     const role = records.readUInt16LE(id * RECORD + 40)
     const model = records.readUInt16LE(id * RECORD + 42)
@@ -487,13 +504,23 @@ const ownUid = (): number | undefined => (typeof process.getuid === "function" ?
 
 /**
  * The index directory beside the session files of `dir`, when this process may trust it: a real
- * directory (not a link), of this process's user, that no other user may write (0700 as made); made
- * when missing and `make`. Undefined otherwise, and then nothing in it is read, written or removed
+ * directory (not a link), of this process's user, that no other user may write (0700 as made), in a
+ * directory where no other user may rename it (see below); made when missing and `make`. Undefined otherwise, and then nothing in it is read, written or removed
  * (its sessions are scanned): through a planted link a search would write and remove files
  * elsewhere, and whoever may write the directory may write segments that steer a search's counts.
  */
 export const indexDirectory = (fs: FsService, dir: string, make: boolean): Effect.Effect<IndexDirectory | undefined> =>
   Effect.gen(function*() {
+    // The sessions' directory must be one where no other user can rename our index directory away
+    // and put a link in its place between a check and a write: its owner's (this user's, or the
+    // system's), and not writable by others unless sticky (where only an entry's owner may rename it).
+    const parent = yield* lstatOrMissing(fs, dir)
+    const self = ownUid()
+    if (
+      parent === undefined || parent.kind !== "directory" ||
+      (self !== undefined && parent.uid !== self && parent.uid !== 0) ||
+      ((parent.mode & 0o022) !== 0 && (parent.mode & 0o1000) === 0)
+    ) return undefined
     const path = Path.join(dir, INDEX_DIRECTORY)
     let stat = yield* lstatOrMissing(fs, path)
     if (stat === undefined && make) {
