@@ -163,6 +163,14 @@ const titled = async (dir: string, second: string) => {
   return { path, service: indexed() }
 }
 
+/** The session of `titled`, indexed: its segment's path and bytes. */
+const oneSegment = async (dir: string) => {
+  const { service } = await titled(dir, "build another")
+  await search(service, dir, { query: "build" })
+  const path = Path.join(indexDir(dir), "a.jsonl.seg")
+  return { path, good: NFS.readFileSync(path) }
+}
+
 describe("the index of session files", () => {
   it("answers as the scan does on random corpora and queries, when made, when read back and after every change behind it", async () => {
     let hits = 0
@@ -429,10 +437,7 @@ describe("the index of session files", () => {
 
   it("makes again a segment made under other Unicode tables, or whose entries lie outside the file", async () => {
     await inTempDir(async (dir) => {
-      const { service } = await titled(dir, "build another")
-      await search(service, dir, { query: "build" })
-      const path = Path.join(indexDir(dir), "a.jsonl.seg")
-      const good = NFS.readFileSync(path)
+      const { good, path } = await oneSegment(dir)
       const headEnd = good.readUInt32LE(64)
       const opened: Array<string> = []
       const around: Around = (step, run) =>
@@ -464,10 +469,7 @@ describe("the index of session files", () => {
 
   it("answers as the scan does from a segment whose checksums hold but whose counts do not (no defect, no giant read)", async () => {
     await inTempDir(async (dir) => {
-      const { service } = await titled(dir, "build another")
-      await search(service, dir, { query: "build" })
-      const path = Path.join(indexDir(dir), "a.jsonl.seg")
-      const good = NFS.readFileSync(path)
+      const { good, path } = await oneSegment(dir)
       // Each of the head's counts and offsets in turn set to the largest, the head's checksum made again.
       for (const at of [68, 72, 76, 80, 84, 88, 92, 96, 100, 108, 112]) {
         const bad = Buffer.from(good)
