@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Buffer, isUtf8 } from "node:buffer"
 import * as Path from "node:path"
+import type { Options } from "../FileSearch.js"
 import type { FsService } from "../Fs.js"
 import * as Catalog from "./fileCatalog.js"
 import * as Generation from "./generation.js"
@@ -167,23 +168,7 @@ const chosen = (
     return out
   })
 
-/** How the file backend searches: with the index beside the sessions (the default), or by the scan alone. */
-export interface Options {
-  readonly index?: boolean | undefined
-  /**
-   * A session file changed less than this long before it is read is not indexed (only scanned), as
-   * a change within the file system's clock tick may leave its times as they were (default 2 s).
-   */
-  readonly settleMs?: number | undefined
-  /**
-   * A session with no segment to trust is indexed by a search only when the lines its scan finds
-   * hold at least this share of its bytes (default 1/4; 0 indexes every session read): see
-   * `Options.indexShare` in `FileSearch.ts`.
-   */
-  readonly indexShare?: number | undefined
-}
-
-/** The share of a session's bytes the scan's lines must hold for a search to index it (`Options.indexShare`). */
+/** The share of a session's bytes the scan's lines must hold for a search to index it (`FileSearch.Options.indexShare`). */
 export const INDEX_SHARE = 0.25
 
 /** The file backend's search: the index of each session file (see `fileIndex.ts`), or a scan of its bytes. */

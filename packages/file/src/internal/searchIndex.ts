@@ -473,7 +473,7 @@ export const entriesOf = (segment: Segment, records: Buffer, ids: Uint32Array): 
 
 /** `readAt` over a segment held in memory (one just made). */
 export const inMemory = (bytes: Buffer): ReadAt => (position, length) =>
-  position + length <= bytes.length ? Effect.succeed(bytes.subarray(position, position + length)) : damaged("short read")
+  within(position, length, bytes.length) ? Effect.succeed(bytes.subarray(position, position + length)) : damaged("short read")
 
 /** `readAt` over an open segment file. */
 export const inFile = (fs: FsService, handle: Handle, size: number): ReadAt => (position, length) => {
@@ -569,7 +569,6 @@ export const write = (fs: FsService, dir: IndexDirectory, base: string, bytes: B
   Effect.gen(function*() {
     const path = segmentPath(dir, base)
     const temp = `${path}.tmp-${Owner.selfName()}-${Owner.nextSeq()}`
-    let renamed = false
     yield* Effect.acquireUseRelease(
       fs.open(temp, Flags.createExclusive, 0o600),
       (handle) =>
@@ -577,8 +576,9 @@ export const write = (fs: FsService, dir: IndexDirectory, base: string, bytes: B
           n === bytes.length ? Effect.void : Effect.fail(new Damaged("short write"))),
       (handle) => closeQuietly(fs, handle)
     ).pipe(
-      Effect.zipRight(Effect.map(fs.rename(temp, path), () => void (renamed = true))),
-      Effect.onExit((exit) => (Exit.isSuccess(exit) || renamed ? Effect.void : Effect.ignore(fs.unlink(temp))))
+      Effect.zipRight(fs.rename(temp, path)),
+      // Only a rename that happened ends this part well: any other end leaves the temp name to remove.
+      Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.ignore(fs.unlink(temp))))
     )
     if (!(yield* stillThere(fs, dir))) return yield* Effect.fail(new Damaged("the index directory was replaced"))
   })
