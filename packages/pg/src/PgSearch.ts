@@ -1,8 +1,10 @@
 /**
  * Search in a PostgreSQL database (`Sessions.search`): the database's own
  * full-text index (a GIN index over a `tsvector` per entry, created by the
- * migration to version 4) narrows the entries to look at, and the library
- * decides every hit from the entry's line, as on every backend.
+ * migration to version 4) narrows the entries to look at; the library decides
+ * every hit from the entry's line, or, for a query of whole words, from the
+ * facts it kept of the entry when it indexed it (version 5), and then checks
+ * the page's lines.
  *
  * The lexemes of each entry are made by the library (`Search.lineLexemes`), not
  * by PostgreSQL's parser, so that what the index finds is what the matcher
@@ -12,6 +14,11 @@
  * appends cost what they cost before. A session whose row moved on (an append,
  * a new incarnation) is brought up to date before the query, in a transaction
  * of its own behind an advisory lock, so concurrent searches take turns.
+ *
+ * Since the migration to version 5 each entry's row also keeps what the
+ * library decided of it (`Search.entryFacts`: timestamp, role, model), so a
+ * query of whole words is counted and ranked from the index and only the
+ * page's lines are read and checked (`docs/serve.md`, "Search").
  *
  * @since 0.2.0
  */

@@ -39,7 +39,8 @@ export * as PgJournal from "./PgJournal.js"
 /**
  * Search in a PostgreSQL database (`Sessions.search`): the database's own full-text index (a GIN
  * index over a `tsvector` per entry, created by the migration to version 4) narrows the entries
- * to look at, and the library decides every hit from the entry's line, as on every backend.
+ * to look at; the library decides every hit from the entry's line, or, for a query of whole words,
+ * from the facts it kept of the entry when it indexed it (version 5), and then checks the page's lines.
  *
  * @since 0.2.0
  * @category modules

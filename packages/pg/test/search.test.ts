@@ -10,7 +10,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Ids from "@session-tree/core/Ids"
 import * as MemoryJournal from "@session-tree/core/MemoryJournal"
-import type * as Search from "@session-tree/core/Search"
+import * as Search from "@session-tree/core/Search"
 import type { Change } from "@session-tree/core/SessionChanges"
 import { SessionChanges } from "@session-tree/core/SessionChanges"
 import * as Sessions from "@session-tree/core/Sessions"
@@ -22,6 +22,11 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as Codec from "@session-tree/core/Codec"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Redacted from "effect/Redacted"
+import * as Migrations from "../src/Migrations.js"
+import * as PgJournal from "../src/PgJournal.js"
+import * as Schema from "../src/internal/schema.js"
 import * as Database from "./support/database.js"
 
 const inMemory = (options: Search.SearchOptions) =>
@@ -80,6 +85,114 @@ describe("search in PostgreSQL", () => {
       expect(indexed.map((row) => row["QUERY PLAN"]).join("\n")).toContain("session_tree_search_lexemes")
       yield* sql`SET enable_seqscan = on`
     }).pipe(Effect.provide(live("search"))))
+
+  it.live("counts and ranks a query of words from the index's facts, and reads and checks only the page's lines", () =>
+    Effect.gen(function*() {
+      yield* storeCorpus
+      const sessions = yield* Sessions.Sessions
+      const sql = yield* SqlClient.SqlClient
+      const truth = yield* inMemory({ query: "connection", limit: 1 })
+      expect(truth.total).toBeGreaterThan(2)
+      expect(yield* sessions.search({ query: "connection", limit: 1 })).toEqual({ ...truth, searched: expect.any(Number) })
+      // Every entry with searched text was indexed with its facts: the index decides it.
+      const facts = yield* sql<{ readonly decided: number; readonly searched: number }>`
+        SELECT count(*) FILTER (WHERE ts IS NOT NULL)::int4 AS decided, count(*) FILTER (WHERE lexemes <> ''::tsvector)::int4 AS searched
+          FROM session_tree_search`
+      expect(facts[0]!.decided).toBeGreaterThan(0)
+      expect(facts[0]!.decided).toBe(facts[0]!.searched)
+
+      // An entry off the page is counted by its facts alone: one said to be a title is not counted as the user's it is.
+      const page = truth.hits[0]!
+      const [other] = yield* sql<{ readonly session_id: string; readonly seq: number; readonly role: string }>`
+        SELECT session_id, seq, role FROM session_tree_search
+         WHERE lexemes @@ 'connection'::tsquery AND ts IS NOT NULL AND role = 'user'
+           AND NOT (session_id = ${page.location} AND seq = (SELECT seq FROM session_tree_entries WHERE session_id = ${page.location} AND entry_id = ${page.entry}))
+         ORDER BY session_id, seq LIMIT 1`
+      const users = (yield* inMemory({ query: "connection", roles: ["user"] })).total
+      yield* sql`UPDATE session_tree_search SET role = 'title' WHERE session_id = ${other!.session_id} AND seq = ${other!.seq}`
+      expect((yield* sessions.search({ query: "connection", roles: ["user"] })).total).toBe(users - 1)
+      // A query that is not one of words alone (a phrase of two) is decided from the lines: the same answer as in memory.
+      const phrase = yield* inMemory({ query: `"connection refused"`, roles: ["user"] })
+      const [tampered] = yield* sql<{ readonly entry_id: string }>`SELECT entry_id FROM session_tree_entries WHERE session_id = ${other!.session_id} AND seq = ${other!.seq}`
+      expect(phrase.hits.map((h) => h.entry)).toContain(tampered!.entry_id)
+      expect(yield* sessions.search({ query: `"connection refused"`, roles: ["user"] })).toEqual({ ...phrase, searched: expect.any(Number) })
+
+      // An index that puts an entry on the page it does not belong to is contradicted by the page's
+      // line (its timestamp): the search runs again over the lines, and gives the library's answer.
+      yield* sql`UPDATE session_tree_search SET role = ${other!.role}, ts = '2999-01-01T00:00:00.000Z' WHERE session_id = ${other!.session_id} AND seq = ${other!.seq}`
+      expect(yield* sessions.search({ query: "connection", limit: 1 })).toEqual({ ...truth, searched: expect.any(Number) })
+    }).pipe(Effect.provide(live("search_facts"))))
+
+  it.live("keeps no fact a text column cannot hold as it is: such an entry is read as a line, and found by its model", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions.Sessions
+      const odd = "model\\u0000x"
+      const lone = "model\\ud800y"
+      const header = JSON.stringify({ type: "session", version: 2, id: "s-odd", timestamp: "2026-03-01T00:00:00.000Z" })
+      const entry = (id: string, parentId: string | null, model: string) =>
+        `{"type":"entry","version":2,"id":"${id}","parentId":${parentId === null ? "null" : `"${parentId}"`},"timestamp":"2026-03-01T00:00:0${id.length}.000Z","kind":"message","message":{"role":"assistant","id":"m-${id}","content":[{"type":"text","text":"an okapi answer"}],"meta":{"provider":"p","model":"${model}"}}}`
+      const lines = [header, entry("a", null, odd), entry("bb", "a", lone), entry("ccc", "bb", "plain")]
+      const decoded = Codec.decodeLines({ lines, sizes: lines.map(Codec.utf8Length), tail: "none" })
+      if (decoded._tag === "Left") return yield* decoded.left
+      yield* sessions.import({ header: decoded.right.header, entries: decoded.right.history.entries })
+      const sql = yield* SqlClient.SqlClient
+      expect((yield* sessions.search({ query: "okapi" })).total).toBe(3)
+      const kept = yield* sql<{ readonly seq: number; readonly model: string | null }>`SELECT seq, model FROM session_tree_search WHERE session_id = 's-odd' ORDER BY seq`
+      expect(kept).toEqual([{ seq: 1, model: null }, { seq: 2, model: null }, { seq: 3, model: "plain" }])
+      for (const model of [odd, lone, "plain"].map((m) => JSON.parse(`"${m}"`) as string)) {
+        expect((yield* sessions.search({ query: "okapi", models: [model] })).total, JSON.stringify(model)).toBe(1)
+      }
+    }).pipe(Effect.provide(live("search_odd"))))
+
+  it.live("indexes again, with their facts, the sessions a database at version 4 had indexed, once it is migrated", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* Database.freshDatabase("search_v4")
+      const client = PgClient.layer({ url: Redacted.make(url), maxConnections: 2 })
+      // The schema and the index as version 4 made them: lexemes only.
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql.unsafe(Schema.VERSION_TABLE)
+          for (const migration of Schema.migrations.filter((m) => m.version <= 4)) {
+            for (const statement of migration.statements) yield* sql.unsafe(statement)
+            yield* sql`INSERT INTO session_tree_migrations (version, name) VALUES (${migration.version}::int4, ${migration.name})`
+          }
+          for (const session of Corpus.corpus) {
+            const entries = session.lines.slice(1)
+            const ids = entries.map((line) => (JSON.parse(line) as { id: string }).id)
+            const lexemes = entries.map((line, i) => Search.lineLexemes(session.lines[0], line, i + 2).join(" "))
+            yield* sql`INSERT INTO session_tree_sessions (id, header, head, incarnation) VALUES (${session.id}, ${session.lines[0]!}, ${entries.length}::int4, gen_random_uuid())`
+            yield* sql`
+              INSERT INTO session_tree_entries (session_id, seq, entry_id, line)
+              SELECT ${session.id}, e.ord::int4, e.entry_id, e.line FROM unnest(${ids}::text[], ${entries}::text[]) WITH ORDINALITY AS e(entry_id, line, ord)`
+            yield* sql`
+              INSERT INTO session_tree_search (session_id, seq, lexemes)
+              SELECT ${session.id}, r.ord::int4, array_to_tsvector(array_remove(string_to_array(r.lexemes, ' '), ''))
+                FROM unnest(${lexemes}::text[]) WITH ORDINALITY AS r(lexemes, ord)`
+            yield* sql`
+              INSERT INTO session_tree_search_state (session_id, incarnation, head)
+              SELECT id, incarnation, head FROM session_tree_sessions WHERE id = ${session.id}`
+          }
+        }),
+        client
+      )
+      expect(yield* Migrations.migrateUrl(url)).toEqual({ applied: [5], version: 5 })
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const sessions = yield* Sessions.Sessions
+          const sql = yield* SqlClient.SqlClient
+          for (const options of QUERIES) {
+            expect(yield* sessions.search(options), options.query).toEqual({ ...(yield* inMemory(options)), searched: expect.any(Number) })
+          }
+          const kept = yield* sql<{ readonly decided: number; readonly sessions: number }>`
+            SELECT (SELECT count(*) FROM session_tree_search WHERE ts IS NOT NULL)::int4 AS decided,
+                   (SELECT count(*) FROM session_tree_search_state)::int4 AS sessions`
+          expect(kept[0]!.decided).toBeGreaterThan(0)
+          expect(kept[0]!.sessions).toBe(Corpus.corpus.length)
+        }),
+        Layer.provideMerge(Sessions.layer, Layer.merge(PgJournal.layerUrl(url), Ids.layerRandom))
+      )
+    })))
 
   it.live("reports a session whose matching row does not decode, as every backend does", () =>
     Effect.gen(function*() {

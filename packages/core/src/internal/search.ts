@@ -703,6 +703,9 @@ export const requestOf = (plan: Plan, directory: string | undefined): CandidateR
   trusted: true
 })
 
+/** How many sessions' page lines are fetched at once: a round trip each to a database. */
+const FETCHES = 8
+
 /**
  * The entries of the page an index decided, fetched, decoded and checked: each must decode, pass the
  * filters, keep the timestamp it was ranked by and match. False when one does not (or cannot be
@@ -731,7 +734,7 @@ const settle = (plan: Plan, page: ReadonlyArray<Found>, matches: (text: string) 
             found.text = text
             return true
           })
-      })),
+      }), { concurrency: FETCHES }),
     (settled) => settled.every((ok) => ok)
   )
 }

@@ -190,6 +190,21 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE TRIGGER session_tree_sessions_notify AFTER INSERT OR UPDATE OR DELETE ON session_tree_sessions
         FOR EACH ROW EXECUTE FUNCTION session_tree_notify()`
     ]
+  },
+  {
+    version: 5,
+    name: "the facts of each searched entry, so that a query of words is counted from the index",
+    statements: [
+      // What the library decided of an entry when it indexed it (`Search.entryFacts`): its
+      // timestamp, role and model, for an entry that decodes and has searched text; NULL for a line
+      // that does not decode (it is handed over as a line, for the library to decode and report).
+      // A query of whole words is then counted, filtered and ranked from these, and only the lines
+      // of the page are read and checked (`docs/serve.md`, "Search").
+      `ALTER TABLE session_tree_search ADD COLUMN ts text, ADD COLUMN role text, ADD COLUMN model text`,
+      // Every session is indexed again by the next search, with its facts: the rows made before
+      // have none, and a session whose rows have none would be read line by line at every search.
+      `DELETE FROM session_tree_search_state`
+    ]
   }
 ]
 

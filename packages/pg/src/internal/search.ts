@@ -2,7 +2,8 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { CandidateRequest, Candidates, SearchIndexService } from "@session-tree/core/Search"
 import * as Search from "@session-tree/core/Search"
-import type { IoError } from "@session-tree/core/SessionError"
+import * as Statement from "@effect/sql/Statement"
+import { type IoError, type SessionError, sessionError } from "@session-tree/core/SessionError"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -13,6 +14,18 @@ export const INDEX_CHUNK = 2_000
 
 /** An entry whose lexemes would take more than this (as text) is kept as NULL: looked at by every search. */
 const MAX_LEXEME_TEXT = 512 * 1024
+
+/**
+ * Whether the facts can be kept as they are: a text column holds neither U+0000 nor a lone
+ * surrogate (the driver would keep U+FFFD for it, and a filter by that model would then be
+ * decided wrongly). An entry whose facts cannot be kept is handed over as a line.
+ */
+const storable = (facts: { readonly timestamp: string; readonly role: string; readonly model: string | undefined }): boolean =>
+  keepable(facts.timestamp) && keepable(facts.role) && (facts.model === undefined || keepable(facts.model))
+
+// With the `u` flag a surrogate pair is one code point, so only a lone surrogate matches.
+const UNKEEPABLE = /[\u0000\uD800-\uDFFF]/u
+const keepable = (text: string): boolean => !UNKEEPABLE.test(text)
 
 /** A session whose lexemes are behind its row. */
 interface Behind {
@@ -69,7 +82,7 @@ export const make = (client: SqlClient.SqlClient): SearchIndexService => {
         if (from === 0) yield* sql`DELETE FROM session_tree_search WHERE session_id = ${session.id}`
         // Rows past the head the index kept cannot be trusted to be this incarnation's: made again.
         else yield* sql`DELETE FROM session_tree_search WHERE session_id = ${session.id} AND seq > ${from}::int4`
-        const header = now.header ?? undefined
+        const factsOf = now.header === null ? undefined : Search.entryFacts(now.header)
         while (from < now.head) {
           const rows = yield* sql<{ readonly seq: number; readonly line: string }>`
             SELECT seq, line FROM session_tree_entries
@@ -78,17 +91,28 @@ export const make = (client: SqlClient.SqlClient): SearchIndexService => {
           if (rows.length === 0) break
           const seqs: Array<number> = []
           const texts: Array<string | null> = []
+          const timestamps: Array<string | null> = []
+          const roles: Array<string | null> = []
+          const models: Array<string | null> = []
           for (const row of rows) {
-            const text = Search.lineLexemes(header, row.line, row.seq + 1).join(" ")
+            const facts = factsOf === undefined ? undefined : factsOf(row.line, row.seq + 1)
+            const text = (facts === undefined ? Search.lineLexemes(undefined, row.line, row.seq + 1) : facts.lexemes).join(" ")
+            const decided = facts?.decoded !== undefined && facts.decoded.searched && storable(facts.decoded) ? facts.decoded : undefined
             seqs.push(row.seq)
             texts.push(text.length > MAX_LEXEME_TEXT ? null : text)
+            timestamps.push(decided?.timestamp ?? null)
+            roles.push(decided?.role ?? null)
+            models.push(decided?.model ?? null)
           }
           yield* sql`
-            INSERT INTO session_tree_search (session_id, seq, lexemes)
+            INSERT INTO session_tree_search (session_id, seq, lexemes, ts, role, model)
             SELECT ${session.id}, r.seq, CASE WHEN r.lexemes IS NULL THEN NULL
-                                              ELSE array_to_tsvector(array_remove(string_to_array(r.lexemes, ' '), '')) END
-              FROM unnest(${seqs}::int4[], ${texts}::text[]) AS r(seq, lexemes)
-            ON CONFLICT (session_id, seq) DO UPDATE SET lexemes = EXCLUDED.lexemes`
+                                              ELSE array_to_tsvector(array_remove(string_to_array(r.lexemes, ' '), '')) END,
+                   r.ts, r.role, r.model
+              FROM unnest(${seqs}::int4[], ${texts}::text[], ${timestamps}::text[], ${roles}::text[], ${models}::text[])
+                AS r(seq, lexemes, ts, role, model)
+            ON CONFLICT (session_id, seq) DO UPDATE
+              SET lexemes = EXCLUDED.lexemes, ts = EXCLUDED.ts, role = EXCLUDED.role, model = EXCLUDED.model`
           from = rows[rows.length - 1]!.seq
         }
         yield* sql`
@@ -123,10 +147,112 @@ export const make = (client: SqlClient.SqlClient): SearchIndexService => {
        ORDER BY t.session_id, t.seq`.stream
   }
 
+  /**
+   * One session's answer to a decidable request: the entries the index decided (kept with their facts
+   * under the incarnation and head the session has now), in rank order (newest first, then by
+   * number) as columns; and the other candidate rows with their lines (a line that does not decode,
+   * an entry whose lexemes were too many to keep), by number.
+   */
+  interface Answer {
+    readonly session_id: string
+    readonly header: string | null
+    readonly seqs: ReadonlyArray<number>
+    readonly timestamps: ReadonlyArray<string>
+    readonly roles: ReadonlyArray<string>
+    readonly models: ReadonlyArray<string | null>
+    readonly lines: ReadonlyArray<readonly [number, string | null]>
+  }
+
+  /**
+   * The answers of every session with a candidate, session by session. Only the decided entries'
+   * facts travel, not their lines: a word in a million entries costs a million short rows of the
+   * index, and the page's lines are read afterwards (`fetch`).
+   */
+  const answers = (request: CandidateRequest): Stream.Stream<Answer, SqlError> => {
+    const query = request.lexemes.map((lexeme) => `'${lexeme}'`).join(" & ")
+    const sessions = request.sessions
+    // "C": the order of the bytes, which for the ASCII of a timestamp is the order the library compares them in.
+    const rank = Statement.unsafeFragment(`ORDER BY h.ts COLLATE "C" DESC, h.seq`)
+    return sql<Answer>`
+      WITH h AS (
+        SELECT t.session_id, t.seq, t.ts, t.role, t.model,
+               coalesce(t.kept AND t.ts IS NOT NULL AND st.incarnation = s.incarnation AND t.seq <= st.head, false) AS decided
+          FROM (SELECT session_id, seq, ts, role, model, true AS kept FROM session_tree_search WHERE lexemes @@ ${query}::tsquery
+                UNION ALL
+                SELECT session_id, seq, NULL, NULL, NULL, false FROM session_tree_search WHERE lexemes IS NULL) t
+          JOIN session_tree_sessions s ON s.id = t.session_id
+          LEFT JOIN session_tree_search_state st ON st.session_id = t.session_id
+         WHERE (${sessions === undefined}::bool OR t.session_id = ANY(${sessions ?? []}::text[]))
+      ), g AS (
+        SELECT h.session_id,
+               coalesce(json_agg(h.seq ${rank}) FILTER (WHERE h.decided), '[]') AS seqs,
+               coalesce(json_agg(h.ts ${rank}) FILTER (WHERE h.decided), '[]') AS timestamps,
+               coalesce(json_agg(h.role ${rank}) FILTER (WHERE h.decided), '[]') AS roles,
+               coalesce(json_agg(h.model ${rank}) FILTER (WHERE h.decided), '[]') AS models,
+               coalesce(json_agg(json_build_array(h.seq, CASE WHEN NOT h.decided THEN
+                          (SELECT e.line FROM session_tree_entries e WHERE e.session_id = h.session_id AND e.seq = h.seq) END)
+                        ORDER BY h.seq) FILTER (WHERE NOT h.decided), '[]') AS lines
+          FROM h
+         GROUP BY h.session_id
+      )
+      SELECT g.session_id, s.header, g.seqs, g.timestamps, g.roles, g.models, g.lines
+        FROM g JOIN session_tree_sessions s ON s.id = g.session_id
+       ORDER BY g.session_id`.stream
+  }
+
+  /** The lines of session `id` numbered `seqs`, in that order; SESSION_REPLACED when one is gone. */
+  const fetchOf = (id: string) => (seqs: ReadonlyArray<number>): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+    sql<{ readonly seq: number; readonly line: string }>`
+      SELECT seq, line FROM session_tree_entries WHERE session_id = ${id} AND seq = ANY(${seqs}::int4[])`.pipe(
+      Effect.mapError((error) => ioError("reading the lines of search hits failed", error)),
+      Effect.flatMap((rows) => {
+        const bySeq = new Map(rows.map((row) => [row.seq, row.line]))
+        const lines = seqs.map((seq) => bySeq.get(seq))
+        return lines.every((line) => line !== undefined)
+          ? Effect.succeed(lines as Array<string>)
+          : Effect.fail(sessionError("SESSION_REPLACED", "the session changed since it was indexed", { path: id }))
+      })
+    )
+
+  /** A session's candidates from its answer: its decided entries in rank order, and its other rows as lines. */
+  const candidatesOf = (answer: Answer): Candidates => {
+    const { models, roles, seqs, timestamps } = answer
+    const n = seqs.length
+    // The database sorted them; the order is the library's only if it compares the timestamps as the
+    // library does, which a timestamp outside ASCII would not: checked, and sorted here if need be.
+    let order: ReadonlyArray<number> | undefined
+    for (let i = 1; i < n; i++) {
+      const a = timestamps[i - 1]!
+      const b = timestamps[i]!
+      if (a < b || (a === b && seqs[i - 1]! > seqs[i]!)) {
+        order = Array.from({ length: n }, (_, k) => k).sort((x, y) =>
+          timestamps[x] !== timestamps[y] ? (timestamps[x]! > timestamps[y]! ? -1 : 1) : seqs[x]! - seqs[y]!)
+        break
+      }
+    }
+    const at = order === undefined ? (i: number) => i : (i: number) => order[i]!
+    return {
+      location: answer.session_id,
+      header: answer.header ?? "",
+      // (A row gone from under its index is no candidate: its session changed, as a join would drop it.)
+      lines: answer.lines.flatMap(([seq, line]) => (line === null ? [] : [{ order: seq, line: seq + 1, text: line }])),
+      entries: {
+        size: n,
+        order: (i) => seqs[at(i)]!,
+        line: (i) => seqs[at(i)]! + 1,
+        timestamp: (i) => timestamps[at(i)]!,
+        role: (i) => roles[at(i)]!,
+        model: (i) => models[at(i)] ?? undefined
+      },
+      fetch: fetchOf(answer.session_id)
+    }
+  }
+
   return {
     candidates: (request) =>
       Stream.unwrap(Effect.gen(function*() {
         for (const session of yield* behind(request.sessions)) yield* catchUp(session)
+        if (request.decidable) return Stream.map(answers(request), candidatesOf)
         return rows(request).pipe(
           Stream.groupAdjacentBy((row) => row.session_id),
           Stream.map(([id, group]): Candidates => {
