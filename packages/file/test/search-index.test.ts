@@ -400,6 +400,25 @@ describe("the index of session files", () => {
     })
   })
 
+  it("measures a share in the file's bytes: lines of letters of three bytes each hold three times their length", async () => {
+    await inTempDir(async (dir) => {
+      // 12 titles of `common` and 200 CJK letters (600 bytes, 200 UTF-16 units), 28 of 600 ASCII letters:
+      // the first hold about 30% of the file's bytes, and 13% of its UTF-16 units.
+      const entries = Array.from({ length: 40 }, (_, i) => ({
+        time: TIMES[i % TIMES.length]!,
+        body: { kind: "title" as const, title: i < 12 ? `common ${"漢".repeat(200)}` : `title ${"x".repeat(600)}` },
+        spoiled: null
+      }))
+      NFS.writeFileSync(Path.join(dir, "a.jsonl"), sessionLines({ id: "s-a", headerSpoiled: false, entries }).join("\n") + "\n")
+      await settle()
+      const service = FileSearch.make(node, { settleMs: SETTLE_MS })
+      const common = await search(service, dir, { query: "common", limit: 0 })
+      expect(common).toEqual(await search(scan, dir, { query: "common", limit: 0 }))
+      expect(common.total).toBe(12)
+      expect(segments(dir)).toEqual(["a.jsonl.seg"])
+    })
+  })
+
   it("reads, writes and removes nothing through an index directory that is a link or that others may write, and answers as the scan does", async () => {
     await inTempDir(async (dir) => {
       const { service } = await titled(dir, "build another")

@@ -84,10 +84,10 @@ const answer = (
     }
   }).pipe(Effect.catchTag("Damaged", () => Effect.succeed(undefined)))
 
-/** About how many bytes the lines hold (their UTF-16 lengths: what a share needs). */
+/** The bytes the lines hold in the file (UTF-8, each with its newline), against which a share is measured. */
 const foundBytes = (lines: ReadonlyArray<CandidateLine>): number => {
   let n = 0
-  for (const line of lines) n += line.text.length + 1
+  for (const line of lines) n += Buffer.byteLength(line.text, "utf8") + 1
   return n
 }
 
