@@ -21,6 +21,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import * as Codec from "@session-tree/core/Codec"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Redacted from "effect/Redacted"
@@ -45,6 +46,34 @@ const storeCorpus = Effect.gen(function*() {
 })
 
 const QUERIES = Corpus.QUERIES as ReadonlyArray<Search.SearchOptions>
+
+/** `effect`'s result and the text of every SQL statement it ran (from the spans `@effect/sql` makes). */
+const withStatements = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const texts: Array<string> = []
+    const base = yield* Effect.tracer
+    const tracer = Tracer.make({
+      context: (f, fiber) => base.context(f, fiber),
+      span: (name, parent, context, links, startTime, kind, options) => {
+        const span = base.span(name, parent, context, links, startTime, kind, options)
+        const attribute = span.attribute.bind(span)
+        span.attribute = (key, value) => {
+          if (key === "db.query.text") texts.push(String(value))
+          attribute(key, value)
+        }
+        return span
+      }
+    })
+    const result = yield* Effect.withTracer(effect, tracer)
+    return { result, statements: texts }
+  })
+
+/** What a search's statements did: the facts of a decidable query, the lines of every candidate, a fetch of a page's lines. */
+const stepsOf = (statements: ReadonlyArray<string>) => ({
+  facts: statements.some((t) => t.includes("json_agg(h.seq")),
+  lines: statements.some((t) => t.includes("JOIN session_tree_entries e ON e.session_id = t.session_id")),
+  fetches: statements.filter((t) => t.includes("seq = ANY(")).length
+})
 
 const live = (label: string) => Layer.provideMerge(Sessions.layer, Database.layer(label))
 
@@ -93,7 +122,11 @@ describe("search in PostgreSQL", () => {
       const sql = yield* SqlClient.SqlClient
       const truth = yield* inMemory({ query: "connection", limit: 1 })
       expect(truth.total).toBeGreaterThan(2)
-      expect(yield* sessions.search({ query: "connection", limit: 1 })).toEqual({ ...truth, searched: expect.any(Number) })
+      yield* sessions.search({ query: "connection" }) // (the index made)
+      const first = yield* withStatements(sessions.search({ query: "connection", limit: 1 }))
+      expect(first.result).toEqual({ ...truth, searched: expect.any(Number) })
+      // Decided from the facts, the page's line read with them (a session of few hits): no candidate's line read otherwise.
+      expect(stepsOf(first.statements)).toEqual({ facts: true, lines: false, fetches: 0 })
       // Every entry with searched text was indexed with its facts: the index decides it.
       const facts = yield* sql<{ readonly decided: number; readonly searched: number }>`
         SELECT count(*) FILTER (WHERE ts IS NOT NULL)::int4 AS decided, count(*) FILTER (WHERE lexemes <> ''::tsvector)::int4 AS searched
@@ -120,8 +153,37 @@ describe("search in PostgreSQL", () => {
       // An index that puts an entry on the page it does not belong to is contradicted by the page's
       // line (its timestamp): the search runs again over the lines, and gives the library's answer.
       yield* sql`UPDATE session_tree_search SET role = ${other!.role}, ts = '2999-01-01T00:00:00.000Z' WHERE session_id = ${other!.session_id} AND seq = ${other!.seq}`
-      expect(yield* sessions.search({ query: "connection", limit: 1 })).toEqual({ ...truth, searched: expect.any(Number) })
+      const contradicted = yield* withStatements(sessions.search({ query: "connection", limit: 1 }))
+      expect(contradicted.result).toEqual({ ...truth, searched: expect.any(Number) })
+      expect(stepsOf(contradicted.statements)).toEqual({ facts: true, lines: true, fetches: 0 })
     }).pipe(Effect.provide(live("search_facts"))))
+
+  it.live("reads the page's lines after the facts for a session of many hits, and with them for one of few: the same answers as in memory", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions.Sessions
+      const stored = new Map<string, ReadonlyArray<string>>()
+      // 30 hits in one session (read after the facts), 3 in another (read with them).
+      for (const [id, hits] of [["s-many", 30], ["s-few", 3]] as const) {
+        const lines = Corpus.linearLines(id, 40).map((line, i) => (i >= 1 && i <= hits ? line.replace("Step", "Okapi step") : line))
+        const decoded = Codec.decodeLines({ lines, sizes: lines.map(Codec.utf8Length), tail: "none" })
+        if (decoded._tag === "Left") return yield* decoded.left
+        yield* sessions.import({ header: decoded.right.header, entries: decoded.right.history.entries })
+        stored.set(id, lines)
+      }
+      const memory = (options: Search.SearchOptions) =>
+        Effect.flatMap(Sessions.Sessions, (s) => s.search(options)).pipe(
+          Effect.provide(Sessions.layer.pipe(Layer.provide(Layer.merge(MemoryJournal.layerStorage(new Map(stored)), Ids.layerRandom))))
+        )
+      for (const options of [{ query: "okapi" }, { query: "okapi", limit: 5, offset: 3 }, { query: "okapi", limit: 40 }, { query: "okapi step", roles: ["assistant" as const], limit: 7 }]) {
+        const expected = yield* memory(options)
+        expect(expected.total).toBeGreaterThan(0)
+        const { result, statements } = yield* withStatements(sessions.search(options))
+        expect(result, JSON.stringify(options)).toEqual({ ...expected, searched: expect.any(Number) })
+        // The session of many hits on the page: its lines read by one statement after the facts; never every candidate's.
+        const many = expected.hits.some((hit) => hit.location === "s-many")
+        expect(stepsOf(statements), JSON.stringify(options)).toEqual({ facts: true, lines: false, fetches: many ? 1 : 0 })
+      }
+    }).pipe(Effect.provide(live("search_fetch"))))
 
   it.live("keeps no fact a text column cannot hold as it is: such an entry is read as a line, and found by its model", () =>
     Effect.gen(function*() {
