@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Chunk from "effect/Chunk"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import * as Codec from "@session-tree/core/Codec"
@@ -27,13 +28,23 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Redacted from "effect/Redacted"
 import * as Migrations from "../src/Migrations.js"
 import * as PgJournal from "../src/PgJournal.js"
+import * as PgSearch from "../src/PgSearch.js"
 import * as Schema from "../src/internal/schema.js"
 import * as Database from "./support/database.js"
 
-const inMemory = (options: Search.SearchOptions) =>
-  Effect.flatMap(Sessions.Sessions, (s) => s.search(options)).pipe(
-    Effect.provide(Sessions.layer.pipe(Layer.provide(Layer.merge(MemoryJournal.layerStorage(new Map(Corpus.corpus.map((s) => [s.id, s.lines]))), Ids.layerRandom))))
+/**
+ * The search of `storage` held in memory, run apart from the test's context: a `SearchIndex` there
+ * (PostgreSQL's) would otherwise be the one `Sessions` narrows with, and the answer would be the
+ * database's again.
+ */
+const searchInMemory = (storage: ReadonlyMap<string, ReadonlyArray<string>>, options: Search.SearchOptions) =>
+  Effect.promise(() =>
+    Effect.runPromise(Effect.flatMap(Sessions.Sessions, (s) => s.search(options)).pipe(
+      Effect.provide(Sessions.layer.pipe(Layer.provide(Layer.merge(MemoryJournal.layerStorage(new Map(storage)), Ids.layerRandom))))
+    ))
   )
+
+const inMemory = (options: Search.SearchOptions) => searchInMemory(new Map(Corpus.corpus.map((s) => [s.id, s.lines])), options)
 
 /** The corpus stored under each session's ID, as an import stores it. */
 const storeCorpus = Effect.gen(function*() {
@@ -170,10 +181,7 @@ describe("search in PostgreSQL", () => {
         yield* sessions.import({ header: decoded.right.header, entries: decoded.right.history.entries })
         stored.set(id, lines)
       }
-      const memory = (options: Search.SearchOptions) =>
-        Effect.flatMap(Sessions.Sessions, (s) => s.search(options)).pipe(
-          Effect.provide(Sessions.layer.pipe(Layer.provide(Layer.merge(MemoryJournal.layerStorage(new Map(stored)), Ids.layerRandom))))
-        )
+      const memory = (options: Search.SearchOptions) => searchInMemory(stored, options)
       for (const options of [{ query: "okapi" }, { query: "okapi", limit: 5, offset: 3 }, { query: "okapi", limit: 40 }, { query: "okapi step", roles: ["assistant" as const], limit: 7 }]) {
         const expected = yield* memory(options)
         expect(expected.total).toBeGreaterThan(0)
@@ -184,6 +192,62 @@ describe("search in PostgreSQL", () => {
         expect(stepsOf(statements), JSON.stringify(options)).toEqual({ facts: true, lines: false, fetches: many ? 1 : 0 })
       }
     }).pipe(Effect.provide(live("search_fetch"))))
+
+  it.live("fails a page's fetch with SESSION_REPLACED once the session has another incarnation than its facts were read under", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions.Sessions
+      const sql = yield* SqlClient.SqlClient
+      const lines = Corpus.linearLines("s-race", 30).map((line, i) => (i >= 1 ? line.replace("Step", "Okapi step") : line))
+      const decoded = Codec.decodeLines({ lines, sizes: lines.map(Codec.utf8Length), tail: "none" })
+      if (decoded._tag === "Left") return yield* decoded.left
+      yield* sessions.import({ header: decoded.right.header, entries: decoded.right.history.entries })
+      const request: Search.CandidateRequest = {
+        directory: undefined,
+        words: ["okapi"],
+        lexemes: ["okapi"],
+        pattern: Search.patternOf(["okapi"]),
+        sessions: undefined,
+        decidable: true,
+        trusted: true
+      }
+      const [answer] = Chunk.toReadonlyArray(yield* Stream.runCollect(PgSearch.make(sql).candidates(request)))
+      if (answer === undefined || !("entries" in answer)) return expect.fail("no session answered from its facts")
+      const orders = [answer.entries.order(0), answer.entries.order(1)]
+      expect((yield* answer.fetch(orders)).map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(["e29", "e28"])
+      // Rewritten behind the library's back, its lines where they were: another incarnation, so another session.
+      yield* sql`UPDATE session_tree_entries SET line = line WHERE session_id = 's-race' AND seq = 1`
+      const refused = yield* Effect.either(answer.fetch(orders))
+      expect(refused._tag === "Left" && refused.left.code).toBe("SESSION_REPLACED")
+    }).pipe(Effect.provide(live("search_race"))))
+
+  it.live("decides nothing from facts kept under another incarnation or beyond the head kept: those entries are read as lines", () =>
+    Effect.gen(function*() {
+      yield* storeCorpus
+      const sessions = yield* Sessions.Sessions
+      const sql = yield* SqlClient.SqlClient
+      // Every fact written says `title`, a lie a search would count for a role filter if it trusted it.
+      yield* sql`CREATE FUNCTION lie() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.ts IS NOT NULL THEN NEW.role := 'title'; END IF; RETURN NEW; END $$`
+      yield* sql`CREATE TRIGGER lie BEFORE INSERT ON session_tree_search FOR EACH ROW EXECUTE FUNCTION lie()`
+      const options: Search.SearchOptions = { query: "connection", roles: ["user"] }
+      const truth = yield* inMemory(options)
+      expect(truth.total).toBeGreaterThan(0)
+      for (const stale of [
+        // The state written names another incarnation than the session's (as one written before a rewrite would).
+        `BEGIN NEW.incarnation := gen_random_uuid(); RETURN NEW; END`,
+        // The state written names a head below the session's (rows past it were never indexed under it).
+        `BEGIN NEW.head := 0; RETURN NEW; END`
+      ]) {
+        yield* sql.unsafe(`CREATE OR REPLACE FUNCTION stale() RETURNS trigger LANGUAGE plpgsql AS $$ ${stale} $$`)
+        yield* sql`CREATE OR REPLACE TRIGGER stale BEFORE INSERT OR UPDATE ON session_tree_search_state FOR EACH ROW EXECUTE FUNCTION stale()`
+        const { result, statements } = yield* withStatements(sessions.search(options))
+        expect(result, stale).toEqual({ ...truth, searched: expect.any(Number) })
+        expect(stepsOf(statements), stale).toEqual({ facts: true, lines: false, fetches: 0 })
+      }
+      // Control: with the state as written, the lie is believed (off the page nothing is read again).
+      yield* sql`DROP TRIGGER stale ON session_tree_search_state`
+      yield* sql`DELETE FROM session_tree_search_state`
+      expect((yield* sessions.search(options)).total).toBe(0)
+    }).pipe(Effect.provide(live("search_stale"))))
 
   it.live("keeps no fact a text column cannot hold as it is: such an entry is read as a line, and found by its model", () =>
     Effect.gen(function*() {

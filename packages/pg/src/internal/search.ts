@@ -167,6 +167,8 @@ export const make = (client: SqlClient.SqlClient): SearchIndexService => {
     readonly roles: ReadonlyArray<string>
     readonly models: ReadonlyArray<string | null>
     readonly lines: ReadonlyArray<readonly [number, string | null]>
+    /** The session's incarnation in the statement: the one its facts were kept under. */
+    readonly incarnation: string
     /** The decided entries' lines, read in the same statement when they are few (`PREFETCHED`). */
     readonly fetched: ReadonlyArray<readonly [number, string]> | null
   }
@@ -203,7 +205,7 @@ export const make = (client: SqlClient.SqlClient): SearchIndexService => {
           FROM h
          GROUP BY h.session_id
       )
-      SELECT g.session_id, s.header, g.seqs, g.timestamps, g.roles, g.models, g.lines,
+      SELECT g.session_id, s.header, s.incarnation::text AS incarnation, g.seqs, g.timestamps, g.roles, g.models, g.lines,
              CASE WHEN json_array_length(g.seqs) BETWEEN 1 AND ${PREFETCHED}::int4 THEN
                (SELECT json_agg(json_build_array(e.seq, e.line)) FROM session_tree_entries e
                  WHERE e.session_id = g.session_id AND e.seq IN (SELECT value::int4 FROM json_array_elements_text(g.seqs))) END AS fetched
@@ -211,10 +213,16 @@ export const make = (client: SqlClient.SqlClient): SearchIndexService => {
        ORDER BY g.session_id`.stream
   }
 
-  /** The lines of session `id` numbered `seqs`, in that order; SESSION_REPLACED when one is gone. */
-  const fetchOf = (id: string) => (seqs: ReadonlyArray<number>): Effect.Effect<ReadonlyArray<string>, SessionError> =>
+  /**
+   * The lines numbered `seqs` of session `id` while it still has the incarnation its facts were kept
+   * under (rows 1..head of an incarnation never change), in that order; SESSION_REPLACED when the
+   * session was rewritten or removed since, so that no answer counts one version and shows another.
+   */
+  const fetchOf = (id: string, incarnation: string) => (seqs: ReadonlyArray<number>): Effect.Effect<ReadonlyArray<string>, SessionError> =>
     sql<{ readonly seq: number; readonly line: string }>`
-      SELECT seq, line FROM session_tree_entries WHERE session_id = ${id} AND seq = ANY(${seqs}::int4[])`.pipe(
+      SELECT e.seq, e.line FROM session_tree_entries e
+        JOIN session_tree_sessions s ON s.id = e.session_id AND s.incarnation = ${incarnation}::uuid
+       WHERE e.session_id = ${id} AND e.seq = ANY(${seqs}::int4[])`.pipe(
       Effect.mapError((error) => ioError("reading the lines of search hits failed", error)),
       Effect.flatMap((rows) => {
         const bySeq = new Map(rows.map((row) => [row.seq, row.line]))
@@ -261,7 +269,9 @@ export const make = (client: SqlClient.SqlClient): SearchIndexService => {
         role: (i) => roles[at(i)]!,
         model: (i) => models[at(i)] ?? undefined
       },
-      fetch: answer.fetched === null ? fetchOf(answer.session_id) : fetchedOr(new Map(answer.fetched), fetchOf(answer.session_id))
+      fetch: answer.fetched === null
+        ? fetchOf(answer.session_id, answer.incarnation)
+        : fetchedOr(new Map(answer.fetched), fetchOf(answer.session_id, answer.incarnation))
     }
   }
 
