@@ -2,12 +2,16 @@
  * Search and changes in PostgreSQL: the full-text index gives the answers the
  * library gives on the same sessions held in memory; it is made by the first
  * search that needs it, kept up to date by the next ones (an append, a row
- * changed behind the library's back), and used by the query plan. Every commit
+ * changed behind the library's back), and used by the query plan; a query of
+ * words is counted from the facts it keeps, and only the page's lines are read
+ * and checked, under the incarnation they were kept for. Every commit
  * (create, append, delete) is heard by a listener once it commits, and not at
  * all when it rolls back.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
+import * as Codec from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
 import * as MemoryJournal from "@session-tree/core/MemoryJournal"
 import * as Search from "@session-tree/core/Search"
@@ -16,16 +20,14 @@ import { SessionChanges } from "@session-tree/core/SessionChanges"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as SessionStore from "@session-tree/core/SessionStore"
 import * as Corpus from "@session-tree/testing/Corpus"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import * as Chunk from "effect/Chunk"
+import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
-import * as Codec from "@session-tree/core/Codec"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as Redacted from "effect/Redacted"
 import * as Migrations from "../src/Migrations.js"
 import * as PgJournal from "../src/PgJournal.js"
 import * as PgSearch from "../src/PgSearch.js"
