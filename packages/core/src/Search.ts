@@ -305,7 +305,8 @@ export const lexemeOf: (folded: string) => string = words.lexemeOf
 /**
  * The distinct lexemes an index keeps of an entry line (1-based `line` in its session), whose
  * session's header line is `header`: those of the entry's searched text, or, when the line does
- * not decode (or the header is unknown), those of the line as written.
+ * not decode (or the header is unknown or does not decode), those of the line as written: the
+ * lexemes of `entryFacts`.
  * @since 0.2.0
  * @category index
  */

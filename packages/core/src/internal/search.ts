@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { decodeEntryLine, versionOf } from "../Codec.js"
+import { decodeEntryLine } from "../Codec.js"
 import { decodeHeader, type Entry, type Header } from "../Record.js"
 import type * as V2 from "../RecordV2.js"
 import type {
@@ -545,13 +545,12 @@ export const patternOf = (words: ReadonlyArray<string>): Pattern => {
   }
 }
 
-/** The lexemes an index keeps of one line of a session whose header line is `header` (see `Search.lineLexemes`). */
-export const lineLexemes = (header: string | undefined, text: string, line?: number): ReadonlyArray<string> => {
-  const decoded = header === undefined ? undefined : decodeEntryLine(versionOf(header), text, line)
-  if (decoded === undefined || Either.isLeft(decoded)) return [...lexemesOf(text)]
-  const searched = searchTextOf(decoded.right)
-  return searched === undefined ? [] : [...lexemesOf(searched)]
-}
+/**
+ * The lexemes an index keeps of one line of a session whose header line is `header` (see
+ * `Search.lineLexemes`): those of its facts, so that both kinds of index keep the same words.
+ */
+export const lineLexemes = (header: string | undefined, text: string, line?: number): ReadonlyArray<string> =>
+  header === undefined ? [...lexemesOf(text)] : entryFacts(header)(text, line).lexemes
 
 /** The facts of a line that does not decode (or whose session's header does not): its words as written. */
 const undecoded = (text: string, error: SessionError): EntryFacts => ({

@@ -186,10 +186,11 @@ export const make = (client: SqlClient.SqlClient): SearchIndexService => {
     return sql<Answer>`
       WITH h AS (
         SELECT t.session_id, t.seq, t.ts, t.role, t.model,
-               coalesce(t.kept AND t.ts IS NOT NULL AND st.incarnation = s.incarnation AND t.seq <= st.head, false) AS decided
-          FROM (SELECT session_id, seq, ts, role, model, true AS kept FROM session_tree_search WHERE lexemes @@ ${query}::tsquery
+               coalesce(t.ts IS NOT NULL AND st.incarnation = s.incarnation AND t.seq <= st.head, false) AS decided
+          FROM (SELECT session_id, seq, ts, role, model FROM session_tree_search WHERE lexemes @@ ${query}::tsquery
                 UNION ALL
-                SELECT session_id, seq, NULL, NULL, NULL, false FROM session_tree_search WHERE lexemes IS NULL) t
+                -- (Lexemes not kept: nothing decided of the entry, whatever its facts.)
+                SELECT session_id, seq, NULL, NULL, NULL FROM session_tree_search WHERE lexemes IS NULL) t
           JOIN session_tree_sessions s ON s.id = t.session_id
           LEFT JOIN session_tree_search_state st ON st.session_id = t.session_id
          WHERE (${sessions === undefined}::bool OR t.session_id = ANY(${sessions ?? []}::text[]))
