@@ -174,7 +174,6 @@ const oneSegment = async (dir: string) => {
 describe("the index of session files", () => {
   it("answers as the scan does on random corpora and queries, when made, when read back and after every change behind it", async () => {
     let hits = 0
-    let runs = 0
     await FastCheck.assert(
       FastCheck.asyncProperty(corpus, FastCheck.array(queryOptions, { minLength: 1, maxLength: 3 }), async (c, random) => {
         const dir = tempDir()
@@ -221,7 +220,6 @@ describe("the index of session files", () => {
           expect(segments(dir)).not.toContain("renamed.jsonl.seg")
           expect(segments(dir)).not.toContain("s0.jsonl.seg")
           expect(NFS.existsSync(stray)).toBe(false)
-          runs++
         } finally {
           NFS.rmSync(dir, { recursive: true, force: true })
         }
@@ -229,7 +227,6 @@ describe("the index of session files", () => {
       { numRuns: 12 }
     )
     // The corpora reach what the comparison is about.
-    expect(runs).toBe(12)
     expect(hits).toBeGreaterThan(200)
   }, 240_000)
 

@@ -23,11 +23,10 @@
 import { spawn } from "node:child_process"
 import * as Codec from "@session-tree/core/Codec"
 import * as Ids from "@session-tree/core/Ids"
-import { SearchIndex } from "@session-tree/core/Search"
 import * as Sessions from "@session-tree/core/Sessions"
 import * as FileJournal from "@session-tree/file/FileJournal"
 import * as FileSearch from "@session-tree/file/FileSearch"
-import { node } from "@session-tree/file/Fs"
+import * as Fs from "@session-tree/file/Fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NFS from "node:fs"
@@ -96,7 +95,7 @@ export const benchSearchFiles = async (options: SearchFilesOptions, dir: string)
   const indexed = await Effect.runPromise(Effect.provide(Sessions.make, Layer.merge(FileJournal.layerWithFs(), Ids.layerRandom)))
   const scanning = await Effect.runPromise(Effect.provide(
     Sessions.make,
-    Layer.mergeAll(FileJournal.layerWithFs(), Ids.layerRandom, Layer.succeed(SearchIndex, FileSearch.make(node, { index: false })))
+    Layer.mergeAll(FileJournal.layerWithFs(), Ids.layerRandom, Layer.provide(FileSearch.layerScan, Fs.layer))
   ))
   const ours = (service: Sessions.SessionsService, query: string, expected: number) => async () => {
     const result = await Effect.runPromise(service.search({ query, directory: dir, limit: 20 }))

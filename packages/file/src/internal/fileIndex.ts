@@ -51,16 +51,17 @@ const answer = (
     const records = yield* segment.records
     let split = 0
     while (split < ids.length && ids[split]! < segment.decided) split++
+    if (!request.decidable) {
+      // Every line the segment names, read at once: those that did not decode only where the scan would find them.
+      const lines = yield* linesAt([...ids].map((id) => Index.placeOf(records, id)))
+      if (lines === undefined) return undefined
+      const kept = lines.filter((line, k) => k < split || Index.scanFinds(request.pattern, line.text))
+      return { location, header: segment.header, lines: kept.sort((a, b) => a.order - b.order) }
+    }
     const decided = ids.subarray(0, split)
-    const raw = [...ids.subarray(split)].map((id) => Index.placeOf(records, id))
-    const rawLines = yield* linesAt(raw)
+    const rawLines = yield* linesAt([...ids.subarray(split)].map((id) => Index.placeOf(records, id)))
     if (rawLines === undefined) return undefined
     const unread = rawLines.filter((line) => Index.scanFinds(request.pattern, line.text))
-    if (!request.decidable) {
-      const lines = yield* linesAt([...decided].map((id) => Index.placeOf(records, id)))
-      if (lines === undefined) return undefined
-      return { location, header: segment.header, lines: [...lines, ...unread].sort((a, b) => a.order - b.order) }
-    }
     const identity = segment.identity
     return {
       location,
@@ -95,8 +96,7 @@ const foundBytes = (lines: ReadonlyArray<CandidateLine>): number => {
 const linesIn = (bytes: Buffer): LinesAt => (places) =>
   Effect.sync(() =>
     places.map((place) => {
-      const text = bytes.toString("utf8", place.order, place.order + place.length)
-      return { order: place.order, text: text.charCodeAt(text.length - 1) === 0x0d ? text.slice(0, -1) : text }
+      return { order: place.order, text: Index.bare(bytes.toString("utf8", place.order, place.order + place.length)) }
     })
   )
 
@@ -133,19 +133,22 @@ export const searcher = (
       const stable = Index.sameIdentity(Index.identityOf(before, false), stat) && bytes.length === stat.size
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
       const { end, headerEnd } = Index.extentOf(buf)
-      if (intent || recent || !stable || headerEnd < 0 || !state.writable) return Option.some(scanned(location, bytes))
+      // The scan's answer, made once whichever way the session ends up answered by it.
+      let found: Candidates | undefined
+      const scannedOnce = (): Candidates => (found ??= scanned(location, bytes))
+      if (intent || recent || !stable || headerEnd < 0 || !state.writable) return Option.some(scannedOnce())
       // A query rare in the session: its scan decodes a few lines, where making the segment would
       // decode and split into words every line. The segment is made by a search that would decode
       // a good share of the session anyway (a common word), for the searches after it.
       if (share > 0) {
-        const found = scanned(location, bytes)
-        if ("lines" in found && foundBytes(found.lines) < share * (end - headerEnd)) return Option.some(found)
+        const scanAnswer = scannedOnce()
+        if ("lines" in scanAnswer && foundBytes(scanAnswer.lines) < share * (end - headerEnd)) return Option.some(scanAnswer)
       }
       const target = yield* Index.indexDirectory(fs, paths.dir, true)
       if (target === undefined) {
         // None can be made, or the one there is not this process's to trust: the directory's sessions are scanned.
         state.writable = false
-        return Option.some(scanned(location, bytes))
+        return Option.some(scannedOnce())
       }
       const utf8 = isUtf8(bytes)
       const segment = Index.build(buf, headerEnd, end, Index.identityOf(stat, false), utf8 ? "index" : "scan")
@@ -166,7 +169,7 @@ export const searcher = (
       const answered = opened._tag === "Right" && opened.right.kind === "index"
         ? yield* answer(fs, location, paths.path, opened.right, request, linesIn(buf))
         : undefined
-      return Option.some(answered ?? scanned(location, bytes))
+      return Option.some(answered ?? scannedOnce())
     }))
 
   return (location: string): Effect.Effect<Option.Option<Candidates>> =>

@@ -12,7 +12,7 @@ import * as Generation from "./generation.js"
 import * as Paths from "./paths.js"
 import { Buffers, lineStarts, type Strategy } from "./asciiSearch.js"
 import * as FileIndex from "./fileIndex.js"
-import { extentOf } from "./searchIndex.js"
+import { bare, extentOf } from "./searchIndex.js"
 import { classifyTail } from "./tail.js"
 
 const LF = 0x0a
@@ -20,8 +20,6 @@ const LF = 0x0a
 /** Bytes turned into one string at a time for the patterns: large enough that a turn costs little. */
 export const WINDOW_BYTES = 16 * 1024 * 1024
 
-/** `line` without the `\r` a CRLF ending leaves. */
-const bare = (line: string): string => (line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line)
 
 /**
  * The candidate lines of one session file's bytes (as a load sees them: settled, tail and all):

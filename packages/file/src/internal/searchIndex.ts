@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { type FileId, Flags, type FsService, type Handle, type Stat } from "../Fs.js"
-import { closeQuietly, lstatOrMissing } from "./io.js"
+import { closeQuietly, lstatOrMissing, readExactly } from "./io.js"
 import * as Owner from "./owner.js"
 import { classifyTail } from "./tail.js"
 
@@ -101,7 +101,7 @@ const hashOf = (lexeme: string): number => {
 }
 
 /** `line` without the `\r` a CRLF ending leaves. */
-const bare = (line: string): string => (line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line)
+export const bare = (line: string): string => (line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line)
 
 interface Item {
   readonly order: number
@@ -479,19 +479,11 @@ export const inMemory = (bytes: Buffer): ReadAt => (position, length) =>
 export const inFile = (fs: FsService, handle: Handle, size: number): ReadAt => (position, length) => {
   // Checked before anything is allocated: a damaged segment may name any length.
   if (!within(position, length, size)) return damaged("short read")
-  const buffer = Buffer.allocUnsafe(length)
-  return Effect.flatMap(
-    Effect.mapError(readFully(fs, handle, buffer, position), () => new Damaged("a read failed")),
-    (n) => (n === length ? Effect.succeed(buffer) : damaged("short read"))
+  return Effect.mapError(
+    readExactly(fs, handle, Buffer.allocUnsafe(length), position, () => new Damaged("short read")),
+    (error) => (error instanceof Damaged ? error : new Damaged("a read failed"))
   )
 }
-
-/** Reads into all of `buffer` from `position`, as many reads as it takes; the bytes read (fewer at the end of the file). */
-export const readFully = (fs: FsService, handle: Handle, buffer: Buffer, position: number) =>
-  Effect.iterate({ done: 0, last: -1 }, {
-    while: ({ done, last }) => done < buffer.length && last !== 0,
-    body: ({ done }) => Effect.map(fs.read(handle, buffer, done, buffer.length - done, position + done), (n) => ({ done: done + n, last: n }))
-  }).pipe(Effect.map(({ done }) => done))
 
 /** An index directory as it was checked (`indexDirectory`): its path and identity. */
 export interface IndexDirectory {
@@ -607,10 +599,10 @@ export const readLines = (
       Effect.gen(function*() {
         const out: Array<CandidateLine> = []
         for (const place of places) {
-          const buffer = Buffer.allocUnsafe(place.length)
-          const n = yield* readFully(fs, handle, buffer, place.order)
+          // (A file shorter than the place fails the read: the session is not what was indexed.)
+          const buffer = yield* readExactly(fs, handle, Buffer.allocUnsafe(place.length), place.order, () => "short" as const)
           // Each line must be the bytes indexed, whatever the file's times say.
-          if (n !== place.length || crc(buffer) !== place.crc) return undefined
+          if (crc(buffer) !== place.crc) return undefined
           out.push({ order: place.order, text: bare(buffer.toString("utf8")) })
         }
         // Checked after the reads: a change during them shows in the times or the size.
